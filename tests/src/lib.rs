@@ -1,0 +1,15 @@
+//! End-to-end tests and benchmark runners live here, and so does the book: every chapter is
+//! included as documentation below, so `cargo test` compiles and runs its Rust code blocks.
+
+macro_rules! chapters {
+    ($($name:ident = $file:literal),* $(,)?) => {
+        $(
+            #[doc = include_str!(concat!("../../book/src/", $file))]
+            pub mod $name {}
+        )*
+    };
+}
+
+chapters! {
+    introduction = "introduction.md",
+}

@@ -1,0 +1,176 @@
+//! Descriptors: what an op needs to know about memory and calls that its arguments do not say.
+//! A trace owns a table of them, and ops name one by [`DescrId`]. Two memory descriptors alias
+//! only if they are the same entry of the table: whoever creates descriptors (the codewriter,
+//! a test's text) makes one per field of a type and one per array item type, as RPython does.
+
+use super::Type;
+
+/// Index of a descriptor in its trace's table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DescrId(pub u32);
+
+/// A descriptor, as the table holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Descr {
+    /// The name used in the text form.
+    pub name: String,
+    /// What it describes.
+    pub kind: DescrKind,
+}
+
+/// The kinds of descriptor.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DescrKind {
+    /// A field of a struct.
+    Field(FieldDescr),
+    /// The items of an array.
+    Array(ArrayDescr),
+    /// The size of a struct, for `new`.
+    Size(SizeDescr),
+    /// A call signature with its effects.
+    Call(CallDescr),
+    /// Another trace's entry, for a `jump` that leaves this trace (a bridge into a loop).
+    Target(u32),
+}
+
+/// A field: where it is and how to load it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldDescr {
+    /// Byte offset from the object's address.
+    pub offset: u32,
+    /// Size in bytes: 1, 2, 4 or 8 (8 for floats and references).
+    pub size: u8,
+    /// Whether a load sign-extends (otherwise it zero-extends).
+    pub signed: bool,
+    /// The kind of value stored: `Int`, `Float` or `Ref`.
+    pub kind: Type,
+    /// The field never changes after the object is built: loads of it from a constant object
+    /// fold, and loads of it are never invalidated by writes.
+    pub immutable: bool,
+    /// The field rarely changes: compiled code may fold it, and a write invalidates that code.
+    pub quasi_immutable: bool,
+}
+
+/// Array items: where the first is and how to load one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayDescr {
+    /// Byte offset of item 0 from the array's address.
+    pub base: u32,
+    /// Size of one item in bytes: 1, 2, 4 or 8.
+    pub item_size: u8,
+    /// Whether a load sign-extends.
+    pub signed: bool,
+    /// The kind of value stored.
+    pub kind: Type,
+}
+
+/// A struct's size and alignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SizeDescr {
+    /// Size in bytes.
+    pub size: u32,
+    /// Alignment in bytes (a power of two).
+    pub align: u32,
+}
+
+/// A function's signature and effects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallDescr {
+    /// Argument kinds, in order (the function itself is not listed).
+    pub args: Vec<Type>,
+    /// Result kind (`Void` for none).
+    pub ret: Type,
+    /// What the function may do.
+    pub effects: Effects,
+}
+
+/// What a call may read and write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Effects {
+    /// The result depends only on the arguments and the call has no visible effect.
+    pub elidable: bool,
+    /// Memory it may read.
+    pub reads: Access,
+    /// Memory it may write.
+    pub writes: Access,
+    /// It may write a quasi-immutable field (and so invalidate compiled code).
+    pub can_invalidate: bool,
+}
+
+impl Effects {
+    /// A function that may do anything.
+    pub fn anything() -> Effects {
+        Effects {
+            elidable: false,
+            reads: Access::Everything,
+            writes: Access::Everything,
+            can_invalidate: true,
+        }
+    }
+
+    /// An elidable function.
+    pub fn elidable() -> Effects {
+        Effects {
+            elidable: true,
+            reads: Access::Everything,
+            writes: Access::Nothing,
+            can_invalidate: false,
+        }
+    }
+}
+
+/// A set of memory locations, by descriptor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// No memory.
+    Nothing,
+    /// The locations of these field and array descriptors.
+    Descrs(Vec<DescrId>),
+    /// Any memory.
+    Everything,
+}
+
+impl Access {
+    /// Whether the set may contain locations of `d`.
+    pub fn may_touch(&self, d: DescrId) -> bool {
+        match self {
+            Access::Nothing => false,
+            Access::Descrs(ds) => ds.contains(&d),
+            Access::Everything => true,
+        }
+    }
+}
+
+impl Descr {
+    /// The field descriptor, if it is one.
+    pub fn field(&self) -> Option<&FieldDescr> {
+        match &self.kind {
+            DescrKind::Field(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The array descriptor, if it is one.
+    pub fn array(&self) -> Option<&ArrayDescr> {
+        match &self.kind {
+            DescrKind::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The size descriptor, if it is one.
+    pub fn size(&self) -> Option<&SizeDescr> {
+        match &self.kind {
+            DescrKind::Size(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The call descriptor, if it is one.
+    pub fn call(&self) -> Option<&CallDescr> {
+        match &self.kind {
+            DescrKind::Call(c) => Some(c),
+            _ => None,
+        }
+    }
+}

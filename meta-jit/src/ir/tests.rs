@@ -1,0 +1,197 @@
+//! Tests of the text form and the verifier, and of the reference interpreter on small traces.
+
+use super::parse::{parse, parse_with, Env};
+use super::print::print;
+use crate::interp::{run, Outcome, Run};
+use crate::ir::Value;
+
+const SAMPLE: &str = "\
+descr x = field(offset=8, size=8, kind=i, signed)
+descr b = field(offset=0, size=1, kind=i)
+descr next = field(offset=16, size=8, kind=p, immutable)
+descr S = size(size=24, align=8)
+descr ints = array(base=0, item=8, kind=i, signed)
+descr f = call(args=ip, ret=i, reads=[x], writes=none, elidable)
+[p0, i1, f2]
+i3 = getfield_i(p0, descr=x)
+i4 = int_add_ovf(i3, -5)
+guard_no_overflow() [p0, i4]
+f5 = float_mul(f2, 1.5)
+i6 = float_lt(f5, -inf)
+guard_false(i6) [1@12: p0, i1 | 2@3: v0, 7] {v0 = S(x=i4, next=v1), v1 = S()}
+p7 = new(descr=S)
+setfield(p7, i4, descr=x)
+i8 = call_pure_i(ConstFn(g), i1, p7, descr=f)
+guard_value(i8, 3) []
+i9 = getarrayitem_i(p0, i1, descr=ints)
+setarrayitem(p0, 0, i9, descr=ints)
+f10 = cast_int_to_float(-9223372036854775808)
+i11 = float_eq(f10, nan(0x7ff8000000000001))
+finish(i3, f10, ConstPtr(0x10), 0.0, -0.0)
+";
+
+extern "C" fn g(a: i64, _p: usize) -> i64 {
+    a * 3
+}
+
+#[test]
+fn sample_round_trips() {
+    let env = Env::new().func("g", g as usize);
+    let t = parse_with(SAMPLE, &env).unwrap();
+    let text = print(&t);
+    let t2 = parse_with(&text, &env).unwrap();
+    assert_eq!(print(&t2), text);
+    assert!(
+        text.contains(
+            "guard_false(i6) [1@12: p0, i1 | 2@3: v0, 7] {v0 = S(x=i4, next=v1), v1 = S()}"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("nan(0x7ff8000000000001)"));
+    assert!(text.contains("finish(i3, f10, ConstPtr(0x10), 0.0, -0.0)"));
+}
+
+#[test]
+fn renaming_is_canonical() {
+    let a = parse("[i5, i9]\ni7 = int_add(i5, i9)\nfinish(i7)").unwrap();
+    let b = parse("[ia, ib]\nic = int_add(ia, ib)\nfinish(ic)").unwrap();
+    assert_eq!(print(&a), print(&b));
+    assert_eq!(print(&a), "[i0, i1]\ni2 = int_add(i0, i1)\nfinish(i2)\n");
+}
+
+#[test]
+fn parse_errors_name_the_line() {
+    let cases = [
+        (
+            "[i0]\ni1 = int_add(i0, i9)\nfinish(i1)",
+            2,
+            "`i9` is not defined",
+        ),
+        (
+            "[i0]\ni1 = int_frob(i0)\nfinish(i1)",
+            2,
+            "unknown operation",
+        ),
+        (
+            "[i0]\nf1 = int_add(i0, 1)\nfinish(f1)",
+            2,
+            "names a Int value",
+        ),
+        ("[i0]\ni1 = int_add(i0, 1)", 0, "ends with jump or finish"),
+        (
+            "[i0]\ni1 = int_add(i0, 1.5)\nfinish(i1)",
+            0,
+            "takes [Int, Int]",
+        ),
+        (
+            "[i0]\ni1 = int_add_ovf(i0, 1)\nfinish(i1)",
+            0,
+            "overflow guard",
+        ),
+        (
+            "[i0]\nguard_value(i0, i0) []\nfinish()",
+            0,
+            "constant of its type",
+        ),
+        (
+            "[p0]\ni1 = getfield_i(p0, descr=nope)\nfinish()",
+            2,
+            "unknown descriptor",
+        ),
+    ];
+    for (text, line, msg) in cases {
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.line, line, "{text}: {e}");
+        assert!(e.msg.contains(msg), "{text}: {e}");
+    }
+}
+
+#[test]
+fn interp_runs_a_loop() {
+    let t = parse(
+        "[i0, i1]
+        i2 = int_add(i0, i1)
+        i3 = int_sub(i1, 1)
+        i4 = int_gt(i3, 0)
+        guard_true(i4) [i2, i3]
+        jump(i2, i3)",
+    )
+    .unwrap();
+    // Sum of 1..=10 is reached when the counter hits 0.
+    let out = run(&t, &[Value::Int(0), Value::Int(10)]).unwrap();
+    assert_eq!(
+        out,
+        Outcome::GuardFailed {
+            id: 0,
+            op: 5,
+            saved: vec![Value::Int(55), Value::Int(0)]
+        }
+    );
+    let limited = Run {
+        max_iterations: 3,
+        ..Run::default()
+    };
+    let out = limited.run(&t, &[Value::Int(0), Value::Int(10)]).unwrap();
+    assert_eq!(
+        out,
+        Outcome::Iterations(vec![Value::Int(27), Value::Int(7)])
+    );
+}
+
+#[test]
+fn interp_label_loop_keeps_invariants() {
+    let t = parse(
+        "[i0, i1]
+        i2 = int_mul(i1, 2)
+        label(i0)
+        i3 = int_add(i0, i2)
+        i4 = int_lt(i3, 100)
+        guard_true(i4) [i3]
+        jump(i3)",
+    )
+    .unwrap();
+    let out = run(&t, &[Value::Int(0), Value::Int(7)]).unwrap();
+    assert_eq!(
+        out,
+        Outcome::GuardFailed {
+            id: 0,
+            op: 6,
+            saved: vec![Value::Int(112)]
+        }
+    );
+}
+
+#[test]
+fn interp_memory_calls_and_overflow() {
+    let env = Env::new().func("g", g as usize);
+    let t = parse_with(
+        "descr x = field(offset=8, size=4, kind=i, signed)
+        descr S = size(size=16, align=8)
+        descr f = call(args=ip, ret=i, elidable)
+        [i0]
+        p1 = new(descr=S)
+        setfield(p1, i0, descr=x)
+        i2 = getfield_i(p1, descr=x)
+        i3 = call_pure_i(ConstFn(g), i2, p1, descr=f)
+        i4 = int_mul_ovf(i3, i3)
+        guard_no_overflow() [i3]
+        finish(i2, i4)",
+        &env,
+    )
+    .unwrap();
+    let _tracker = crate::alloc::Tracker::new();
+    // A 4-byte signed field truncates and sign-extends; g triples it; the square of that
+    // overflows, so the guard fails with the saved i3.
+    let out = run(&t, &[Value::Int(0x1_8000_0000)]).unwrap();
+    let w = i32::MIN as i64;
+    assert_eq!(
+        out,
+        Outcome::GuardFailed {
+            id: 0,
+            op: 6,
+            saved: vec![Value::Int(w * 3)]
+        }
+    );
+    let out = run(&t, &[Value::Int(-7)]).unwrap();
+    assert_eq!(out, Outcome::Finish(vec![Value::Int(-7), Value::Int(441)]));
+}

@@ -23,12 +23,26 @@ pub struct Options {
 impl Options {
     /// Every stage on.
     pub fn all() -> Options {
-        Options { fold: true, pure: true, guards: true, heap: true, virtuals: true, dce: true }
+        Options {
+            fold: true,
+            pure: true,
+            guards: true,
+            heap: true,
+            virtuals: true,
+            dce: true,
+        }
     }
 
     /// Every stage off: the trace comes out as it went in.
     pub fn none() -> Options {
-        Options { fold: false, pure: false, guards: false, heap: false, virtuals: false, dce: false }
+        Options {
+            fold: false,
+            pure: false,
+            guards: false,
+            heap: false,
+            virtuals: false,
+            dce: false,
+        }
     }
 }
 

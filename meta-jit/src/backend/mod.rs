@@ -1,0 +1,400 @@
+//! The backend: compiles traces to x86-64 machine code, runs them, attaches bridges to their
+//! guards, and frees them.
+//!
+//! This module is the driver. It owns every compiled trace of a [`Backend`]: its executable
+//! memory ([`code`]), its data block (invalidation flag and one bridge address per guard), its
+//! exit table, and which traces jump into which. Code generation is in [`x64`] and knows
+//! nothing of the other traces beyond the addresses the driver gives it.
+//!
+//! How compiled code meets Rust: a trace is entered as `extern "C" fn(*mut u64) -> u64` with a
+//! *deadframe*, a word array holding the iteration counter then the input values. Every exit
+//! (a failing guard, `finish`, a `jump` to an unlinked target, the iteration limit) stores the
+//! values it hands back in the deadframe and returns `trace << 32 | exit`. [`Backend::run`]
+//! turns that into the reference interpreter's [`Outcome`], so tests compare the two directly.
+//!
+//! ```
+//! use meta_jit::backend::{Backend, CompileOptions};
+//! use meta_jit::interp::Outcome;
+//! use meta_jit::ir::{parse::parse, Value};
+//!
+//! let t = parse("[i0, i1]
+//!     i2 = int_add(i0, i1)
+//!     i3 = int_sub(i1, 1)
+//!     i4 = int_gt(i3, 0)
+//!     guard_true(i4) [i2, i3]
+//!     jump(i2, i3)").unwrap();
+//! let mut b = Backend::new();
+//! let id = b.compile(&t, &CompileOptions::default()).unwrap();
+//! let end = b.run(id, &[Value::Int(0), Value::Int(10)]).unwrap();
+//! assert_eq!(end.outcome, Outcome::GuardFailed { id: 0, op: 5, saved: vec![Value::Int(55), Value::Int(0)] });
+//! ```
+
+mod code;
+pub mod disasm;
+mod x64;
+
+pub use x64::CompileError;
+
+use crate::interp::{Outcome, RunError};
+use crate::ir::verify::verify;
+use crate::ir::{Trace, Type, Value};
+use code::CodeMemory;
+use hashbrown::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use x64::{ExitInfo, ExitKind, Saved};
+
+/// The number of a compiled trace in its [`Backend`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TraceId(pub u32);
+
+/// Options of a compilation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Count loop iterations at the back-edge and exit with [`Outcome::Iterations`] when the
+    /// count given to [`Backend::run_with`] runs out (for tests against the reference
+    /// interpreter's `Run { max_iterations }`; the runtime does not use it).
+    pub count_iterations: bool,
+}
+
+/// How a run of compiled code ended: in which trace (a bridge or a trace jumped to may end
+/// it), and how, exactly as the reference interpreter reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ended {
+    /// The trace whose exit was taken.
+    pub trace: TraceId,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// One compiled trace.
+struct Compiled {
+    code: CodeMemory,
+    /// Word 0: invalidated flag; word 1 + k: bridge entry address of guard slot k (0: none).
+    data: Box<[AtomicU64]>,
+    exits: Vec<ExitInfo>,
+    inner_entry: usize,
+    input_types: Vec<Type>,
+    /// For a bridge: its parent and the parent's guard slot that jumps to it.
+    parent: Option<(TraceId, usize)>,
+    /// Traces whose code jumps into this one (bridges attached to it, linked jumps).
+    entered_from: Vec<TraceId>,
+    op_starts: Vec<(usize, usize)>,
+    stub_starts: Vec<(u32, usize)>,
+    epilogue: usize,
+    pool: usize,
+    slots: u32,
+}
+
+/// A set of compiled traces that may jump into each other.
+#[derive(Default)]
+pub struct Backend {
+    traces: Vec<Option<Compiled>>,
+    targets: HashMap<u32, TraceId>,
+    frame_values: usize,
+}
+
+/// Statistics of one compiled trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeInfo {
+    /// Bytes of machine code (stubs and constants included).
+    pub code_bytes: usize,
+    /// Spill slots of its frame.
+    pub spill_slots: u32,
+    /// Number of exits (guards, finish, unlinked jumps, iteration limit).
+    pub exits: usize,
+}
+
+impl Backend {
+    /// An empty backend.
+    pub fn new() -> Backend {
+        Backend::default()
+    }
+
+    /// Compiles a trace (verified first) and returns its number.
+    pub fn compile(&mut self, t: &Trace, opts: &CompileOptions) -> Result<TraceId, CompileError> {
+        self.compile_inner(t, opts, None)
+    }
+
+    /// Compiles `bridge`, whose inputs are the live values of guard `guard_op` (its op index)
+    /// of trace `parent`, in order, and attaches it: from now on that guard's exit jumps
+    /// straight to the bridge.
+    pub fn compile_bridge(
+        &mut self,
+        parent: TraceId,
+        guard_op: usize,
+        bridge: &Trace,
+        opts: &CompileOptions,
+    ) -> Result<TraceId, CompileError> {
+        let p = self
+            .get(parent)
+            .ok_or_else(|| CompileError(format!("no trace {parent:?}")))?;
+        let exit = p
+            .exits
+            .iter()
+            .find(|e| matches!(e.kind, ExitKind::Guard { op, .. } if op == guard_op))
+            .ok_or_else(|| {
+                CompileError(format!("trace {parent:?} has no guard at op {guard_op}"))
+            })?;
+        let ExitKind::Guard { slot, .. } = exit.kind else {
+            unreachable!()
+        };
+        let want: Vec<Type> = exit
+            .values
+            .iter()
+            .map(|s| match s {
+                Saved::Frame(t) => *t,
+                Saved::Const(v) => v.ty(),
+            })
+            .collect();
+        let got: Vec<Type> = bridge.inputs().map(|r| bridge.type_of(r)).collect();
+        if want != got {
+            return Err(CompileError(format!(
+                "the bridge takes {got:?}, the guard saves {want:?}"
+            )));
+        }
+        self.compile_inner(bridge, opts, Some((parent, slot)))
+    }
+
+    fn compile_inner(
+        &mut self,
+        t: &Trace,
+        opts: &CompileOptions,
+        parent: Option<(TraceId, usize)>,
+    ) -> Result<TraceId, CompileError> {
+        verify(t).map_err(|e| CompileError(e.to_string()))?;
+        let id = TraceId(self.traces.len() as u32);
+        let guards = t.ops.iter().filter(|op| op.opcode.is_guard()).count();
+        let data: Box<[AtomicU64]> = (0..1 + guards).map(|_| AtomicU64::new(0)).collect();
+        let mut linked = Vec::new();
+        let targets = |n: u32| -> Option<usize> {
+            let to = *self.targets.get(&n)?;
+            let c = self.get(to)?;
+            Some(c.inner_entry)
+        };
+        let link = x64::Link {
+            trace_id: id.0,
+            data: data.as_ptr() as usize,
+            targets: &targets,
+            count_iterations: opts.count_iterations,
+        };
+        let asm = x64::compile(t, &link)?;
+        for op in &t.ops {
+            if let Some(d) = op.descr {
+                if let crate::ir::DescrKind::Target(n) = t.get_descr(d).kind {
+                    if let Some(&to) = self.targets.get(&n) {
+                        linked.push(to);
+                    }
+                }
+            }
+        }
+        let code = CodeMemory::new(&asm.code).map_err(|e| CompileError(format!("mmap: {e}")))?;
+        let inner_entry = code.addr() + asm.inner_entry;
+        self.frame_values = self.frame_values.max(asm.frame_values);
+        for to in linked {
+            if let Some(c) = self.get_mut(to) {
+                c.entered_from.push(id);
+            }
+        }
+        if let Some((p, slot)) = parent {
+            let pc = self.get_mut(p).expect("checked by compile_bridge");
+            pc.entered_from.push(id);
+            // The guard's stub reads this word after saving its values.
+            pc.data[1 + slot].store(inner_entry as u64, Ordering::Release);
+        }
+        self.traces.push(Some(Compiled {
+            code,
+            data,
+            exits: asm.exits,
+            inner_entry,
+            input_types: t.inputs().map(|r| t.type_of(r)).collect(),
+            parent,
+            entered_from: Vec::new(),
+            op_starts: asm.op_starts,
+            stub_starts: asm.stub_starts,
+            epilogue: asm.epilogue,
+            pool: asm.pool,
+            slots: asm.slots,
+        }));
+        Ok(id)
+    }
+
+    fn get(&self, id: TraceId) -> Option<&Compiled> {
+        self.traces.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    fn get_mut(&mut self, id: TraceId) -> Option<&mut Compiled> {
+        self.traces.get_mut(id.0 as usize).and_then(Option::as_mut)
+    }
+
+    /// Makes `jump(..., descr=T)` with `T = target(n)` go to trace `id` in traces compiled
+    /// from now on (a jump to a target that is not defined exits with [`Outcome::Jump`]).
+    pub fn define_target(&mut self, n: u32, id: TraceId) {
+        self.targets.insert(n, id);
+    }
+
+    /// Runs trace `id` on `inputs` (no iteration limit).
+    pub fn run(&self, id: TraceId, inputs: &[Value]) -> Result<Ended, RunError> {
+        self.run_with(id, inputs, u64::MAX)
+    }
+
+    /// Runs trace `id` on `inputs`; a trace compiled with
+    /// [`CompileOptions::count_iterations`] stops after `max_iterations` back-edges, as the
+    /// reference interpreter's `Run { max_iterations }` does.
+    pub fn run_with(
+        &self,
+        id: TraceId,
+        inputs: &[Value],
+        max_iterations: u64,
+    ) -> Result<Ended, RunError> {
+        let c = self
+            .get(id)
+            .ok_or_else(|| RunError(format!("no trace {id:?}")))?;
+        if inputs.len() != c.input_types.len() {
+            return Err(RunError(format!(
+                "{} inputs for a trace of {}",
+                inputs.len(),
+                c.input_types.len()
+            )));
+        }
+        for (k, (v, &t)) in inputs.iter().zip(&c.input_types).enumerate() {
+            if v.ty() != t {
+                return Err(RunError(format!("input {k} is {v:?}, not {t:?}")));
+            }
+        }
+        let mut frame = vec![0u64; 1 + self.frame_values.max(inputs.len())];
+        // The interpreter stops when the count of back-edges reaches the limit (at the first
+        // one for a limit of 0), compiled code when the counter drops to 0 or below.
+        frame[0] = max_iterations.clamp(1, i64::MAX as u64);
+        for (k, v) in inputs.iter().enumerate() {
+            frame[1 + k] = v.bits();
+        }
+        // SAFETY: `code.addr()` is the native entry of code this backend generated (the
+        // prologue of `x64::compile`), alive while `self` is borrowed; it follows the C ABI
+        // with one pointer argument. The deadframe holds `1 + frame_values` words, more than
+        // any trace of this backend reads or writes, since `frame_values` is the maximum over
+        // all of them. Functions the trace calls keep the contract of `crate::call`.
+        let code = unsafe {
+            let entry: extern "C" fn(*mut u64) -> u64 = std::mem::transmute(c.code.addr());
+            entry(frame.as_mut_ptr())
+        };
+        let (tid, exit) = (TraceId((code >> 32) as u32), (code & 0xffff_ffff) as usize);
+        let ended = self
+            .get(tid)
+            .and_then(|c| c.exits.get(exit))
+            .expect("compiled code returns the code of one of this backend's exits");
+        let values: Vec<Value> = ended
+            .values
+            .iter()
+            .enumerate()
+            .map(|(k, s)| match s {
+                Saved::Frame(t) => Value::from_bits(*t, frame[1 + k]),
+                Saved::Const(v) => *v,
+            })
+            .collect();
+        let outcome = match ended.kind {
+            ExitKind::Guard { id, op, .. } => Outcome::GuardFailed {
+                id,
+                op,
+                saved: values,
+            },
+            ExitKind::Finish => Outcome::Finish(values),
+            ExitKind::Jump { target } => Outcome::Jump {
+                target,
+                args: values,
+            },
+            ExitKind::Iterations => Outcome::Iterations(values),
+        };
+        Ok(Ended {
+            trace: tid,
+            outcome,
+        })
+    }
+
+    /// Marks trace `id` invalidated: its `guard_not_invalidated` guards fail from now on.
+    pub fn invalidate(&self, id: TraceId) {
+        if let Some(c) = self.get(id) {
+            c.data[0].store(1, Ordering::Release);
+        }
+    }
+
+    /// Frees trace `id`'s code, with every trace that jumps into it (its bridges, traces
+    /// linked to it), and detaches it from its parent guard if it is a bridge. Returns the
+    /// traces freed.
+    pub fn free(&mut self, id: TraceId) -> Vec<TraceId> {
+        let mut freed = Vec::new();
+        let mut todo = vec![id];
+        while let Some(t) = todo.pop() {
+            let Some(c) = self.traces.get_mut(t.0 as usize).and_then(Option::take) else {
+                continue;
+            };
+            if let Some((p, slot)) = c.parent {
+                if let Some(pc) = self.get_mut(p) {
+                    pc.data[1 + slot].store(0, Ordering::Release);
+                    pc.entered_from.retain(|&x| x != t);
+                }
+            }
+            self.targets.retain(|_, v| *v != t);
+            todo.extend(c.entered_from.iter().copied());
+            freed.push(t);
+        }
+        freed
+    }
+
+    /// Whether trace `id` is compiled (not freed).
+    pub fn is_live(&self, id: TraceId) -> bool {
+        self.get(id).is_some()
+    }
+
+    /// The address of trace `id`'s code.
+    pub fn code_addr(&self, id: TraceId) -> Option<usize> {
+        self.get(id).map(|c| c.code.addr())
+    }
+
+    /// Statistics of trace `id`.
+    pub fn info(&self, id: TraceId) -> Option<CodeInfo> {
+        self.get(id).map(|c| CodeInfo {
+            code_bytes: c.code.bytes().len(),
+            spill_slots: c.slots,
+            exits: c.exits.len(),
+        })
+    }
+
+    /// The machine code of trace `id`, disassembled, with each line of `t` (the trace it was
+    /// compiled from) as a comment above its instructions.
+    pub fn disassemble(&self, id: TraceId, t: &Trace) -> String {
+        let Some(c) = self.get(id) else {
+            return format!("; trace {id:?} is not compiled\n");
+        };
+        let names = crate::ir::print::Names::new(t);
+        let mut sections = vec![(0, format!("trace {} entry", id.0))];
+        for &(i, at) in &c.op_starts {
+            sections.push((at, names.op_line(t, i)));
+        }
+        for &(e, at) in &c.stub_starts {
+            let what = match &c.exits[e as usize].kind {
+                ExitKind::Guard { id, op, .. } => format!("exit {e}: guard #{id} (op {op})"),
+                ExitKind::Iterations => format!("exit {e}: iteration limit"),
+                k => format!("exit {e}: {k:?}"),
+            };
+            sections.push((at, what));
+        }
+        sections.push((c.epilogue, "epilogue".to_string()));
+        disasm::listing(c.code.bytes(), &sections, c.pool)
+    }
+
+    /// The code of op `i` of trace `id`, one instruction per line (for tests).
+    pub fn op_code(&self, id: TraceId, i: usize) -> Vec<String> {
+        let Some(c) = self.get(id) else {
+            return vec![];
+        };
+        let Some(k) = c.op_starts.iter().position(|&(j, _)| j == i) else {
+            return vec![];
+        };
+        let start = c.op_starts[k].1;
+        let end = c.op_starts.get(k + 1).map_or_else(
+            || c.stub_starts.first().map_or(c.epilogue, |s| s.1),
+            |s| s.1,
+        );
+        disasm::instructions(&c.code.bytes()[start..end])
+    }
+}

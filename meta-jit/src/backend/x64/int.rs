@@ -1,0 +1,253 @@
+//! Integer ops: arithmetic (with the overflow flag for the `*_ovf` ops, which the guard right
+//! after tests), division and remainder with the IR's rules for 0 and `MIN / -1`, shifts
+//! (x86 masks the count by 63 exactly as the IR does), and comparisons, either as a 0/1 value
+//! or as flags for the guard they are fused with.
+
+use super::asm::{self, Alu, Cond, Shift, Src};
+use super::lower::Gen;
+use super::regs::*;
+use crate::ir::{Op, OpRef, Opcode};
+
+/// How a comparison's outcome is read from the flags.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Flag {
+    /// The condition code holds.
+    C(Cond),
+    /// Ordered and equal (`ucomisd`: ZF = 1 and PF = 0).
+    FloatEq,
+    /// Unordered or not equal (ZF = 0 or PF = 1).
+    FloatNe,
+}
+
+impl Gen<'_> {
+    /// `add`, `sub`, `mul`, `and`, `or`, `xor`, with or without the overflow check.
+    pub(super) fn int_binop(&mut self, i: usize, op: &Op) {
+        use Opcode::*;
+        let alu = match op.opcode {
+            IntAdd | IntAddOvf => Alu::Add,
+            IntSub | IntSubOvf => Alu::Sub,
+            IntMul | IntMulOvf => Alu::Imul,
+            IntAnd => Alu::And,
+            IntOr => Alu::Or,
+            _ => Alu::Xor,
+        };
+        let (mut x, mut y) = (op.args[0], op.args[1]);
+        if op.opcode.flags().has(crate::ir::Flags::COMMUTATIVE) && self.prefer_swap(x, y) {
+            std::mem::swap(&mut x, &mut y);
+        }
+        let s = self.src(y);
+        let d = self.def_from(i, x);
+        asm::alu(&mut self.a, alu, d, s);
+    }
+
+    /// Whether a commutative op should take its operands the other way round: to reuse the
+    /// second one's register, or to keep a constant on the right.
+    fn prefer_swap(&self, x: OpRef, y: OpRef) -> bool {
+        if x.is_const() {
+            return !y.is_const();
+        }
+        let reuse = |v: OpRef| v.is_op() && self.ra.reusable(v.index()).is_some();
+        !reuse(x) && reuse(y)
+    }
+
+    /// `-x` and `!x`.
+    pub(super) fn int_unop(&mut self, i: usize, op: &Op) {
+        let d = self.def_from(i, op.args[0]);
+        if op.opcode == Opcode::IntNeg {
+            asm::neg(&mut self.a, d);
+        } else {
+            asm::not(&mut self.a, d);
+        }
+    }
+
+    /// `int_signext(x, bytes)`.
+    pub(super) fn signext(&mut self, i: usize, op: &Op) {
+        let bytes = self.const_bits(op.args[1]).unwrap_or(8) as u8;
+        let d = self.def_from(i, op.args[0]);
+        asm::signext(&mut self.a, d, d, bytes);
+    }
+
+    /// Shifts; the count is masked by 63, by the hardware or here for a constant.
+    pub(super) fn shift(&mut self, i: usize, op: &Op) {
+        let k = match op.opcode {
+            Opcode::IntLshift => Shift::Shl,
+            Opcode::IntRshift => Shift::Sar,
+            _ => Shift::Shr,
+        };
+        match self.const_bits(op.args[1]) {
+            Some(n) => {
+                let d = self.def_from(i, op.args[0]);
+                asm::shift_imm(&mut self.a, k, d, (n & 63) as u8);
+            }
+            None => {
+                let count = op.args[1].index();
+                let rcx = Reg::gpr(RCX);
+                if self.ra.reg_of(count) != Some(rcx) {
+                    self.ra.take(&mut self.a, rcx);
+                    let s = self.src(op.args[1]);
+                    asm::mov(&mut self.a, RCX, s);
+                } else {
+                    self.ra.pin(rcx);
+                }
+                let d = self.def_from(i, op.args[0]);
+                asm::shift_cl(&mut self.a, k, d);
+            }
+        }
+    }
+
+    /// `int_floordiv` and `int_mod`: `idiv`, except for a divisor of 0 (result 0) and -1
+    /// (`idiv` would trap on `MIN / -1`; the result is `-x` or 0).
+    pub(super) fn divmod(&mut self, i: usize, op: &Op) {
+        let is_div = op.opcode == Opcode::IntFloorDiv;
+        let (x, y) = (op.args[0], op.args[1]);
+        if let Some(c) = self.const_bits(y) {
+            match c as i64 {
+                0 => {
+                    let d = self.def(i);
+                    asm::mov_imm(&mut self.a, d, 0);
+                }
+                -1 => {
+                    let d = self.def_from(i, x);
+                    if is_div {
+                        asm::neg(&mut self.a, d);
+                    } else {
+                        asm::mov_imm(&mut self.a, d, 0);
+                    }
+                }
+                _ => {
+                    self.ra.take(&mut self.a, Reg::gpr(RAX));
+                    self.ra.take(&mut self.a, Reg::gpr(RDX));
+                    let s = self.src(x);
+                    asm::mov(&mut self.a, RAX, s);
+                    asm::mov_imm(&mut self.a, SCRATCH, c);
+                    asm::cqo_idiv(&mut self.a, Src::R(SCRATCH));
+                    self.ra.bind(i, Reg::gpr(if is_div { RAX } else { RDX }));
+                }
+            }
+            return;
+        }
+        self.ra.take(&mut self.a, Reg::gpr(RAX));
+        self.ra.take(&mut self.a, Reg::gpr(RDX));
+        let sy = self.src(y);
+        let sx = self.src(x);
+        asm::mov(&mut self.a, RAX, sx);
+        let (zero, minus1, done) = (
+            self.a.new_dynamic_label(),
+            self.a.new_dynamic_label(),
+            self.a.new_dynamic_label(),
+        );
+        let test = |g: &mut Self, imm: i32| match sy {
+            Src::R(r) => asm::alu(&mut g.a, Alu::Cmp, r, Src::I(imm)),
+            Src::M(m) => asm::cmp_mem(&mut g.a, m, Src::I(imm)),
+            _ => unreachable!("a non-constant divisor is in a register or a slot"),
+        };
+        test(self, 0);
+        asm::jcc(&mut self.a, Cond::E, zero);
+        test(self, -1);
+        asm::jcc(&mut self.a, Cond::E, minus1);
+        asm::cqo_idiv(&mut self.a, sy);
+        asm::jmp(&mut self.a, done);
+        let res = if is_div { RAX } else { RDX };
+        asm::bind(&mut self.a, zero);
+        asm::mov_imm(&mut self.a, res, 0);
+        asm::jmp(&mut self.a, done);
+        asm::bind(&mut self.a, minus1);
+        if is_div {
+            asm::neg(&mut self.a, RAX);
+        } else {
+            asm::mov_imm(&mut self.a, RDX, 0);
+        }
+        asm::bind(&mut self.a, done);
+        self.ra.bind(i, Reg::gpr(res));
+    }
+
+    /// Emits the comparison of op `op` and says how its outcome sits in the flags.
+    pub(super) fn compare_flags(&mut self, op: &Op) -> Flag {
+        use Opcode::*;
+        let cond = match op.opcode {
+            IntLt => Cond::L,
+            IntLe => Cond::Le,
+            IntGt => Cond::G,
+            IntGe => Cond::Ge,
+            IntEq | PtrEq => Cond::E,
+            IntNe | PtrNe => Cond::Ne,
+            UintLt => Cond::B,
+            UintLe => Cond::Be,
+            UintGt => Cond::A,
+            UintGe => Cond::Ae,
+            IntIsZero | IntIsTrue => {
+                self.test_zero(op.args[0]);
+                return Flag::C(if op.opcode == IntIsZero {
+                    Cond::E
+                } else {
+                    Cond::Ne
+                });
+            }
+            _ => return self.float_compare(op),
+        };
+        let (mut x, mut y, mut cond) = (op.args[0], op.args[1], cond);
+        if x.is_const() && !y.is_const() {
+            std::mem::swap(&mut x, &mut y);
+            cond = cond.swap();
+        }
+        self.cmp(x, y);
+        Flag::C(cond)
+    }
+
+    /// `cmp x, y` for any kinds of operands.
+    pub(super) fn cmp(&mut self, x: OpRef, y: OpRef) {
+        let sy = self.src(y);
+        match self.src(x) {
+            Src::R(r) => asm::alu(&mut self.a, Alu::Cmp, r, sy),
+            Src::M(m) if matches!(sy, Src::R(_) | Src::I(_)) => asm::cmp_mem(&mut self.a, m, sy),
+            sx => {
+                asm::mov(&mut self.a, SCRATCH, sx);
+                asm::alu(&mut self.a, Alu::Cmp, SCRATCH, sy);
+            }
+        }
+    }
+
+    /// Sets ZF from whether `x` is zero.
+    pub(super) fn test_zero(&mut self, x: OpRef) {
+        match self.src(x) {
+            Src::R(r) => asm::alu(&mut self.a, Alu::Test, r, Src::R(r)),
+            Src::M(m) => asm::cmp_mem(&mut self.a, m, Src::I(0)),
+            sx => {
+                asm::mov(&mut self.a, SCRATCH, sx);
+                asm::alu(&mut self.a, Alu::Test, SCRATCH, Src::R(SCRATCH));
+            }
+        }
+    }
+
+    /// A comparison whose 0/1 result is a value.
+    pub(super) fn compare_value(&mut self, i: usize, op: &Op) {
+        let flag = self.compare_flags(op);
+        // Allocation after the comparison only emits moves, which keep the flags. An integer
+        // argument that dies here gives its register (the comparison has read it).
+        let reuse = op
+            .args
+            .iter()
+            .find(|a| {
+                a.is_op() && !self.ra.is_float(a.index()) && self.ra.reusable(a.index()).is_some()
+            })
+            .copied();
+        let d = match reuse {
+            Some(x) => self.ra.transfer(x.index(), i).n(),
+            None => self.def(i),
+        };
+        match flag {
+            Flag::C(c) => asm::setcc(&mut self.a, c, d),
+            Flag::FloatEq => {
+                asm::setcc(&mut self.a, Cond::Np, SCRATCH);
+                asm::setcc(&mut self.a, Cond::E, d);
+                asm::and8(&mut self.a, d, SCRATCH);
+            }
+            Flag::FloatNe => {
+                asm::setcc(&mut self.a, Cond::P, SCRATCH);
+                asm::setcc(&mut self.a, Cond::Ne, d);
+                asm::or8(&mut self.a, d, SCRATCH);
+            }
+        }
+        asm::zext8(&mut self.a, d);
+    }
+}

@@ -1,0 +1,145 @@
+//! Liveness over the linear trace: for every op, the index of its last use, with the two
+//! adjustments compiled code needs. A comparison fused into the guard right after it is read by
+//! that guard, so its arguments live one op longer. In a loop, a value defined before the loop
+//! header and used inside the loop (a loop invariant) lives until the closing `jump`, since
+//! the next iteration reads it again.
+//!
+//! Uses are arguments, the live ops of a guard's resume data, label arguments and jump
+//! arguments. This module knows the IR, not registers.
+
+use crate::ir::{Opcode, Trace};
+
+/// Liveness facts of one trace.
+pub(crate) struct Liveness {
+    /// Index of the last op that reads each op's value (its own index when nothing does).
+    pub last_use: Vec<u32>,
+    /// Whether op `i` is a comparison emitted by the guard at `i + 1` instead of by itself.
+    pub fused: Vec<bool>,
+    /// Whether the value of op `i` lives across a call (so it prefers a callee-saved register).
+    pub crosses_call: Vec<bool>,
+    /// Whether the trace is a loop (ends with a `jump` without a target descriptor).
+    pub is_loop: bool,
+    /// The loop header's op index (the label, or `None` when the loop goes back to the start).
+    pub label: Option<usize>,
+    /// The values the back-edge must put back where they were at the header, with the jump
+    /// argument that gives each its next value (`None` for loop invariants: themselves).
+    pub header_live: Vec<(u32, Option<usize>)>,
+}
+
+/// Whether `op` is a comparison that a following `guard_true`/`guard_false` can test directly.
+pub(crate) fn is_fusable_compare(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        IntLt
+            | IntLe
+            | IntEq
+            | IntNe
+            | IntGt
+            | IntGe
+            | UintLt
+            | UintLe
+            | UintGt
+            | UintGe
+            | PtrEq
+            | PtrNe
+            | IntIsZero
+            | IntIsTrue
+            | FloatLt
+            | FloatLe
+            | FloatGt
+            | FloatGe
+            | FloatEq
+            | FloatNe
+    )
+}
+
+/// Computes the liveness of `t` (a verified trace).
+pub(crate) fn analyze(t: &Trace) -> Liveness {
+    let n = t.ops.len();
+    let mut last_use: Vec<u32> = (0..n as u32).collect();
+    for (i, op) in t.ops.iter().enumerate() {
+        for &a in &op.args {
+            if a.is_op() {
+                last_use[a.index()] = i as u32;
+            }
+        }
+        if let Some(r) = &op.resume {
+            for a in r.live_ops() {
+                last_use[a.index()] = i as u32;
+            }
+        }
+    }
+    // Fusion: a comparison read only by the guard right after it.
+    let mut fused = vec![false; n];
+    for i in 0..n.saturating_sub(1) {
+        let next = &t.ops[i + 1];
+        if is_fusable_compare(t.ops[i].opcode)
+            && matches!(next.opcode, Opcode::GuardTrue | Opcode::GuardFalse)
+            && next.args[0].is_op()
+            && next.args[0].index() == i
+            && last_use[i] == i as u32 + 1
+        {
+            fused[i] = true;
+            for &a in &t.ops[i].args {
+                if a.is_op() {
+                    let l = &mut last_use[a.index()];
+                    *l = (*l).max(i as u32 + 1);
+                }
+            }
+        }
+    }
+    let last = t.ops.last();
+    let is_loop = last.is_some_and(|op| op.opcode == Opcode::Jump && !is_target_jump(t, op));
+    let label = t.label();
+    let mut header_live = Vec::new();
+    if is_loop {
+        let end = n as u32 - 1;
+        match label {
+            Some(l) => {
+                let args = &t.ops[l].args;
+                for (k, a) in args.iter().enumerate() {
+                    if last_use[a.index()] > l as u32 {
+                        header_live.push((a.index() as u32, Some(k)));
+                    }
+                }
+                for v in 0..l {
+                    let is_arg = args.iter().any(|a| a.index() == v);
+                    if !is_arg && last_use[v] > l as u32 {
+                        last_use[v] = end;
+                        header_live.push((v as u32, None));
+                    }
+                }
+            }
+            None => {
+                for v in t.inputs() {
+                    if last_use[v.index()] >= t.num_inputs() as u32 {
+                        header_live.push((v.index() as u32, Some(v.index())));
+                    }
+                }
+            }
+        }
+    }
+    // Calls clobber the caller-saved registers.
+    let mut next_call = vec![u32::MAX; n + 1];
+    for i in (0..n).rev() {
+        let op = t.ops[i].opcode;
+        let is_call = op.is_call() || matches!(op, Opcode::New | Opcode::NewArray);
+        next_call[i] = if is_call { i as u32 } else { next_call[i + 1] };
+    }
+    let crosses_call = (0..n).map(|v| next_call[v + 1] < last_use[v]).collect();
+    Liveness {
+        last_use,
+        fused,
+        crosses_call,
+        is_loop,
+        label,
+        header_live,
+    }
+}
+
+/// Whether a `jump` leaves for another trace (it has a target descriptor).
+pub(crate) fn is_target_jump(t: &Trace, op: &crate::ir::Op) -> bool {
+    op.descr
+        .is_some_and(|d| matches!(t.get_descr(d).kind, crate::ir::DescrKind::Target(_)))
+}

@@ -1,0 +1,233 @@
+//! Memory ops: field and array loads and stores by descriptor (sizes 1, 2, 4, 8; loads sign-
+//! or zero-extend as the descriptor says; stores write the low bytes), and allocation, which
+//! calls [`crate::alloc::jit_alloc`] exactly as the reference interpreter allocates.
+
+use super::asm::{self, Addr, Src};
+use super::lower::{fits_i32, Gen};
+use super::moves::parallel_move;
+use super::regs::*;
+use crate::ir::{DescrKind, Op, OpRef, Opcode, Type};
+
+/// Where a memory op reads or writes, and how wide.
+struct Access {
+    offset: u32,
+    index: Option<(OpRef, u8)>,
+    size: u8,
+    signed: bool,
+}
+
+impl Gen<'_> {
+    fn access(&self, op: &Op) -> Access {
+        let d = &self.t.get_descr(op.descr.expect("verified")).kind;
+        match d {
+            DescrKind::Field(f) => Access {
+                offset: f.offset,
+                index: None,
+                size: f.size,
+                signed: f.signed,
+            },
+            DescrKind::Array(a) => Access {
+                offset: a.base,
+                index: Some((op.args[1], a.item_size)),
+                size: a.item_size,
+                signed: a.signed,
+            },
+            _ => unreachable!("the verifier checks descriptor kinds"),
+        }
+    }
+
+    /// The address of an access to the object `p`. Uses `r11` for constant or far addresses;
+    /// returns whether it did.
+    fn address(&mut self, p: OpRef, acc: &Access) -> (Addr, bool) {
+        let off = acc.offset as i64;
+        let index = acc.index.map(|(x, s)| (x, s, self.const_bits(x)));
+        match (self.const_bits(p), index) {
+            (Some(base), None) => {
+                let at = base.wrapping_add(off as u64);
+                asm::mov_imm(&mut self.a, SCRATCH, at);
+                (
+                    Addr {
+                        base: SCRATCH,
+                        index: None,
+                        disp: 0,
+                    },
+                    true,
+                )
+            }
+            (Some(base), Some((_, s, Some(k)))) => {
+                let at = base
+                    .wrapping_add(off as u64)
+                    .wrapping_add(k.wrapping_mul(s as u64));
+                asm::mov_imm(&mut self.a, SCRATCH, at);
+                (
+                    Addr {
+                        base: SCRATCH,
+                        index: None,
+                        disp: 0,
+                    },
+                    true,
+                )
+            }
+            (Some(base), Some((x, s, None))) => {
+                let ri = self.ra.ensure_reg(&mut self.a, x.index()).n();
+                asm::mov_imm(&mut self.a, SCRATCH, base.wrapping_add(off as u64));
+                (
+                    Addr {
+                        base: SCRATCH,
+                        index: Some((ri, s)),
+                        disp: 0,
+                    },
+                    true,
+                )
+            }
+            (None, index) => {
+                let rp = self.ra.ensure_reg(&mut self.a, p.index()).n();
+                // The constant part of the offset, and the index register if any.
+                let (disp, ri) = match index {
+                    None => (off as u64, None),
+                    Some((_, s, Some(k))) => {
+                        ((off as u64).wrapping_add(k.wrapping_mul(s as u64)), None)
+                    }
+                    Some((x, s, None)) => (
+                        off as u64,
+                        Some((self.ra.ensure_reg(&mut self.a, x.index()).n(), s)),
+                    ),
+                };
+                if fits_i32(disp) {
+                    (
+                        Addr {
+                            base: rp,
+                            index: ri,
+                            disp: disp as i64 as i32,
+                        },
+                        false,
+                    )
+                } else {
+                    asm::mov_imm(&mut self.a, SCRATCH, disp);
+                    asm::alu(&mut self.a, asm::Alu::Add, SCRATCH, Src::R(rp));
+                    (
+                        Addr {
+                            base: SCRATCH,
+                            index: ri,
+                            disp: 0,
+                        },
+                        true,
+                    )
+                }
+            }
+        }
+    }
+
+    /// `getfield_*` and `getarrayitem_*`.
+    pub(super) fn load(&mut self, i: usize, op: &Op) {
+        let acc = self.access(op);
+        let (addr, _) = self.address(op.args[0], &acc);
+        let d = self.def(i);
+        if op.ty() == Type::Float {
+            if acc.size == 8 {
+                asm::load_float(&mut self.a, d, addr);
+            } else {
+                asm::load_int(&mut self.a, SCRATCH, addr, acc.size, acc.signed);
+                asm::movq_xr(&mut self.a, d, SCRATCH);
+            }
+        } else {
+            asm::load_int(&mut self.a, d, addr, acc.size, acc.signed);
+        }
+    }
+
+    /// `setfield` and `setarrayitem`.
+    pub(super) fn store(&mut self, op: &Op) {
+        let acc = self.access(op);
+        let v = *op.args.last().expect("verified");
+        // The value first (so that its register is pinned while the address is built).
+        enum Val {
+            Reg(u8),
+            Xmm(u8),
+            Imm(i32),
+            Big(u64),
+        }
+        let val = match self.const_bits(v) {
+            Some(b) => {
+                if acc.size < 8 || fits_i32(b) {
+                    Val::Imm(b as i32)
+                } else {
+                    Val::Big(b)
+                }
+            }
+            None => {
+                let r = self.ra.ensure_reg(&mut self.a, v.index());
+                if r.is_xmm() {
+                    Val::Xmm(r.n())
+                } else {
+                    Val::Reg(r.n())
+                }
+            }
+        };
+        let (addr, uses_scratch) = self.address(op.args[0], &acc);
+        match val {
+            Val::Reg(r) => asm::store_int(&mut self.a, addr, acc.size, r),
+            Val::Imm(k) => asm::store_imm(&mut self.a, addr, acc.size, k),
+            Val::Xmm(x) if acc.size == 8 => asm::store_float(&mut self.a, addr, x),
+            Val::Xmm(x) => {
+                let t = self.temp(uses_scratch);
+                asm::movq_rx(&mut self.a, t, x);
+                asm::store_int(&mut self.a, addr, acc.size, t);
+            }
+            Val::Big(b) => {
+                let t = self.temp(uses_scratch);
+                asm::mov_imm(&mut self.a, t, b);
+                asm::store_int(&mut self.a, addr, acc.size, t);
+            }
+        }
+    }
+
+    /// A general register for a temporary: `r11` unless the address already uses it.
+    fn temp(&mut self, scratch_busy: bool) -> u8 {
+        if scratch_busy {
+            self.ra.alloc(&mut self.a, false, false, None).n()
+        } else {
+            SCRATCH
+        }
+    }
+
+    /// `new` and `new_array`: a call to `jit_alloc(size, align)`.
+    pub(super) fn alloc_object(&mut self, i: usize, op: &Op) {
+        let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as u64;
+        let d = &self.t.get_descr(op.descr.expect("verified")).kind;
+        self.ra.before_call(&mut self.a);
+        match (op.opcode, d) {
+            (Opcode::New, DescrKind::Size(s)) => {
+                let moves = [
+                    (Loc::Reg(Reg::gpr(RDI)), Loc::Const(s.size as u64)),
+                    (Loc::Reg(Reg::gpr(RSI)), Loc::Const(s.align as u64)),
+                    (Loc::Reg(Reg::gpr(RAX)), Loc::Const(f)),
+                ];
+                parallel_move(&mut self.a, &moves);
+            }
+            (Opcode::NewArray, DescrKind::Array(arr)) => {
+                let moves = [
+                    (Loc::Reg(Reg::gpr(RDI)), self.loc(op.args[0])),
+                    (Loc::Reg(Reg::gpr(RSI)), Loc::Const(8)),
+                    (Loc::Reg(Reg::gpr(RAX)), Loc::Const(f)),
+                ];
+                parallel_move(&mut self.a, &moves);
+                // size = base + max(n, 0) * item_size
+                asm::mov_imm(&mut self.a, SCRATCH, 0);
+                asm::alu(&mut self.a, asm::Alu::Test, RDI, Src::R(RDI));
+                asm::cmovs(&mut self.a, RDI, SCRATCH);
+                asm::alu(
+                    &mut self.a,
+                    asm::Alu::Imul,
+                    RDI,
+                    Src::I(arr.item_size as i32),
+                );
+                asm::mov_imm(&mut self.a, SCRATCH, arr.base as u64);
+                asm::alu(&mut self.a, asm::Alu::Add, RDI, Src::R(SCRATCH));
+            }
+            _ => unreachable!("the verifier checks descriptor kinds"),
+        }
+        asm::call_r(&mut self.a, RAX);
+        self.ra.after_call();
+        self.ra.bind(i, Reg::gpr(RAX));
+    }
+}

@@ -1,0 +1,115 @@
+//! The x86-64 code generator: turns one verified trace into position-independent machine code
+//! plus the tables the runtime needs to read its exits. It does not own executable memory or
+//! know how traces are linked together beyond the addresses it is given ([`Link`]); the driver
+//! in [`crate::backend`] does that.
+//!
+//! Files: [`regs`] (registers, locations, frame layout), [`asm`] (instruction encodings),
+//! [`liveness`], [`regalloc`], [`moves`] (parallel moves), [`lower`] (the walk over the trace,
+//! entry and exits), and one file per family of ops: [`int`], [`float`], [`mem`], [`call`],
+//! [`guard`] (guards, label, jump, finish).
+
+pub(crate) mod asm;
+mod call;
+mod float;
+mod guard;
+mod int;
+pub(crate) mod liveness;
+mod lower;
+mod mem;
+pub(crate) mod moves;
+pub(crate) mod regalloc;
+pub(crate) mod regs;
+
+use crate::ir::{Type, Value};
+
+pub(crate) use lower::compile;
+
+/// What compiled code needs to know about the world outside the trace.
+pub(crate) struct Link<'a> {
+    /// The number this trace's exit codes carry.
+    pub trace_id: u32,
+    /// Address of the trace's data block: word 0 is the invalidation flag, word `1 + k` the
+    /// bridge address of the `k`-th guard (0: none).
+    pub data: usize,
+    /// The entry address of the trace a `jump` to target `n` goes to, if it is compiled and
+    /// linked; otherwise such a jump exits.
+    pub targets: &'a dyn Fn(u32) -> Option<usize>,
+    /// Whether loop back-edges count down the deadframe's iteration counter and exit at 0.
+    pub count_iterations: bool,
+}
+
+/// How compiled code left through one exit.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ExitKind {
+    /// A guard failed.
+    Guard {
+        /// Its resume id.
+        id: u32,
+        /// Its op index.
+        op: usize,
+        /// Its bridge slot (index into the data block, minus 1).
+        slot: usize,
+    },
+    /// `finish`.
+    Finish,
+    /// A `jump` to a target that is not linked.
+    Jump {
+        /// The target number.
+        target: u32,
+    },
+    /// The iteration counter ran out at the back-edge.
+    Iterations,
+}
+
+/// One value an exit hands back: deadframe word `k` (its position) read as `Type`, or a
+/// constant that was not stored.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Saved {
+    /// Deadframe word at this value's position.
+    Frame(Type),
+    /// A constant.
+    Const(Value),
+}
+
+/// One exit of a compiled trace.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ExitInfo {
+    /// What it is.
+    pub kind: ExitKind,
+    /// The values it hands back, in order.
+    pub values: Vec<Saved>,
+}
+
+/// A compiled trace before it is placed in executable memory.
+pub(crate) struct Assembled {
+    /// The code (position-independent).
+    pub code: Vec<u8>,
+    /// Offset of the inner entry (where jumps from other traces and bridges come in).
+    pub inner_entry: usize,
+    /// The exits, indexed by the low 32 bits of the exit code.
+    pub exits: Vec<ExitInfo>,
+    /// Start offset of each op's code, for the disassembly.
+    pub op_starts: Vec<(usize, usize)>,
+    /// Start offset of each out-of-line exit stub, with its exit index.
+    pub stub_starts: Vec<(u32, usize)>,
+    /// Offset of the epilogue, and of the constant pool (data, not code).
+    pub epilogue: usize,
+    /// Offset where the constant pool starts.
+    pub pool: usize,
+    /// How many deadframe value words this trace reads or writes.
+    pub frame_values: usize,
+    /// Spill slots used.
+    pub slots: u32,
+}
+
+/// An error that stops compilation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompileError(pub String);
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot compile: {}", self.0)
+    }
+}
+
+impl std::error::Error for CompileError {}

@@ -46,10 +46,10 @@ pub fn eval_pure(op: Opcode, a: &[Value]) -> Option<Value> {
         UintLe => b((i(0) as u64) <= i(1) as u64),
         UintGt => b((i(0) as u64) > i(1) as u64),
         UintGe => b((i(0) as u64) >= i(1) as u64),
-        FloatAdd => Value::Float(f(0) + f(1)),
-        FloatSub => Value::Float(f(0) - f(1)),
-        FloatMul => Value::Float(f(0) * f(1)),
-        FloatTrueDiv => Value::Float(f(0) / f(1)),
+        FloatAdd => Value::Float(float_arith(f(0), f(1), |x, y| x + y)),
+        FloatSub => Value::Float(float_arith(f(0), f(1), |x, y| x - y)),
+        FloatMul => Value::Float(float_arith(f(0), f(1), |x, y| x * y)),
+        FloatTrueDiv => Value::Float(float_arith(f(0), f(1), |x, y| x / y)),
         FloatNeg => Value::Float(f64::from_bits(f(0).to_bits() ^ (1 << 63))),
         FloatAbs => Value::Float(f64::from_bits(f(0).to_bits() & !(1 << 63))),
         FloatLt => b(f(0) < f(1)),
@@ -69,6 +69,21 @@ pub fn eval_pure(op: Opcode, a: &[Value]) -> Option<Value> {
         SameAsI | SameAsF | SameAsR => a[0],
         _ => return None,
     })
+}
+
+/// Float arithmetic with a defined NaN result. Rust leaves the payload of a NaN result
+/// unspecified (the compiler may swap the operands of `*` and `+`), so it is fixed here the
+/// way x86-64 SSE2 computes it: when an operand is NaN, the result is the first NaN operand,
+/// quieted. (A NaN made from non-NaN operands, like `0.0 / 0.0`, is the hardware's.)
+pub fn float_arith(x: f64, y: f64, op: fn(f64, f64) -> f64) -> f64 {
+    let quiet = |n: f64| f64::from_bits(n.to_bits() | 1 << 51);
+    if x.is_nan() {
+        quiet(x)
+    } else if y.is_nan() {
+        quiet(y)
+    } else {
+        op(x, y)
+    }
 }
 
 /// Evaluates an overflow-checked op: the wrapped result and whether it overflowed.

@@ -195,3 +195,26 @@ fn interp_memory_calls_and_overflow() {
     let out = run(&t, &[Value::Int(-7)]).unwrap();
     assert_eq!(out, Outcome::Finish(vec![Value::Int(-7), Value::Int(441)]));
 }
+
+#[test]
+fn float_arith_nan_results_are_defined() {
+    use super::semantics::eval_pure;
+    use super::Opcode;
+    // Two NaNs with different payloads: the first operand wins, quieted (x86 SSE2's rule), for
+    // every arithmetic op, whatever order the Rust compiler evaluates `x * y` in.
+    let a = f64::from_bits(0x7ff0_0000_0000_0001); // signaling
+    let b = f64::from_bits(0x7ff8_0000_dead_0000);
+    for op in [
+        Opcode::FloatAdd,
+        Opcode::FloatSub,
+        Opcode::FloatMul,
+        Opcode::FloatTrueDiv,
+    ] {
+        let r = eval_pure(op, &[Value::Float(a), Value::Float(b)]).unwrap();
+        assert_eq!(r.float().to_bits(), 0x7ff8_0000_0000_0001, "{op:?}");
+        let r = eval_pure(op, &[Value::Float(b), Value::Float(a)]).unwrap();
+        assert_eq!(r.float().to_bits(), 0x7ff8_0000_dead_0000, "{op:?}");
+        let r = eval_pure(op, &[Value::Float(1.0), Value::Float(a)]).unwrap();
+        assert_eq!(r.float().to_bits(), 0x7ff8_0000_0000_0001, "{op:?}");
+    }
+}

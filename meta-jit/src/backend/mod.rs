@@ -29,6 +29,7 @@
 //! assert_eq!(end.outcome, Outcome::GuardFailed { id: 0, op: 5, saved: vec![Value::Int(55), Value::Int(0)] });
 //! ```
 
+pub mod check;
 mod code;
 pub mod disasm;
 mod x64;

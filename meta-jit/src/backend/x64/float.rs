@@ -19,15 +19,9 @@ impl Gen<'_> {
             Opcode::FloatMul => Sse::Mul,
             _ => Sse::Div,
         };
-        let (mut x, mut y) = (op.args[0], op.args[1]);
-        let commutes = op.opcode.flags().has(crate::ir::Flags::COMMUTATIVE);
-        if commutes {
-            let reuse =
-                |g: &Self, v: crate::ir::OpRef| v.is_op() && g.ra.reusable(v.index()).is_some();
-            if (x.is_const() && !y.is_const()) || (!reuse(self, x) && reuse(self, y)) {
-                std::mem::swap(&mut x, &mut y);
-            }
-        }
+        // Never swapped, even when the op commutes: with two NaN operands x86 returns the
+        // first one, and the reference interpreter computes `x op y`.
+        let (x, y) = (op.args[0], op.args[1]);
         let s = self.xsrc(y);
         let d = self.def_from(i, x);
         asm::sse(&mut self.a, sse, d, s);

@@ -659,6 +659,33 @@ fn loop_with_unused_and_constant_label_arguments() {
     check_iterations(&c, &[int(0), int(5), int(6)], &[1, 2, 3, 600]);
 }
 
+#[test]
+fn label_argument_with_a_stale_slot_copy() {
+    // f2 is saved to its slot by the first call and reloaded by the comparison (whose left
+    // operand must be a register) before the label, so at the
+    // header it is in a register *and* has a slot copy. The back-edge writes only the
+    // register: the copy is stale from the second iteration on, and the call in the body
+    // must store f2 again rather than trust it.
+    let c = compiled(&format!(
+        "{CALL_DESCRS}
+        [f0, i1]
+        f2 = float_add(f0, 1.0)
+        f3 = call_f(ConstFn(fneg), f0, descr=d_fneg)
+        f4 = float_add(f2, f3)
+        i9 = float_gt(f2, f4)
+        guard_false(i9) [f2]
+        label(f2, f4, i1)
+        f5 = call_f(ConstFn(fneg), f4, descr=d_fneg)
+        f6 = float_add(f2, 0.5)
+        i7 = int_sub(i1, 1)
+        i8 = int_gt(i7, 0)
+        guard_true(i8) [f6, f5]
+        jump(f6, f5, i7)"
+    ));
+    check_iterations(&c, &[flt(3.0), int(10)], &[1, 2, 3, 20]);
+    check_iterations(&c, &[flt(-3.0), int(10)], &[1, 2, 3, 20]);
+}
+
 // ---------------------------------------------------------------------------------------
 // Jumps between traces, invalidation, memory.
 

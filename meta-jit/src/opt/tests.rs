@@ -888,3 +888,11 @@ fn options_parse() {
     assert!(o.fold && o.dce && !o.pure && !o.heap);
     assert!(Options::parse("fold:nope").is_err());
 }
+
+#[test]
+fn virtual_in_known_result_is_not_forced() {
+    check(
+        "[i0]\np1 = new(descr=S)\nrecord_known_result(i0, ConstFn(reads_only), p1, descr=reads_only)\nsetfield(p1, i0, descr=x)\ni2 = getfield_i(p1, descr=x)\nfinish(i2)",
+        "[i0]\nfinish(i0)",
+    );
+}

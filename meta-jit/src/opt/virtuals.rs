@@ -114,6 +114,8 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
         }
         GuardNonnull if virt(o, 0).is_some() => return Step::Remove,
         SameAsR if virt(o, 0).is_some() => return Step::Replace(op.args[0]),
+        // A fact about a virtual is a fact about its identity; the CSE stage consumes it.
+        RecordKnownResult if o.opts.pure => return Step::Next(op),
         _ => {}
     }
     for k in 0..op.args.len() {

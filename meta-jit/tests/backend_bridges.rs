@@ -15,7 +15,7 @@ extern "C" fn bump(p: *mut i64, by: i64) {
 }
 
 fn env() -> Env {
-    Env::new().func("bump", bump as usize)
+    Env::new().func("bump", bump as *const () as usize)
 }
 
 const LOOP: &str = "

@@ -65,14 +65,14 @@ extern "C" fn fneg(x: f64) -> f64 {
 
 fn env() -> Env {
     Env::new()
-        .func("add6", add6 as usize)
-        .func("fmix8", fmix8 as usize)
-        .func("mixed", mixed as usize)
-        .func("id_ptr", id_ptr as usize)
-        .func("bump", bump as usize)
-        .func("square", square as usize)
-        .func("misalign", stack_misalignment as usize)
-        .func("fneg", fneg as usize)
+        .func("add6", add6 as *const () as usize)
+        .func("fmix8", fmix8 as *const () as usize)
+        .func("mixed", mixed as *const () as usize)
+        .func("id_ptr", id_ptr as *const () as usize)
+        .func("bump", bump as *const () as usize)
+        .func("square", square as *const () as usize)
+        .func("misalign", stack_misalignment as *const () as usize)
+        .func("fneg", fneg as *const () as usize)
 }
 
 const CALL_DESCRS: &str = "
@@ -511,7 +511,7 @@ fn call_through_a_function_value() {
         i2 = call_i(p0, i1, descr=d_square)
         finish(i2)"
     ));
-    c.check(&[Value::Ref(square as usize), int(-12)]);
+    c.check(&[Value::Ref(square as *const () as usize), int(-12)]);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -2,6 +2,10 @@
 //! encoding from its operand kinds. The lowering says *what* to compute in terms of registers,
 //! frame slots, immediates and pool constants; this module only knows how x86-64 spells it.
 
+// The dynasm! macro converts dynamic register numbers with `.into()`, even from the `u8` it
+// takes: the conversion it asks for is the identity here.
+#![allow(clippy::useless_conversion)]
+
 use dynasmrt::x64::X64Relocation;
 use dynasmrt::{dynasm, DynamicLabel, DynasmApi, DynasmLabelApi, VecAssembler};
 

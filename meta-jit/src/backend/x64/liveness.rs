@@ -103,10 +103,10 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
                         header_live.push((a.index() as u32, Some(k)));
                     }
                 }
-                for v in 0..l {
+                for (v, lu) in last_use.iter_mut().enumerate().take(l) {
                     let is_arg = args.iter().any(|a| a.index() == v);
-                    if !is_arg && last_use[v] > l as u32 {
-                        last_use[v] = end;
+                    if !is_arg && *lu > l as u32 {
+                        *lu = end;
                         header_live.push((v as u32, None));
                     }
                 }

@@ -26,6 +26,10 @@ pub(super) struct Stub {
     pub bridge_slot: Option<usize>,
 }
 
+/// A value live at the loop header: the value, where it is there, and which jump argument
+/// gives its next value (`None` for a loop invariant).
+pub(super) type HeaderValue = (usize, Loc, Option<usize>);
+
 /// The state of one compilation.
 pub(crate) struct Gen<'t> {
     pub t: &'t Trace,
@@ -38,7 +42,7 @@ pub(crate) struct Gen<'t> {
     pub inner_entry: DynamicLabel,
     /// The loop header: its label and the location of each value live there, with the jump
     /// argument that feeds it.
-    pub header: Option<(DynamicLabel, Vec<(usize, Loc, Option<usize>)>)>,
+    pub header: Option<(DynamicLabel, Vec<HeaderValue>)>,
     /// How many guards have been given a bridge slot.
     pub guards: usize,
     pub frame_values: usize,

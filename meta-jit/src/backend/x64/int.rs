@@ -198,6 +198,8 @@ impl Gen<'_> {
     pub(super) fn cmp(&mut self, x: OpRef, y: OpRef) {
         let sy = self.src(y);
         match self.src(x) {
+            // `test r, r` sets the flags as `cmp r, 0` does (OF = CF = 0), shorter.
+            Src::R(r) if sy == Src::I(0) => asm::alu(&mut self.a, Alu::Test, r, Src::R(r)),
             Src::R(r) => asm::alu(&mut self.a, Alu::Cmp, r, sy),
             Src::M(m) if matches!(sy, Src::R(_) | Src::I(_)) => asm::cmp_mem(&mut self.a, m, sy),
             sx => {

@@ -77,7 +77,8 @@ impl RegAlloc {
         match self.reg_of(v) {
             Some(r) => Loc::Reg(r),
             None => {
-                debug_assert!(
+                // A miscompilation is worse than a panic: this is checked in every build.
+                assert!(
                     self.in_slot[v],
                     "value {v} used at op {} has no location",
                     self.pos
@@ -277,7 +278,7 @@ impl RegAlloc {
             return r;
         }
         let float = self.is_float[v];
-        debug_assert!(self.in_slot[v], "value {v} has no location");
+        assert!(self.in_slot[v], "value {v} has no location");
         let r = self.alloc(a, float, self.live.crosses_call[v], None);
         let m = slot_disp(self.slot[v]);
         if float {

@@ -14,4 +14,5 @@ chapters! {
     introduction = "introduction.md",
     trace_ir = "trace-ir.md",
     optimizer = "optimizer.md",
+    backend = "backend.md",
 }

@@ -125,7 +125,7 @@ fn loop_speed() {
             i3 = int_mul(i1, 3)
             i4 = int_xor(i2, i3)
             i5 = int_add(i1, 1)
-            i6 = int_lt(i5, 1000000)
+            i6 = int_lt(i5, 10000000)
             guard_true(i6) [i4, i5]
             jump(i4, i5)",
             vec![Value::Int(0), Value::Int(0)],
@@ -140,7 +140,7 @@ fn loop_speed() {
             f6 = float_add(f2, f5)
             setarrayitem(p0, i3, f5, descr=a)
             i7 = int_add(i1, 1)
-            i8 = int_lt(i7, 1000000)
+            i8 = int_lt(i7, 10000000)
             guard_true(i8) [f6, i7]
             jump(p0, i7, f6)",
             vec![],
@@ -151,7 +151,7 @@ fn loop_speed() {
             [i0, i1]
             i2 = call_i(ConstFn(helper), i0, i1, descr=h)
             i3 = int_add(i1, 1)
-            i4 = int_lt(i3, 1000000)
+            i4 = int_lt(i3, 10000000)
             guard_true(i4) [i2, i3]
             jump(i2, i3)",
             vec![Value::Int(1), Value::Int(0)],
@@ -183,15 +183,22 @@ fn loop_speed() {
         let t0 = Instant::now();
         let want = run.run(&t, &inputs).unwrap();
         let ti = t0.elapsed();
-        data.fill(1.0);
-        let t0 = Instant::now();
-        let got = b.run(id, &inputs).unwrap().outcome;
-        let tc = t0.elapsed();
-        assert_eq!(
-            want, got,
-            "{name}: the compiled loop computed something else"
-        );
-        let iters = 1_000_000f64;
+        // The compiled loop is fast enough for the clock's noise to matter: best of 5.
+        let mut tc = Duration::MAX;
+        let mut got = None;
+        for _ in 0..5 {
+            data.fill(1.0);
+            let t0 = Instant::now();
+            let out = b.run(id, &inputs).unwrap().outcome;
+            tc = tc.min(t0.elapsed());
+            assert_eq!(
+                want, out,
+                "{name}: the compiled loop computed something else"
+            );
+            got = Some(out);
+        }
+        let got = got.unwrap();
+        let iters = 10_000_000f64;
         assert!(matches!(got, Outcome::GuardFailed { .. }));
         println!(
             "{name:>16} {iters:>10} {:>14.2} {:>14.2} {:>7.0}x",

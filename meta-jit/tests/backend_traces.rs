@@ -171,6 +171,25 @@ fn guard_value_compares_bits() {
 }
 
 #[test]
+fn guard_saving_its_own_condition() {
+    // The comparison is the guard's condition *and* a value its exit saves: it cannot be
+    // fused into flags only (found by the random traces).
+    for g in ["guard_true", "guard_false"] {
+        let c = compiled(&format!(
+            "[i0, i1, f2]
+            i3 = int_lt(i0, i1)
+            {g}(i3) [i3, i0]
+            i4 = float_lt(f2, 1.0)
+            {g}(i4) [i1, i4]
+            finish(i3, i4)"
+        ));
+        for (a, b, f) in [(1, 2, 0.5), (2, 1, 0.5), (1, 2, 2.0), (2, 1, f64::NAN)] {
+            c.check(&[int(a), int(b), flt(f)]);
+        }
+    }
+}
+
+#[test]
 fn guard_not_invalidated() {
     let c = compiled("[i0]\ni1 = int_add(i0, 1)\nguard_not_invalidated() [i1, i0]\nfinish(i1)");
     let valid = Run::default();

@@ -70,7 +70,8 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
             }
         }
     }
-    // Fusion: a comparison read only by the guard right after it.
+    // Fusion: a comparison read only by the guard right after it, as its condition (not as a
+    // value its exit saves).
     let mut fused = vec![false; n];
     for i in 0..n.saturating_sub(1) {
         let next = &t.ops[i + 1];
@@ -79,6 +80,10 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
             && next.args[0].is_op()
             && next.args[0].index() == i
             && last_use[i] == i as u32 + 1
+            && !next
+                .resume
+                .as_ref()
+                .is_some_and(|r| r.live_ops().contains(&next.args[0]))
         {
             fused[i] = true;
             for &a in &t.ops[i].args {

@@ -181,7 +181,7 @@ fn guard_saving_its_own_condition() {
             {g}(i3) [i3, i0]
             i4 = float_lt(f2, 1.0)
             {g}(i4) [i1, i4]
-            finish(i3, i4)"
+            finish(i0)"
         ));
         for (a, b, f) in [(1, 2, 0.5), (2, 1, 0.5), (1, 2, 2.0), (2, 1, f64::NAN)] {
             c.check(&[int(a), int(b), flt(f)]);

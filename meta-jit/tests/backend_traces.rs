@@ -770,3 +770,57 @@ fn code_is_never_writable_and_can_be_freed() {
     assert!(!b.is_live(id));
     assert!(b.run(id, &[int(1)]).is_err());
 }
+
+// ---------------------------------------------------------------------------------------
+// The shape of the code: what each lowering emits, read back from the disassembly.
+
+#[test]
+fn code_shapes() {
+    let t = parse(
+        "[i0, i1, f2]
+        i3 = int_add(i0, 1)
+        i4 = int_lt(i3, i1)
+        guard_true(i4) [i3]
+        f5 = float_mul(f2, f2)
+        i6 = int_mul_ovf(i3, i1)
+        guard_no_overflow() [i6]
+        i7 = uint_rshift(i6, 65)
+        jump(i7, i1, f5)",
+    )
+    .unwrap();
+    let mut b = Backend::new();
+    let id = b.compile(&t, &CompileOptions::default()).unwrap();
+    let code = |i| b.op_code(id, i).join("; ");
+    let shape = |i: usize, pattern: &[&str]| {
+        let ins = b.op_code(id, i);
+        assert_eq!(ins.len(), pattern.len(), "op {i}: {ins:?}");
+        for (x, p) in ins.iter().zip(pattern) {
+            assert!(
+                x.starts_with(p),
+                "op {i}: {ins:?} does not match {pattern:?}"
+            );
+        }
+    };
+    // i0 dies: its register becomes i3's, and the add is the only instruction.
+    shape(3, &["add "]);
+    // The comparison is fused into the guard.
+    shape(4, &[]);
+    shape(5, &["cmp ", "jge "]);
+    shape(6, &["mulsd "]);
+    // The overflow guard is one `jo` right after the `imul`.
+    shape(7, &["imul "]);
+    shape(8, &["jo "]);
+    // A constant shift count is masked by 63: 65 shifts by 1.
+    shape(9, &["shr "]);
+    assert!(code(9).ends_with(",1"), "{}", code(9));
+    // Every loop-carried value is already where the header wants it: the back-edge is a jump.
+    shape(10, &["jmp "]);
+    let listing = b.disassemble(id, &t);
+    for line in [
+        "; i3 = int_add(i0, 1)",
+        "; guard_true(i4) [i3]",
+        "; exit 0: guard #0 (op 5)",
+    ] {
+        assert!(listing.contains(line), "{line} not in\n{listing}");
+    }
+}

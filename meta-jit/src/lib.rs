@@ -3,7 +3,8 @@
 //! The pipeline, stage by stage (each a module):
 //! - [`ir`]: the trace IR, its text form (printer and parser) and its verifier;
 //! - [`interp`]: the reference trace interpreter, the oracle for the optimizer and the backend;
-//! - [`opt`]: the one-pass optimizer (union-find replacement, one module per concern).
+//! - [`opt`]: the one-pass optimizer (union-find replacement, one module per concern);
+//! - [`testing`]: random traces for property tests, and the deep comparison of two runs.
 #![deny(missing_docs)]
 
 pub mod alloc;
@@ -11,3 +12,4 @@ pub mod call;
 pub mod interp;
 pub mod ir;
 pub mod opt;
+pub mod testing;

@@ -385,9 +385,13 @@ impl<'a> Builder<'a> {
             Type::Int => Class::Int,
             Type::Float => Class::Float,
             _ => match op.opcode {
-                Opcode::New | Opcode::GetfieldR | Opcode::CallR | Opcode::CastIntToPtr => {
-                    Class::Obj
-                }
+                Opcode::New | Opcode::GetfieldR | Opcode::CallR => Class::Obj,
+                // An integer is an object's address on every execution only if it is the
+                // same on every execution and a heap object's address now.
+                Opcode::CastIntToPtr => match v.map(|v| self.heap.root_index(v.addr())) {
+                    Some(Some(i)) if args[0].inv && i < self.heap.num_objs() => Class::Obj,
+                    _ => Class::Opaque,
+                },
                 Opcode::NewArray => Class::Array {
                     descr: op.descr.expect("new_array has a descriptor"),
                     len: vals[0].int().max(0) as u32,
@@ -1176,13 +1180,21 @@ impl<'a> Builder<'a> {
         }
         self.op(Opcode::Label, &args);
         self.once = false;
-        for &(v, arg) in &self.header {
-            if arg.varying {
-                if let Some(s) = self.sims[v.index()].as_mut() {
-                    s.inv = false;
-                }
+        let varying: Vec<OpRef> = self
+            .header
+            .iter()
+            .filter(|h| h.1.varying)
+            .map(|h| h.0)
+            .collect();
+        for &v in &varying {
+            if let Some(s) = self.sims[v.index()].as_mut() {
+                s.inv = false;
             }
         }
+        // An index that was in range (masked, or checked by a guard in the preamble) may not
+        // be once the jump passes another value for it.
+        self.locs
+            .retain(|l| !matches!(l, Loc::Item(_, i, _) if varying.contains(i)));
     }
 
     fn end(&mut self) {

@@ -12,4 +12,6 @@ macro_rules! chapters {
 
 chapters! {
     introduction = "introduction.md",
+    trace_ir = "trace-ir.md",
+    optimizer = "optimizer.md",
 }

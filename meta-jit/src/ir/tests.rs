@@ -36,7 +36,7 @@ extern "C" fn g(a: i64, _p: usize) -> i64 {
 
 #[test]
 fn sample_round_trips() {
-    let env = Env::new().func("g", g as usize);
+    let env = Env::new().func("g", g as *const () as usize);
     let t = parse_with(SAMPLE, &env).unwrap();
     let text = print(&t);
     let t2 = parse_with(&text, &env).unwrap();
@@ -91,7 +91,7 @@ fn parse_errors_name_the_line() {
         (
             "[i0]\nguard_value(i0, i0) []\nfinish()",
             0,
-            "constant of its type",
+            "a constant of its type",
         ),
         (
             "[p0]\ni1 = getfield_i(p0, descr=nope)\nfinish()",
@@ -163,7 +163,7 @@ fn interp_label_loop_keeps_invariants() {
 
 #[test]
 fn interp_memory_calls_and_overflow() {
-    let env = Env::new().func("g", g as usize);
+    let env = Env::new().func("g", g as *const () as usize);
     let t = parse_with(
         "descr x = field(offset=8, size=4, kind=i, signed)
         descr S = size(size=16, align=8)

@@ -145,15 +145,10 @@ fn check_args(t: &Trace, op: &Op) -> Result<(), String> {
         Args::Variadic => {}
     }
     match op.opcode {
-        Opcode::GuardValue => {
-            if !op.args[1].is_const() || tys[0] != tys[1] {
-                return Err("guard_value compares a value with a constant of its type".into());
-            }
-        }
-        Opcode::RecordExactValue => {
-            if !op.args[1].is_const() || tys[0] != tys[1] {
-                return Err("record_exact_value takes a value and a constant of its type".into());
-            }
+        Opcode::GuardValue | Opcode::RecordExactValue
+            if !op.args[1].is_const() || tys[0] != tys[1] =>
+        {
+            return Err("takes a value and a constant of its type".into());
         }
         Opcode::IntSignext => {
             let ok = t

@@ -1,7 +1,37 @@
 //! The optimizer: one forward pass over a trace, then a backward dead-code sweep.
-//! (Being built: for now [`optimize`] returns the trace unchanged.)
+//!
+//! Every op of the input trace is read once, in order. Its arguments are mapped to the output
+//! trace and read through the union-find ([`Optimizer::find`]): replacing a value with another
+//! (an earlier op or a constant) is a `union` whose representative is the replacement, so
+//! every later use sees the replacement without rewriting anything. The op then goes through
+//! the stages, in the one order fixed in [`Optimizer::process`]; a stage passes it on
+//! (possibly rewritten), replaces its result with a value, or removes it. What survives is
+//! emitted, and the stages that learn from emitted ops (CSE table, heap cache, guard facts)
+//! are told. Then [`dce`] drops ops whose results are unused and that have no effect.
+//!
+//! The stages, one module each: [`fold`] (constant folding and algebraic simplification),
+//! [`pure`] (CSE of pure ops and elidable calls, `record_known_result`), [`exact`]
+//! (`record_exact_value`), [`guards`] (guard removal and strengthening), [`heap`] (load
+//! forwarding, redundant stores), [`virtuals`] (allocation removal), [`dce`].
+//!
+//! The optimizer knows the IR and nothing else: not the tracer, not the backend, not any guest
+//! language. Its contract: the output trace, run by the reference interpreter on any inputs,
+//! ends the same way as the input trace (same finish values, same failing guard with the same
+//! rebuilt frames, same heap), which the random-trace property tests check.
 
-use crate::ir::Trace;
+pub mod dce;
+pub mod exact;
+pub mod fold;
+pub mod guards;
+pub mod heap;
+pub mod pure;
+pub mod virtuals;
+
+#[cfg(test)]
+mod tests;
+
+use crate::ir::{Op, OpRef, Opcode, Resume, Trace, Type, Value};
+use union_find::{QuickUnionUf, Union, UnionFind, UnionResult};
 
 /// Which stages run (RPython's `enable_opts`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -10,6 +40,8 @@ pub struct Options {
     pub fold: bool,
     /// CSE of pure ops and elidable calls, with `record_known_result` facts.
     pub pure: bool,
+    /// `record_exact_value` facts.
+    pub exact: bool,
     /// Guard removal and strengthening.
     pub guards: bool,
     /// Heap cache: load forwarding and redundant store removal.
@@ -23,12 +55,51 @@ pub struct Options {
 impl Options {
     /// Every stage on.
     pub fn all() -> Options {
-        Options { fold: true, pure: true, guards: true, heap: true, virtuals: true, dce: true }
+        Options {
+            fold: true,
+            pure: true,
+            exact: true,
+            guards: true,
+            heap: true,
+            virtuals: true,
+            dce: true,
+        }
     }
 
-    /// Every stage off: the trace comes out as it went in.
+    /// Every stage off: the trace comes out as it went in (renumbered).
     pub fn none() -> Options {
-        Options { fold: false, pure: false, guards: false, heap: false, virtuals: false, dce: false }
+        Options {
+            fold: false,
+            pure: false,
+            exact: false,
+            guards: false,
+            heap: false,
+            virtuals: false,
+            dce: false,
+        }
+    }
+
+    /// Parses a colon-separated list of stage names (`"fold:pure:dce"`, RPython's
+    /// `enable_opts` syntax), or `"all"`.
+    pub fn parse(s: &str) -> Result<Options, String> {
+        if s == "all" {
+            return Ok(Options::all());
+        }
+        let mut o = Options::none();
+        for name in s.split(':').filter(|n| !n.is_empty()) {
+            let flag = match name {
+                "fold" => &mut o.fold,
+                "pure" => &mut o.pure,
+                "exact" => &mut o.exact,
+                "guards" => &mut o.guards,
+                "heap" => &mut o.heap,
+                "virtuals" => &mut o.virtuals,
+                "dce" => &mut o.dce,
+                _ => return Err(format!("unknown optimization `{name}`")),
+            };
+            *flag = true;
+        }
+        Ok(o)
     }
 }
 
@@ -38,7 +109,341 @@ impl Default for Options {
     }
 }
 
+/// What the optimizer found that its caller should know.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Resume ids of guards that always fail (the code after them never runs).
+    pub failing_guards: Vec<u32>,
+    /// `(object address, field descriptor name)` of quasi-immutable fields whose value the
+    /// optimized code assumes: a write to one must invalidate it.
+    pub quasi_immutable: Vec<(usize, String)>,
+}
+
 /// Optimizes a trace with the given stages.
-pub fn optimize(trace: &Trace, _opts: &Options) -> Trace {
-    trace.clone()
+pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
+    optimize_with_report(trace, opts).0
+}
+
+/// Optimizes a trace and reports what its caller must know.
+pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
+    let mut o = Optimizer::new(trace, opts);
+    for (i, op) in trace.ops.iter().enumerate() {
+        o.process_input(i, op);
+    }
+    let mut out = o.out;
+    if opts.dce {
+        out = dce::sweep(&out);
+    }
+    debug_assert_eq!(crate::ir::verify::verify(&out), Ok(()), "optimized:\n{out}");
+    (out, o.report)
+}
+
+/// What a stage does with an op.
+pub enum Step {
+    /// Pass it on to the next stage (maybe rewritten).
+    Next(Op),
+    /// Its result is this value; emit nothing.
+    Replace(OpRef),
+    /// Emit nothing (an op that defines no value).
+    Remove,
+}
+
+/// The payload of a union-find class: the value that represents it.
+#[derive(Copy, Clone, Debug)]
+struct Rep(OpRef);
+
+impl Union for Rep {
+    /// The class of the second argument absorbs the first, keeping its representative: callers
+    /// always pass the replacement second.
+    fn union(_old: Rep, new: Rep) -> UnionResult<Rep> {
+        UnionResult::Right(new)
+    }
+}
+
+/// The state of one optimization: the output trace, the union-find over its values, and each
+/// stage's tables.
+pub struct Optimizer<'a> {
+    /// The stages that run.
+    pub opts: &'a Options,
+    /// The trace being optimized.
+    pub input: &'a Trace,
+    /// The trace being emitted.
+    pub out: Trace,
+    /// What the caller should know.
+    pub report: Report,
+    /// Input op index -> its value in the output (before `find`).
+    map: Vec<OpRef>,
+    uf: QuickUnionUf<Rep>,
+    /// Output op index -> its union-find key.
+    uf_key: Vec<usize>,
+    /// CSE state.
+    pub pure: pure::Table,
+    /// Guard facts.
+    pub guards: guards::Facts,
+    /// Heap cache.
+    pub heap: heap::Cache,
+    /// Virtual objects.
+    pub virtuals: virtuals::Virtuals,
+    /// Whether the previous input op was an `*_ovf` op that was not emitted, and if so whether
+    /// it overflowed (the guard after it is then decided).
+    pending_ovf: Option<bool>,
+}
+
+impl<'a> Optimizer<'a> {
+    fn new(input: &'a Trace, opts: &'a Options) -> Optimizer<'a> {
+        Optimizer {
+            opts,
+            input,
+            out: Trace::with_tables_of(input),
+            report: Report::default(),
+            map: Vec::with_capacity(input.ops.len()),
+            uf: QuickUnionUf::from_iter(std::iter::empty()),
+            uf_key: Vec::with_capacity(input.ops.len()),
+            pure: pure::Table::default(),
+            guards: guards::Facts::default(),
+            heap: heap::Cache::default(),
+            virtuals: virtuals::Virtuals::default(),
+            pending_ovf: None,
+        }
+    }
+
+    /// The current representative of an output value: a constant, an emitted op, or a
+    /// virtual object that has not escaped.
+    pub fn find(&mut self, v: OpRef) -> OpRef {
+        if v.is_const() {
+            return v;
+        }
+        if v.is_virtual() {
+            return self.virtuals.forced(v).map_or(v, |p| self.find(p));
+        }
+        let key = self.uf_key[v.index()];
+        let root = self.uf.find(key);
+        self.uf.get(root).0
+    }
+
+    /// From now on, `v` is `with` (an earlier value or a constant).
+    pub fn replace(&mut self, v: OpRef, with: OpRef) {
+        let v = self.find(v);
+        let with = self.find(with);
+        if v == with || !v.is_op() {
+            return;
+        }
+        let a = self.uf_key[v.index()];
+        let b = if with.is_op() {
+            self.uf_key[with.index()]
+        } else {
+            self.uf.insert(Rep(with))
+        };
+        self.uf.union(a, b);
+    }
+
+    /// The constant value of `v`, if it is known.
+    pub fn const_value(&mut self, v: OpRef) -> Option<Value> {
+        let v = self.find(v);
+        self.out.const_value(v)
+    }
+
+    /// The output op that defines `v`, if `v` is an emitted op.
+    pub fn producer(&mut self, v: OpRef) -> Option<&Op> {
+        let v = self.find(v);
+        v.is_op().then(|| &self.out.ops[v.index()])
+    }
+
+    /// The type of a value of the output.
+    pub fn type_of(&self, v: OpRef) -> Type {
+        self.out.type_of(v)
+    }
+
+    fn process_input(&mut self, i: usize, op: &Op) {
+        if op.opcode.is_input() {
+            let r = self.push(op.clone());
+            self.map.push(r);
+            return;
+        }
+        let mut new = op.clone();
+        for a in new.args.iter_mut() {
+            *a = self.map_arg(*a);
+        }
+        if let Some(r) = new.resume.as_deref_mut() {
+            for v in r.values.iter_mut() {
+                if !v.is_virtual() {
+                    *v = self.map_arg(*v);
+                }
+            }
+            for virt in r.virtuals.iter_mut() {
+                for f in virt.fields.iter_mut() {
+                    if !f.1.is_virtual() {
+                        f.1 = self.map_arg(f.1);
+                    }
+                }
+            }
+            virtuals::import(self, r);
+        }
+        let result = if op.opcode == Opcode::Label {
+            self.label(new)
+        } else {
+            self.process(new)
+        };
+        debug_assert_eq!(self.map.len(), i);
+        self.map.push(result.unwrap_or(OpRef::constant(0)));
+    }
+
+    fn map_arg(&mut self, a: OpRef) -> OpRef {
+        let v = if a.is_op() { self.map[a.index()] } else { a };
+        self.find(v)
+    }
+
+    /// Runs an op through the stages in their fixed order and emits what survives. Returns the
+    /// value of its result (`None` for ops that define none).
+    pub fn process(&mut self, op: Op) -> Option<OpRef> {
+        let ty = op.ty();
+        let mut op = op;
+        if let Some(decided) = self.pending_ovf.take() {
+            // The `*_ovf` op before this overflow guard was folded away: the guard is decided.
+            return self.decided_ovf_guard(op, decided);
+        }
+        type Stage = fn(&mut Optimizer, Op) -> Step;
+        let stages: [(bool, Stage); 6] = [
+            (self.opts.virtuals, virtuals::optimize),
+            (self.opts.fold, fold::optimize),
+            (self.opts.exact, exact::optimize),
+            (self.opts.guards, guards::optimize),
+            (self.opts.pure, pure::optimize),
+            (self.opts.heap, heap::optimize),
+        ];
+        for (on, stage) in stages {
+            if !on {
+                continue;
+            }
+            match stage(self, op) {
+                Step::Next(o) => op = o,
+                Step::Replace(v) => {
+                    debug_assert!(ty != Type::Void);
+                    return Some(v);
+                }
+                Step::Remove => return None,
+            }
+        }
+        if op.opcode.is_ovf() {
+            if let Some(v) = self.fold_ovf(&op) {
+                return Some(v);
+            }
+        }
+        Some(self.emit(op)).filter(|_| ty != Type::Void)
+    }
+
+    /// Emits an op whose arguments are final, and tells the stages that learn from it.
+    pub fn emit(&mut self, mut op: Op) -> OpRef {
+        if let Some(r) = op.resume.take() {
+            op.resume = Some(Box::new(self.finish_resume(*r)));
+        }
+        let r = self.push(op);
+        if self.opts.pure {
+            pure::emitted(self, r);
+        }
+        if self.opts.guards {
+            guards::emitted(self, r);
+        }
+        if self.opts.heap {
+            heap::emitted(self, r);
+        }
+        r
+    }
+
+    fn push(&mut self, op: Op) -> OpRef {
+        let r = self.out.push(op);
+        let key = self.uf.insert(Rep(r));
+        self.uf_key.push(key);
+        r
+    }
+
+    /// Resume data with every value final: virtual objects described, the rest found.
+    fn finish_resume(&mut self, r: Resume) -> Resume {
+        virtuals::describe(self, r)
+    }
+
+    /// An `*_ovf` op whose arguments are constants folds, and so does `x + 0`, `x - 0`,
+    /// `x * 1`, `x * 0`; the overflow guard after it is then decided.
+    fn fold_ovf(&mut self, op: &Op) -> Option<OpRef> {
+        if !self.opts.fold {
+            return None;
+        }
+        let (a, b) = (op.args[0], op.args[1]);
+        let (ca, cb) = (self.const_value(a), self.const_value(b));
+        let (value, overflow) = match (ca, cb) {
+            (Some(x), Some(y)) => {
+                let (v, o) = crate::ir::semantics::eval_ovf(op.opcode, x.int(), y.int());
+                (self.out.int(v), o)
+            }
+            (_, Some(Value::Int(0))) if op.opcode != Opcode::IntMulOvf => (a, false),
+            (Some(Value::Int(0)), _) if op.opcode == Opcode::IntAddOvf => (b, false),
+            (_, Some(Value::Int(1))) if op.opcode == Opcode::IntMulOvf => (a, false),
+            (Some(Value::Int(1)), _) if op.opcode == Opcode::IntMulOvf => (b, false),
+            (_, Some(Value::Int(0))) | (Some(Value::Int(0)), _) => (self.out.int(0), false),
+            _ => return None,
+        };
+        self.pending_ovf = Some(overflow);
+        Some(value)
+    }
+
+    fn decided_ovf_guard(&mut self, op: Op, overflowed: bool) -> Option<OpRef> {
+        let fails = match op.opcode {
+            Opcode::GuardNoOverflow => overflowed,
+            Opcode::GuardOverflow => !overflowed,
+            _ => unreachable!("the verifier pairs *_ovf ops with overflow guards"),
+        };
+        if fails {
+            // Keep a guard that always fails, where the failing one was.
+            let zero = self.out.int(0);
+            let mut g = Op::new(Opcode::GuardTrue, vec![zero]);
+            g.resume = op.resume;
+            let id = g.resume.as_ref().map_or(0, |r| r.id);
+            self.report.failing_guards.push(id);
+            self.emit(g);
+        }
+        None
+    }
+
+    /// The loop header. Its arguments become loop-carried values: each must be an op that no
+    /// other value of the trace is known to equal, so a constant, a duplicate, a virtual or a
+    /// value shared with another op gets a fresh `same_as`. Everything learnt before the label
+    /// about those values stops holding, so the stages forget what they know.
+    fn label(&mut self, mut op: Op) -> Option<OpRef> {
+        let label_at = self.map.len();
+        virtuals::force_all(self);
+        // How many input ops (the label's arguments included) each output value stands for.
+        let mut shared = hashbrown::HashMap::<OpRef, u32>::new();
+        for k in 0..label_at {
+            let v = self.map[k];
+            if self.input.ops[k].ty() != Type::Void {
+                let f = self.find(v);
+                *shared.entry(f).or_default() += 1;
+            }
+        }
+        let input_args = self.input.ops[label_at].args.clone();
+        let mut seen = Vec::new();
+        for k in 0..op.args.len() {
+            let mut v = virtuals::force(self, op.args[k]);
+            v = self.find(v);
+            if !v.is_op() || seen.contains(&v) || shared.get(&v).copied().unwrap_or(0) > 1 {
+                let ty = self.type_of(v);
+                v = self.push(Op::new(Opcode::same_as(ty), vec![v]));
+            }
+            seen.push(v);
+            op.args[k] = v;
+        }
+        // Facts about values other than the loop-carried ones still hold in the loop (they are
+        // loop-invariant), except what memory holds and whether the code was invalidated: the
+        // loop body may change those on every iteration.
+        pure::forget(self, &op.args);
+        guards::forget(self, &op.args);
+        self.heap = heap::Cache::default();
+        self.pending_ovf = None;
+        let args = op.args.clone();
+        self.push(op);
+        for (a, v) in input_args.iter().zip(args) {
+            self.map[a.index()] = v;
+        }
+        None
+    }
 }

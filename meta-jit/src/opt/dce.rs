@@ -1,0 +1,77 @@
+//! The backward dead-code sweep: an op stays if it has an effect (stores, residual calls,
+//! guards, `label`, `jump`, `finish`, overflow-checked arithmetic whose flag a guard reads) or
+//! if a staying op uses its value (as an argument or in resume data). Pure ops, loads and
+//! allocations that nothing uses go. The survivors are renumbered.
+
+use crate::ir::{Op, OpRef, Opcode, Trace};
+
+/// Whether an op may go when its value is unused.
+fn removable(op: &Op) -> bool {
+    use Opcode::*;
+    op.opcode.is_pure()
+        || matches!(
+            op.opcode,
+            GetfieldI
+                | GetfieldF
+                | GetfieldR
+                | GetarrayitemI
+                | GetarrayitemF
+                | GetarrayitemR
+                | New
+                | NewArray
+        )
+}
+
+fn uses(op: &Op) -> impl Iterator<Item = OpRef> + '_ {
+    let resume = op.resume.iter().flat_map(|r| {
+        r.values.iter().chain(
+            r.virtuals
+                .iter()
+                .flat_map(|v| v.fields.iter().map(|f| &f.1)),
+        )
+    });
+    op.args.iter().chain(resume).copied().filter(|a| a.is_op())
+}
+
+/// Removes unused ops without effects.
+pub fn sweep(t: &Trace) -> Trace {
+    let n = t.ops.len();
+    let mut live = vec![false; n];
+    for i in (0..n).rev() {
+        let op = &t.ops[i];
+        if live[i] || op.opcode.is_input() || !removable(op) {
+            live[i] = true;
+            for a in uses(op) {
+                live[a.index()] = true;
+            }
+        }
+    }
+    let mut out = Trace::with_tables_of(t);
+    let mut new_index = vec![OpRef::constant(0); n];
+    let remap = |x: &mut OpRef, new_index: &[OpRef]| {
+        if x.is_op() {
+            *x = new_index[x.index()];
+        }
+    };
+    for (i, op) in t.ops.iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
+        let mut op = op.clone();
+        for a in op.args.iter_mut() {
+            remap(a, &new_index);
+        }
+        if let Some(r) = op.resume.as_deref_mut() {
+            for v in r.values.iter_mut() {
+                remap(v, &new_index);
+            }
+            for virt in r.virtuals.iter_mut() {
+                for f in virt.fields.iter_mut() {
+                    remap(&mut f.1, &new_index);
+                }
+            }
+        }
+        new_index[i] = out.push(op);
+    }
+    out
+}

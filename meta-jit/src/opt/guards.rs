@@ -1,0 +1,150 @@
+//! Guard removal and strengthening.
+//!
+//! A guard whose outcome is already known goes: its condition is a constant that passes, or an
+//! earlier guard established it (after `guard_true(b)` on a boolean, `b` *is* 1; after
+//! `guard_value(x, c)`, `x` *is* `c`, through the union-find; after `guard_nonnull(p)` or
+//! `guard_true(x)` on a non-boolean, `p`/`x` is known non-zero). A guard that must fail is kept
+//! where it is and reported. Strengthening, at the same point only (never moving a failure
+//! earlier, so the failing guard and its resume data stay those of the input): `guard_value`
+//! on a boolean becomes `guard_true`/`guard_false`, and a guard on `int_is_true(x)` or
+//! `int_is_zero(x)` tests `x` directly.
+
+use super::fold::is_bool;
+use super::{Optimizer, Step};
+use crate::ir::{Op, OpRef, Opcode, Value};
+use hashbrown::HashSet;
+
+/// What earlier guards established.
+#[derive(Default)]
+pub struct Facts {
+    nonzero: HashSet<OpRef>,
+    not_invalidated: bool,
+}
+
+enum Known {
+    Passes,
+    Fails,
+    Unknown,
+}
+
+/// The guard stage.
+pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
+    use Opcode::*;
+    if !op.opcode.is_guard() {
+        return Step::Next(op);
+    }
+    // Test the operand of int_is_true / int_is_zero directly.
+    if matches!(op.opcode, GuardTrue | GuardFalse) {
+        if let Some(p) = o.producer(op.args[0]).filter(|p| !p.args.is_empty()) {
+            let (inner_op, x) = (p.opcode, p.args[0]);
+            let flip = match inner_op {
+                IntIsTrue => Some(false),
+                IntIsZero => Some(true),
+                _ => None,
+            };
+            if let Some(flip) = flip {
+                let now_true = (op.opcode == GuardTrue) != flip;
+                op.opcode = if now_true { GuardTrue } else { GuardFalse };
+                op.args[0] = x;
+            }
+        }
+    }
+    if op.opcode == GuardValue && is_bool(o, op.args[0]) {
+        match o.const_value(op.args[1]) {
+            Some(Value::Int(1)) => {
+                op.opcode = GuardTrue;
+                op.args.pop();
+            }
+            Some(Value::Int(0)) => {
+                op.opcode = GuardFalse;
+                op.args.pop();
+            }
+            _ => {}
+        }
+    }
+    let a = op.args.first().copied();
+    let c = a.and_then(|a| o.const_value(a));
+    let known = match (op.opcode, c) {
+        (GuardTrue | GuardNonnull, Some(v)) | (GuardFalse | GuardIsnull, Some(v)) => {
+            let nonzero = v.bits() != 0;
+            if nonzero == matches!(op.opcode, GuardTrue | GuardNonnull) {
+                Known::Passes
+            } else {
+                Known::Fails
+            }
+        }
+        (GuardTrue | GuardNonnull, None) if o.guards.nonzero.contains(&a.unwrap()) => Known::Passes,
+        (GuardFalse | GuardIsnull, None) if o.guards.nonzero.contains(&a.unwrap()) => Known::Fails,
+        (GuardValue, Some(v)) => {
+            if Some(v) == o.const_value(op.args[1]) {
+                Known::Passes
+            } else {
+                Known::Fails
+            }
+        }
+        (GuardValue, None) if is_bool(o, a.unwrap()) => Known::Fails, // a boolean vs. c > 1
+        (GuardNotInvalidated, _) if o.guards.not_invalidated => Known::Passes,
+        _ => Known::Unknown,
+    };
+    match known {
+        Known::Passes => Step::Remove,
+        Known::Fails => {
+            let id = op.resume.as_ref().map_or(0, |r| r.id);
+            o.report.failing_guards.push(id);
+            Step::Next(op)
+        }
+        Known::Unknown => Step::Next(op),
+    }
+}
+
+/// Learns from an emitted op.
+pub fn emitted(o: &mut Optimizer, r: OpRef) {
+    use Opcode::*;
+    let op = &o.out.ops[r.index()];
+    let (opcode, a) = (op.opcode, op.args.first().copied());
+    match opcode {
+        GuardTrue => {
+            let a = a.unwrap();
+            if is_bool(o, a) {
+                let one = o.out.int(1);
+                o.replace(a, one);
+            } else {
+                o.guards.nonzero.insert(a);
+            }
+        }
+        GuardFalse => {
+            let zero = o.out.int(0);
+            o.replace(a.unwrap(), zero);
+        }
+        GuardValue => {
+            let c = o.out.ops[r.index()].args[1];
+            o.replace(a.unwrap(), c);
+        }
+        GuardIsnull => {
+            let null = o.out.ptr(0);
+            o.replace(a.unwrap(), null);
+        }
+        GuardNonnull => {
+            o.guards.nonzero.insert(a.unwrap());
+        }
+        New | NewArray => {
+            o.guards.nonzero.insert(r);
+        }
+        GuardNotInvalidated => o.guards.not_invalidated = true,
+        _ if opcode.is_call() && !opcode.is_pure() => {
+            let d = op.descr.expect("verified");
+            let e = &o.out.get_descr(d).call().expect("verified").effects;
+            if e.can_invalidate {
+                o.guards.not_invalidated = false;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Forgets what is known of `values` (the loop-carried values at the label), and that the code
+/// is not invalidated.
+pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
+    o.guards.nonzero.retain(|v| !values.contains(v));
+    o.guards.not_invalidated = false;
+}

@@ -1,0 +1,75 @@
+//! CSE of pure operations and elidable calls, and the `record_known_result` facts that feed
+//! the same table (RPython's `OptPure`).
+//!
+//! The table maps an operation's key (opcode, arguments after `find`, descriptor) to the value
+//! that computed it first. An elidable call's key is its function and arguments, whatever its
+//! call descriptor; `record_known_result(res, f, args...)` inserts the key of `f(args...)` with
+//! `res` and leaves the trace, so a later call of `f` on those arguments becomes `res` (and,
+//! for an inverse like `neg(neg(x))`, the first call then dies in the dead-code sweep).
+
+use super::{Optimizer, Step};
+use crate::ir::{DescrId, Op, OpRef, Opcode};
+use hashbrown::HashMap;
+
+/// The CSE table.
+#[derive(Default)]
+pub struct Table {
+    seen: HashMap<Key, OpRef>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    opcode: Opcode,
+    args: Vec<OpRef>,
+    descr: Option<DescrId>,
+}
+
+fn key(op: &Op) -> Key {
+    if op.opcode.is_call() {
+        // Calls are keyed by function and arguments (the descriptor only describes them).
+        Key {
+            opcode: Opcode::CallPureI,
+            args: op.args.clone(),
+            descr: None,
+        }
+    } else {
+        Key {
+            opcode: op.opcode,
+            args: op.args.clone(),
+            descr: op.descr,
+        }
+    }
+}
+
+/// The CSE stage.
+pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
+    if op.opcode == Opcode::RecordKnownResult {
+        let res = op.args[0];
+        let call = Op::new(Opcode::CallPureI, op.args[1..].to_vec());
+        o.pure.seen.entry(key(&call)).or_insert(res);
+        return Step::Remove;
+    }
+    if !op.opcode.is_pure() {
+        return Step::Next(op);
+    }
+    match o.pure.seen.get(&key(&op)) {
+        Some(&v) => Step::Replace(v),
+        None => Step::Next(op),
+    }
+}
+
+/// Records an emitted pure op.
+pub fn emitted(o: &mut Optimizer, r: OpRef) {
+    let op = &o.out.ops[r.index()];
+    if op.opcode.is_pure() {
+        let k = key(op);
+        o.pure.seen.entry(k).or_insert(r);
+    }
+}
+
+/// Forgets every entry that mentions one of `values` (the loop-carried values at the label).
+pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
+    o.pure
+        .seen
+        .retain(|k, v| !values.contains(v) && !k.args.iter().any(|a| values.contains(a)));
+}

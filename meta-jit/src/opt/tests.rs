@@ -1,0 +1,898 @@
+//! The optimizer's tests: trace text in, expected trace text out, compared after printing both
+//! (the printer renames values canonically, so the comparison is modulo renaming). Traces with
+//! only integer inputs are also run, optimized and not, on a few inputs in the reference
+//! interpreter, which must agree.
+
+use super::{optimize_with_report, Options, Report};
+use crate::interp::{materialize, run, Outcome};
+use crate::ir::parse::{parse_with, Env};
+use crate::ir::print::print;
+use crate::ir::{Trace, Type, Value};
+
+/// Descriptors shared by every test.
+const HEADER: &str = "
+descr x = field(offset=0, size=8, kind=i, signed)
+descr y = field(offset=8, size=8, kind=i, signed)
+descr fl = field(offset=16, size=8, kind=f)
+descr next = field(offset=24, size=8, kind=p)
+descr imm = field(offset=32, size=8, kind=i, signed, immutable)
+descr qi = field(offset=40, size=8, kind=i, signed, quasi_immutable)
+descr S = size(size=48, align=8)
+descr ints = array(base=0, item=8, kind=i, signed)
+descr bytes = array(base=0, item=1, kind=i)
+descr lower = call(args=i, ret=i, reads=none, writes=none, elidable)
+descr neg = call(args=i, ret=i, reads=none, writes=none, elidable)
+descr escape = call(args=i, ret=n, reads=*, writes=*, can_invalidate)
+descr escape_p = call(args=p, ret=n, reads=*, writes=*)
+descr writes_x = call(args=p, ret=n, reads=*, writes=[x])
+descr reads_only = call(args=p, ret=i, reads=*, writes=none)
+";
+
+extern "C" fn lower(x: i64) -> i64 {
+    x & !0x2020_2020_2020_2020
+}
+extern "C" fn neg(x: i64) -> i64 {
+    x.wrapping_neg()
+}
+extern "C" fn escape(_: i64) {}
+extern "C" fn escape_p(_: usize) {}
+extern "C" fn writes_x(p: *mut i64) {
+    // SAFETY: only called by tests on objects of the S layout.
+    unsafe { *p += 1 }
+}
+extern "C" fn reads_only(p: *const i64) -> i64 {
+    // SAFETY: only called by tests on objects of the S layout.
+    unsafe { *p }
+}
+
+fn env() -> Env {
+    Env::new()
+        .func("lower", lower as *const () as usize)
+        .func("neg", neg as *const () as usize)
+        .func("escape", escape as *const () as usize)
+        .func("escape_p", escape_p as *const () as usize)
+        .func("writes_x", writes_x as *const () as usize)
+        .func("reads_only", reads_only as *const () as usize)
+}
+
+fn check_with(opts: &Options, input: &str, expected: &str) -> Report {
+    check_opts(opts, input, expected, true)
+}
+
+/// Checks the shape only: for traces whose hints are not true on every input.
+fn check_shape(input: &str, expected: &str) -> Report {
+    check_opts(&Options::all(), input, expected, false)
+}
+
+fn check_opts(opts: &Options, input: &str, expected: &str, run_both: bool) -> Report {
+    let env = env();
+    let t = parse_with(&format!("{HEADER}{input}"), &env).unwrap_or_else(|e| panic!("input: {e}"));
+    let want = parse_with(&format!("{HEADER}{expected}"), &env)
+        .unwrap_or_else(|e| panic!("expected: {e}"));
+    let (got, report) = optimize_with_report(&t, opts);
+    assert_eq!(print(&got), print(&want), "\ninput:\n{input}\n");
+    if run_both && t.inputs().all(|r| t.type_of(r) == Type::Int) {
+        let samples = [0i64, 1, -1, 2, 7, 42, i64::MIN, i64::MAX, 0x6161];
+        for k in 0..samples.len() {
+            let inputs: Vec<Value> = (0..t.num_inputs())
+                .map(|j| Value::Int(samples[(k + j) % samples.len()]))
+                .collect();
+            assert_eq!(
+                observe(&t, &inputs),
+                observe(&got, &inputs),
+                "inputs {inputs:?}"
+            );
+        }
+    }
+    report
+}
+
+/// How a run ended, comparable across optimization: a failed guard by its id and the frame
+/// values it rebuilds (references blanked: their addresses differ between runs).
+fn observe(t: &Trace, inputs: &[Value]) -> String {
+    let blank = |v: Value| {
+        if v.ty() == Type::Ref {
+            Value::Ref(0)
+        } else {
+            v
+        }
+    };
+    match run(t, inputs).unwrap() {
+        Outcome::GuardFailed { id, op, saved } => {
+            let r = t.ops[op].resume.as_ref().unwrap();
+            let vals: Vec<Value> = materialize(t, r, &saved).into_iter().map(blank).collect();
+            format!("guard {id} {vals:?}")
+        }
+        Outcome::Finish(vals) | Outcome::Iterations(vals) => {
+            format!("end {:?}", vals.into_iter().map(blank).collect::<Vec<_>>())
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+fn check(input: &str, expected: &str) -> Report {
+    check_with(&Options::all(), input, expected)
+}
+
+// ---- fold ----------------------------------------------------------------------------------
+
+#[test]
+fn fold_constants() {
+    check(
+        "[]\ni0 = int_add(3, 4)\ni1 = int_mul(i0, 6)\nfinish(i1)",
+        "[]\nfinish(42)",
+    );
+}
+
+#[test]
+fn fold_add_zero_and_mul_one() {
+    check(
+        "[i0]\ni1 = int_add(i0, 0)\ni2 = int_mul(i1, 1)\ni3 = int_add(0, i2)\nfinish(i3)",
+        "[i0]\nfinish(i0)",
+    );
+}
+
+#[test]
+fn fold_sub_self_and_xor_self() {
+    check(
+        "[i0]\ni1 = int_sub(i0, i0)\ni2 = int_xor(i0, i0)\ni3 = int_or(i1, i2)\nfinish(i3)",
+        "[i0]\nfinish(0)",
+    );
+}
+
+#[test]
+fn fold_comparisons_of_equal_values() {
+    check(
+        "[i0]\ni1 = int_eq(i0, i0)\ni2 = int_lt(i0, i0)\ni3 = uint_ge(i0, i0)\nfinish(i1, i2, i3)",
+        "[i0]\nfinish(1, 0, 1)",
+    );
+}
+
+#[test]
+fn fold_float_comparison_of_itself_is_kept() {
+    // NaN != NaN: a float compared with itself is not known.
+    check(
+        "[f0]\ni1 = float_eq(f0, f0)\nfinish(i1)",
+        "[f0]\ni1 = float_eq(f0, f0)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn fold_constant_additions_combine() {
+    check(
+        "[i0]\ni1 = int_add(i0, 1)\ni2 = int_add(i1, 2)\ni3 = int_sub(i2, 5)\nfinish(i3)",
+        "[i0]\ni1 = int_add(i0, -2)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn fold_sub_constant_becomes_add() {
+    check(
+        "[i0]\ni1 = int_sub(i0, 3)\nfinish(i1)",
+        "[i0]\ni1 = int_add(i0, -3)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn fold_constants_move_right() {
+    check(
+        "[i0]\ni1 = int_add(5, i0)\ni2 = int_lt(3, i1)\nfinish(i2)",
+        "[i0]\ni1 = int_add(i0, 5)\ni2 = int_gt(i1, 3)\nfinish(i2)",
+    );
+}
+
+#[test]
+fn fold_double_negation_and_inversion() {
+    check(
+        "[i0, f1]\ni2 = int_neg(i0)\ni3 = int_neg(i2)\ni4 = int_invert(i3)\ni5 = int_invert(i4)\nf6 = float_neg(f1)\nf7 = float_neg(f6)\nfinish(i5, f7)",
+        "[i0, f1]\nfinish(i0, f1)",
+    );
+}
+
+#[test]
+fn fold_mul_by_power_of_two_is_shift() {
+    check(
+        "[i0]\ni1 = int_mul(i0, 8)\nfinish(i1)",
+        "[i0]\ni1 = int_lshift(i0, 3)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn fold_shift_by_multiple_of_64() {
+    check(
+        "[i0]\ni1 = int_lshift(i0, 64)\ni2 = int_rshift(i1, 0)\nfinish(i2)",
+        "[i0]\nfinish(i0)",
+    );
+}
+
+#[test]
+fn fold_shift_semantics_of_constants() {
+    check(
+        "[]\ni0 = int_lshift(1, 65)\ni1 = uint_rshift(-1, 127)\nfinish(i0, i1)",
+        "[]\nfinish(2, 1)",
+    );
+}
+
+#[test]
+fn fold_division_by_zero_is_zero() {
+    check(
+        "[]\ni0 = int_floordiv(7, 0)\ni1 = int_mod(7, 0)\ni2 = int_floordiv(-9223372036854775808, -1)\nfinish(i0, i1, i2)",
+        "[]\nfinish(0, 0, -9223372036854775808)",
+    );
+}
+
+#[test]
+fn fold_float_constants() {
+    check(
+        "[]\nf0 = float_add(1.5, 2.25)\ni1 = cast_float_to_int(1e300)\nf2 = float_neg(0.0)\nfinish(f0, i1, f2)",
+        "[]\nfinish(3.75, 9223372036854775807, -0.0)",
+    );
+}
+
+#[test]
+fn fold_is_true_of_boolean() {
+    check(
+        "[i0, i1]\ni2 = int_lt(i0, i1)\ni3 = int_is_true(i2)\nfinish(i3)",
+        "[i0, i1]\ni2 = int_lt(i0, i1)\nfinish(i2)",
+    );
+}
+
+#[test]
+fn fold_is_true_of_non_boolean_is_kept() {
+    check(
+        "[i0]\ni1 = int_is_true(i0)\nfinish(i1)",
+        "[i0]\ni1 = int_is_true(i0)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn fold_same_as_and_round_trip_casts() {
+    check(
+        "[i0, f1]\ni2 = same_as_i(i0)\nf3 = float_from_bits(i2)\ni4 = float_to_bits(f3)\ni5 = float_to_bits(f1)\nf6 = float_from_bits(i5)\nfinish(i4, f6)",
+        "[i0, f1]\nfinish(i0, f1)",
+    );
+}
+
+#[test]
+fn fold_signext_twice() {
+    check(
+        "[i0]\ni1 = int_signext(i0, 1)\ni2 = int_signext(i1, 1)\ni3 = int_signext(i2, 8)\nfinish(i3)",
+        "[i0]\ni1 = int_signext(i0, 1)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn fold_elidable_call_of_constants() {
+    check(
+        "[]\ni0 = call_pure_i(ConstFn(neg), 5, descr=neg)\nfinish(i0)",
+        "[]\nfinish(-5)",
+    );
+}
+
+#[test]
+fn fold_overflow_checked_constants() {
+    check(
+        "[]\ni0 = int_add_ovf(40, 2)\nguard_no_overflow() []\nfinish(i0)",
+        "[]\nfinish(42)",
+    );
+}
+
+#[test]
+fn fold_overflow_that_must_happen_keeps_a_failing_guard() {
+    let r = check(
+        "[]\ni0 = int_add_ovf(9223372036854775807, 1)\nguard_no_overflow() [i0]\nfinish(i0)",
+        "[]\nguard_true(0) [-9223372036854775808]\nfinish(-9223372036854775808)",
+    );
+    assert_eq!(r.failing_guards, vec![0]);
+}
+
+#[test]
+fn fold_overflow_add_zero() {
+    check(
+        "[i0]\ni1 = int_add_ovf(i0, 0)\nguard_no_overflow() []\nfinish(i1)",
+        "[i0]\nfinish(i0)",
+    );
+}
+
+#[test]
+fn fold_overflow_kept_when_unknown() {
+    let t = "[i0]\ni1 = int_mul_ovf(i0, 3)\nguard_no_overflow() [i0]\nfinish(i1)";
+    check(t, t);
+}
+
+#[test]
+fn fold_immutable_field_of_constant_object() {
+    let obj: &'static mut [i64; 6] = Box::leak(Box::new([0, 0, 0, 0, 77, 5]));
+    let addr = obj.as_ptr() as usize;
+    check(
+        &format!("[]\ni0 = getfield_i(ConstPtr({addr:#x}), descr=imm)\ni1 = getfield_i(ConstPtr({addr:#x}), descr=x)\nfinish(i0, i1)"),
+        &format!("[]\ni1 = getfield_i(ConstPtr({addr:#x}), descr=x)\nfinish(77, i1)"),
+    );
+}
+
+#[test]
+fn fold_quasi_immutable_field_is_recorded() {
+    let obj: &'static mut [i64; 6] = Box::leak(Box::new([0, 0, 0, 0, 0, 9]));
+    let addr = obj.as_ptr() as usize;
+    let r = check(
+        &format!("[]\nquasiimmut_field(ConstPtr({addr:#x}), descr=qi)\nguard_not_invalidated() []\ni0 = getfield_i(ConstPtr({addr:#x}), descr=qi)\nfinish(i0)"),
+        "[]\nguard_not_invalidated() []\nfinish(9)",
+    );
+    assert_eq!(r.quasi_immutable, vec![(addr, "qi".to_string())]);
+}
+
+// ---- pure (CSE) ----------------------------------------------------------------------------
+
+#[test]
+fn cse_pure_ops() {
+    check(
+        "[i0, i1]\ni2 = int_add(i0, i1)\ni3 = int_add(i0, i1)\ni4 = int_mul(i2, i3)\nfinish(i4)",
+        "[i0, i1]\ni2 = int_add(i0, i1)\ni3 = int_mul(i2, i2)\nfinish(i3)",
+    );
+}
+
+#[test]
+fn cse_commutative_after_canonical_order() {
+    check(
+        "[i0]\ni1 = int_add(i0, 7)\ni2 = int_add(7, i0)\nfinish(i1, i2)",
+        "[i0]\ni1 = int_add(i0, 7)\nfinish(i1, i1)",
+    );
+}
+
+#[test]
+fn cse_sees_through_replacements() {
+    check(
+        "[i0]\ni1 = int_add(i0, 0)\ni2 = int_mul(i0, 3)\ni3 = int_mul(i1, 3)\nfinish(i2, i3)",
+        "[i0]\ni1 = int_mul(i0, 3)\nfinish(i1, i1)",
+    );
+}
+
+#[test]
+fn cse_elidable_calls() {
+    check(
+        "[i0]\ni1 = call_pure_i(ConstFn(lower), i0, descr=lower)\ni2 = call_pure_i(ConstFn(lower), i0, descr=lower)\nfinish(i1, i2)",
+        "[i0]\ni1 = call_pure_i(ConstFn(lower), i0, descr=lower)\nfinish(i1, i1)",
+    );
+}
+
+#[test]
+fn cse_unused_elidable_call_dies() {
+    check(
+        "[i0]\ni1 = call_pure_i(ConstFn(lower), i0, descr=lower)\nfinish(i0)",
+        "[i0]\nfinish(i0)",
+    );
+}
+
+#[test]
+fn cse_does_not_merge_residual_calls() {
+    let t = "[p0]\ni1 = call_i(ConstFn(reads_only), p0, descr=reads_only)\ni2 = call_i(ConstFn(reads_only), p0, descr=reads_only)\nfinish(i1, i2)";
+    check(t, t);
+}
+
+#[test]
+fn cse_different_args_kept() {
+    let t = "[i0, i1]\ni2 = int_add(i0, 1)\ni3 = int_add(i1, 1)\nfinish(i2, i3)";
+    check(t, t);
+}
+
+/// The idempotent `lower` of the record_known_result post: `lower(lower(x))` keeps one call,
+/// with other operations in between.
+#[test]
+fn known_result_idempotent_lower() {
+    check(
+        "[i0, i9]
+        i1 = call_pure_i(ConstFn(lower), i0, descr=lower)
+        record_known_result(i1, ConstFn(lower), i1, descr=lower)
+        i5 = int_add(i9, 1)
+        i6 = int_mul(i5, i5)
+        guard_true(i6) [i1]
+        i2 = call_pure_i(ConstFn(lower), i1, descr=lower)
+        record_known_result(i2, ConstFn(lower), i2, descr=lower)
+        finish(i1, i2, i6)",
+        "[i0, i9]
+        i1 = call_pure_i(ConstFn(lower), i0, descr=lower)
+        i5 = int_add(i9, 1)
+        i6 = int_mul(i5, i5)
+        guard_true(i6) [i1]
+        finish(i1, i1, i6)",
+    );
+}
+
+/// The self-inverse `neg` of the post: `neg(neg(x))` becomes `x`, and the first call then dies.
+#[test]
+fn known_result_self_inverse_neg() {
+    check(
+        "[i0, i9]
+        i1 = call_pure_i(ConstFn(neg), i0, descr=neg)
+        record_known_result(i0, ConstFn(neg), i1, descr=neg)
+        i5 = int_add(i9, 3)
+        call_n(ConstFn(escape), i5, descr=escape)
+        i2 = call_pure_i(ConstFn(neg), i1, descr=neg)
+        record_known_result(i1, ConstFn(neg), i2, descr=neg)
+        finish(i2)",
+        "[i0, i9]
+        i5 = int_add(i9, 3)
+        call_n(ConstFn(escape), i5, descr=escape)
+        finish(i0)",
+    );
+}
+
+#[test]
+fn known_result_ignored_when_pure_is_off() {
+    let opts = Options {
+        pure: false,
+        ..Options::all()
+    };
+    check_with(
+        &opts,
+        "[i0]\ni1 = call_pure_i(ConstFn(neg), i0, descr=neg)\nrecord_known_result(i0, ConstFn(neg), i1, descr=neg)\ni2 = call_pure_i(ConstFn(neg), i1, descr=neg)\nfinish(i2)",
+        "[i0]\ni1 = call_pure_i(ConstFn(neg), i0, descr=neg)\nrecord_known_result(i0, ConstFn(neg), i1, descr=neg)\ni2 = call_pure_i(ConstFn(neg), i1, descr=neg)\nfinish(i2)",
+    );
+}
+
+#[test]
+fn known_result_before_any_call() {
+    check_shape(
+        "[i0, i1]\nrecord_known_result(i1, ConstFn(lower), i0, descr=lower)\ni2 = call_pure_i(ConstFn(lower), i0, descr=lower)\nfinish(i2)",
+        "[i0, i1]\nfinish(i1)",
+    );
+}
+
+// ---- exact values --------------------------------------------------------------------------
+
+#[test]
+fn exact_value_becomes_constant_without_guard() {
+    check_shape(
+        "[i0]\nrecord_exact_value(i0, 5)\ni1 = int_add(i0, 1)\nfinish(i1)",
+        "[i0]\nfinish(6)",
+    );
+}
+
+#[test]
+fn exact_value_of_a_ref_folds_immutable_loads() {
+    let obj: &'static mut [i64; 6] = Box::leak(Box::new([0, 0, 0, 0, 31, 0]));
+    let addr = obj.as_ptr() as usize;
+    check(
+        &format!("[p0]\nrecord_exact_value(p0, ConstPtr({addr:#x}))\ni1 = getfield_i(p0, descr=imm)\nfinish(i1)"),
+        "[p0]\nfinish(31)",
+    );
+}
+
+#[test]
+fn exact_value_off_keeps_op() {
+    let opts = Options {
+        exact: false,
+        ..Options::all()
+    };
+    let t = "[i0]\nrecord_exact_value(i0, 5)\ni1 = int_add(i0, 1)\nfinish(i1)";
+    check_with(&opts, t, t);
+}
+
+// ---- guards --------------------------------------------------------------------------------
+
+#[test]
+fn guard_twice_is_once() {
+    check(
+        "[i0]\ni1 = int_lt(i0, 10)\nguard_true(i1) [i0]\ni2 = int_lt(i0, 10)\nguard_true(i2) [i0]\nfinish(i2)",
+        "[i0]\ni1 = int_lt(i0, 10)\nguard_true(i1) [i0]\nfinish(1)",
+    );
+}
+
+#[test]
+fn guard_on_constant_goes() {
+    check(
+        "[i0]\nguard_true(1) [i0]\nguard_false(0) [i0]\nfinish(i0)",
+        "[i0]\nfinish(i0)",
+    );
+}
+
+#[test]
+fn guard_that_must_fail_is_reported() {
+    let r = check(
+        "[i0]\nguard_value(3, 4) [i0]\nfinish(i0)",
+        "[i0]\nguard_value(3, 4) [i0]\nfinish(i0)",
+    );
+    assert_eq!(r.failing_guards, vec![0]);
+}
+
+#[test]
+fn guard_value_makes_a_constant() {
+    check(
+        "[i0]\nguard_value(i0, 7) [i0]\ni1 = int_mul(i0, 6)\nguard_value(i0, 7) [i0]\nfinish(i1)",
+        "[i0]\nguard_value(i0, 7) [i0]\nfinish(42)",
+    );
+}
+
+#[test]
+fn guard_value_on_boolean_is_strengthened() {
+    check(
+        "[i0, i1]\ni2 = int_lt(i0, i1)\nguard_value(i2, 1) [i0]\ni3 = int_eq(i0, i1)\nguard_value(i3, 0) [i1]\nfinish()",
+        "[i0, i1]\ni2 = int_lt(i0, i1)\nguard_true(i2) [i0]\ni3 = int_eq(i0, i1)\nguard_false(i3) [i1]\nfinish()",
+    );
+}
+
+#[test]
+fn guard_value_on_boolean_with_other_constant_fails() {
+    let r = check(
+        "[i0]\ni1 = int_is_zero(i0)\nguard_value(i1, 2) []\nfinish()",
+        "[i0]\ni1 = int_is_zero(i0)\nguard_value(i1, 2) []\nfinish()",
+    );
+    assert_eq!(r.failing_guards, vec![0]);
+}
+
+#[test]
+fn guard_on_is_true_tests_operand() {
+    check(
+        "[i0]\ni1 = int_is_true(i0)\nguard_true(i1) []\ni2 = int_is_zero(i0)\nguard_false(i2) []\nfinish()",
+        "[i0]\nguard_true(i0) []\nfinish()",
+    );
+}
+
+#[test]
+fn guard_false_makes_zero() {
+    check(
+        "[i0]\nguard_false(i0) [i0]\ni1 = int_add(i0, 5)\nfinish(i1)",
+        "[i0]\nguard_false(i0) [i0]\nfinish(5)",
+    );
+}
+
+#[test]
+fn guard_true_on_non_boolean_does_not_make_one() {
+    check(
+        "[i0]\nguard_true(i0) []\ni1 = int_add(i0, 1)\nguard_true(i0) []\nfinish(i1)",
+        "[i0]\nguard_true(i0) []\ni1 = int_add(i0, 1)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn guard_nonnull_twice_and_isnull_after() {
+    let r = check(
+        "[p0]\nguard_nonnull(p0) []\nguard_nonnull(p0) []\nguard_isnull(p0) []\nfinish()",
+        "[p0]\nguard_nonnull(p0) []\nguard_isnull(p0) []\nfinish()",
+    );
+    assert_eq!(r.failing_guards, vec![2]);
+}
+
+#[test]
+fn guard_isnull_makes_null() {
+    check(
+        "[p0]\nguard_isnull(p0) []\ni1 = ptr_eq(p0, ConstPtr(0x0))\nfinish(i1)",
+        "[p0]\nguard_isnull(p0) []\nfinish(1)",
+    );
+}
+
+#[test]
+fn guard_not_invalidated_once_until_a_call_may_invalidate() {
+    check(
+        "[i0]\nguard_not_invalidated() []\nguard_not_invalidated() []\ncall_n(ConstFn(escape), i0, descr=escape)\nguard_not_invalidated() []\nfinish()",
+        "[i0]\nguard_not_invalidated() []\ncall_n(ConstFn(escape), i0, descr=escape)\nguard_not_invalidated() []\nfinish()",
+    );
+}
+
+#[test]
+fn guards_off_keeps_them() {
+    let opts = Options {
+        guards: false,
+        ..Options::all()
+    };
+    let t = "[i0]\ni1 = int_lt(i0, 10)\nguard_true(i1) [i0]\nguard_true(i1) [i0]\nfinish()";
+    check_with(&opts, t, t);
+}
+
+#[test]
+fn guard_resume_data_is_mapped() {
+    check(
+        "[i0, i1]\ni2 = int_add(i0, 0)\ni3 = int_mul(i1, 1)\nguard_true(i0) [3@4: i2, i3, 9]\nfinish()",
+        "[i0, i1]\nguard_true(i0) [3@4: i0, i1, 9]\nfinish()",
+    );
+}
+
+// ---- heap ----------------------------------------------------------------------------------
+
+#[test]
+fn heap_load_after_load() {
+    check(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=x)\nfinish(i1, i2)",
+        "[p0]\ni1 = getfield_i(p0, descr=x)\nfinish(i1, i1)",
+    );
+}
+
+#[test]
+fn heap_load_after_store() {
+    check(
+        "[p0, i1]\nsetfield(p0, i1, descr=x)\ni2 = getfield_i(p0, descr=x)\nfinish(i2)",
+        "[p0, i1]\nsetfield(p0, i1, descr=x)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn heap_redundant_store_goes() {
+    check(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\nsetfield(p0, i1, descr=x)\nsetfield(p0, 5, descr=y)\nsetfield(p0, 5, descr=y)\nfinish(i1)",
+        "[p0]\ni1 = getfield_i(p0, descr=x)\nsetfield(p0, 5, descr=y)\nfinish(i1)",
+    );
+}
+
+#[test]
+fn heap_store_to_other_object_may_alias() {
+    let t = "[p0, p1]\ni2 = getfield_i(p0, descr=x)\nsetfield(p1, 3, descr=x)\ni3 = getfield_i(p0, descr=x)\nfinish(i2, i3)";
+    check(t, t);
+}
+
+#[test]
+fn heap_other_descriptor_does_not_alias() {
+    check(
+        "[p0, p1]\ni2 = getfield_i(p0, descr=x)\nsetfield(p1, 3, descr=y)\ni3 = getfield_i(p0, descr=x)\nfinish(i2, i3)",
+        "[p0, p1]\ni2 = getfield_i(p0, descr=x)\nsetfield(p1, 3, descr=y)\nfinish(i2, i2)",
+    );
+}
+
+#[test]
+fn heap_call_forgets_what_it_writes() {
+    check(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=y)\ncall_n(ConstFn(writes_x), p0, descr=writes_x)\ni3 = getfield_i(p0, descr=x)\ni4 = getfield_i(p0, descr=y)\nfinish(i1, i2, i3, i4)",
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=y)\ncall_n(ConstFn(writes_x), p0, descr=writes_x)\ni3 = getfield_i(p0, descr=x)\nfinish(i1, i2, i3, i2)",
+    );
+}
+
+#[test]
+fn heap_call_that_writes_everything() {
+    let t = "[p0]\ni1 = getfield_i(p0, descr=x)\ncall_n(ConstFn(escape_p), p0, descr=escape_p)\ni2 = getfield_i(p0, descr=x)\nfinish(i1, i2)";
+    check(t, t);
+}
+
+#[test]
+fn heap_read_only_call_keeps_cache() {
+    check(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = call_i(ConstFn(reads_only), p0, descr=reads_only)\ni3 = getfield_i(p0, descr=x)\nfinish(i1, i2, i3)",
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = call_i(ConstFn(reads_only), p0, descr=reads_only)\nfinish(i1, i2, i1)",
+    );
+}
+
+#[test]
+fn heap_immutable_field_survives_calls() {
+    check(
+        "[p0]\ni1 = getfield_i(p0, descr=imm)\ncall_n(ConstFn(escape_p), p0, descr=escape_p)\ni2 = getfield_i(p0, descr=imm)\nfinish(i1, i2)",
+        "[p0]\ni1 = getfield_i(p0, descr=imm)\ncall_n(ConstFn(escape_p), p0, descr=escape_p)\nfinish(i1, i1)",
+    );
+}
+
+#[test]
+fn heap_array_items_with_constant_indices() {
+    check(
+        "[p0, i1]\nsetarrayitem(p0, 0, i1, descr=ints)\nsetarrayitem(p0, 1, 5, descr=ints)\ni2 = getarrayitem_i(p0, 0, descr=ints)\ni3 = getarrayitem_i(p0, 1, descr=ints)\nfinish(i2, i3)",
+        "[p0, i1]\nsetarrayitem(p0, 0, i1, descr=ints)\nsetarrayitem(p0, 1, 5, descr=ints)\nfinish(i1, 5)",
+    );
+}
+
+#[test]
+fn heap_array_store_at_unknown_index_forgets() {
+    let t = "[p0, i1]\ni2 = getarrayitem_i(p0, 0, descr=ints)\nsetarrayitem(p0, i1, 9, descr=ints)\ni3 = getarrayitem_i(p0, 0, descr=ints)\nfinish(i2, i3)";
+    check(t, t);
+}
+
+#[test]
+fn heap_array_load_at_same_variable_index() {
+    check(
+        "[p0, i1]\ni2 = getarrayitem_i(p0, i1, descr=bytes)\ni3 = int_add(i1, 0)\ni4 = getarrayitem_i(p0, i3, descr=bytes)\nfinish(i2, i4)",
+        "[p0, i1]\ni2 = getarrayitem_i(p0, i1, descr=bytes)\nfinish(i2, i2)",
+    );
+}
+
+#[test]
+fn heap_off_keeps_loads() {
+    let opts = Options {
+        heap: false,
+        ..Options::all()
+    };
+    let t = "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=x)\nfinish(i1, i2)";
+    check_with(&opts, t, t);
+}
+
+#[test]
+fn heap_unused_load_dies() {
+    check(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\nfinish()",
+        "[p0]\nfinish()",
+    );
+}
+
+// ---- virtuals ------------------------------------------------------------------------------
+
+#[test]
+fn virtual_that_never_escapes_disappears() {
+    check(
+        "[i0]\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\ni2 = getfield_i(p1, descr=x)\ni3 = getfield_i(p1, descr=y)\ni4 = int_add(i2, i3)\nfinish(i4)",
+        "[i0]\nfinish(i0)",
+    );
+}
+
+#[test]
+fn virtual_escaping_is_materialized_where_it_escapes() {
+    check(
+        "[i0]\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\nsetfield(p1, 0, descr=y)\ni2 = int_add(i0, 1)\ncall_n(ConstFn(escape_p), p1, descr=escape_p)\nfinish(i2)",
+        "[i0]\ni2 = int_add(i0, 1)\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\ncall_n(ConstFn(escape_p), p1, descr=escape_p)\nfinish(i2)",
+    );
+}
+
+#[test]
+fn virtual_in_guard_resume_data() {
+    check(
+        "[i0]\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\nguard_true(i0) [p1, i0]\ni2 = getfield_i(p1, descr=x)\nfinish(i2)",
+        "[i0]\nguard_true(i0) [v0, i0] {v0 = S(x=i0)}\nfinish(i0)",
+    );
+}
+
+#[test]
+fn virtual_nested_in_resume_data() {
+    check(
+        "[i0, p9]\np1 = new(descr=S)\np2 = new(descr=S)\nsetfield(p1, p2, descr=next)\nsetfield(p2, p1, descr=next)\nsetfield(p2, 4, descr=y)\nguard_true(i0) [p1]\nfinish()",
+        "[i0, p9]\nguard_true(i0) [v0] {v0 = S(next=v1), v1 = S(next=v0, y=4)}\nfinish()",
+    );
+}
+
+#[test]
+fn virtual_stored_into_real_object_escapes_with_fields() {
+    check(
+        "[p0, f1]\np2 = new(descr=S)\nsetfield(p2, f1, descr=fl)\nsetfield(p0, p2, descr=next)\nfinish()",
+        "[p0, f1]\np2 = new(descr=S)\nsetfield(p2, f1, descr=fl)\nsetfield(p0, p2, descr=next)\nfinish()",
+    );
+}
+
+#[test]
+fn virtual_cycle_escapes() {
+    check(
+        "[]\np1 = new(descr=S)\np2 = new(descr=S)\nsetfield(p1, p2, descr=next)\nsetfield(p2, p1, descr=next)\nfinish(p1)",
+        "[]\np1 = new(descr=S)\np2 = new(descr=S)\nsetfield(p2, p1, descr=next)\nsetfield(p1, p2, descr=next)\nfinish(p1)",
+    );
+}
+
+#[test]
+fn virtual_is_never_equal_to_other_pointers() {
+    check(
+        "[p0]\np1 = new(descr=S)\ni2 = ptr_eq(p1, p0)\ni3 = ptr_ne(p1, p0)\ni4 = ptr_eq(p1, p1)\nguard_nonnull(p1) []\nfinish(i2, i3, i4)",
+        "[p0]\nfinish(0, 1, 1)",
+    );
+}
+
+#[test]
+fn virtual_array_with_constant_indices() {
+    check(
+        "[i0]\np1 = new_array(3, descr=ints)\nsetarrayitem(p1, 2, i0, descr=ints)\ni2 = getarrayitem_i(p1, 2, descr=ints)\ni3 = getarrayitem_i(p1, 0, descr=ints)\nguard_true(i0) [p1]\nfinish(i2, i3)",
+        "[i0]\nguard_true(i0) [v0] {v0 = ints[0, 0, i0]}\nfinish(i0, 0)",
+    );
+}
+
+#[test]
+fn virtual_array_forced_by_variable_index() {
+    check(
+        "[i0]\ni1 = int_and(i0, 1)\np2 = new_array(2, descr=ints)\nsetarrayitem(p2, 0, 5, descr=ints)\ni3 = getarrayitem_i(p2, i1, descr=ints)\nfinish(i3)",
+        "[i0]\ni1 = int_and(i0, 1)\np2 = new_array(2, descr=ints)\nsetarrayitem(p2, 0, 5, descr=ints)\ni3 = getarrayitem_i(p2, i1, descr=ints)\nfinish(i3)",
+    );
+}
+
+#[test]
+fn virtual_forced_then_heap_knows_fields() {
+    check(
+        "[i0]\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\ncall_n(ConstFn(escape_p), p1, descr=escape_p)\ni2 = getfield_i(p1, descr=y)\nsetfield(p1, 1, descr=y)\ni3 = getfield_i(p1, descr=y)\nfinish(i2, i3)",
+        "[i0]\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\ncall_n(ConstFn(escape_p), p1, descr=escape_p)\ni2 = getfield_i(p1, descr=y)\nsetfield(p1, 1, descr=y)\nfinish(i2, 1)",
+    );
+}
+
+#[test]
+fn virtuals_off_keeps_allocation() {
+    let opts = Options {
+        virtuals: false,
+        ..Options::all()
+    };
+    check_with(
+        &opts,
+        "[i0]\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\ni2 = getfield_i(p1, descr=x)\nfinish(i2)",
+        "[i0]\np1 = new(descr=S)\nsetfield(p1, i0, descr=x)\nfinish(i0)",
+    );
+}
+
+#[test]
+fn virtual_jump_argument_is_forced() {
+    check(
+        "[p0]\np1 = new(descr=S)\nsetfield(p1, p0, descr=next)\njump(p1)",
+        "[p0]\np1 = new(descr=S)\nsetfield(p1, p0, descr=next)\njump(p1)",
+    );
+}
+
+// ---- loops and labels ----------------------------------------------------------------------
+
+#[test]
+fn label_forgets_facts_about_loop_values() {
+    check(
+        "[i0]\nguard_value(i0, 3) []\nlabel(i0)\ni1 = int_add(i0, 1)\njump(i1)",
+        "[i0]\nguard_value(i0, 3) []\ni1 = same_as_i(3)\nlabel(i1)\ni2 = int_add(i1, 1)\njump(i2)",
+    );
+}
+
+#[test]
+fn label_keeps_loop_invariant_facts() {
+    check(
+        "[i0, i1]\ni2 = int_mul(i1, 4)\nlabel(i0)\ni3 = int_mul(i1, 4)\ni4 = int_add(i0, i3)\njump(i4)",
+        "[i0, i1]\ni2 = int_lshift(i1, 2)\nlabel(i0)\ni3 = int_add(i0, i2)\njump(i3)",
+    );
+}
+
+#[test]
+fn label_argument_shared_with_an_invariant_gets_its_own_box() {
+    // i2 is i0 before the loop, but only i2 is a loop variable.
+    check(
+        "[i0]\ni2 = int_add(i0, 0)\nlabel(i2)\ni3 = int_add(i2, i0)\njump(i3)",
+        "[i0]\ni1 = same_as_i(i0)\nlabel(i1)\ni2 = int_add(i1, i0)\njump(i2)",
+    );
+}
+
+#[test]
+fn label_heap_cache_is_forgotten() {
+    let t = "[p0]\ni1 = getfield_i(p0, descr=x)\nlabel(p0)\ni2 = getfield_i(p0, descr=x)\nsetfield(p0, i2, descr=y)\njump(p0)";
+    check(
+        t,
+        "[p0]\nlabel(p0)\ni1 = getfield_i(p0, descr=x)\nsetfield(p0, i1, descr=y)\njump(p0)",
+    );
+}
+
+#[test]
+fn label_forces_virtuals_mutated_in_the_loop() {
+    check(
+        "[i0]\np1 = new(descr=S)\nlabel(i0)\ni2 = getfield_i(p1, descr=x)\ni3 = int_add(i2, i0)\nsetfield(p1, i3, descr=x)\njump(i3)",
+        "[i0]\np1 = new(descr=S)\nlabel(i0)\ni2 = getfield_i(p1, descr=x)\ni3 = int_add(i2, i0)\nsetfield(p1, i3, descr=x)\njump(i3)",
+    );
+}
+
+#[test]
+fn loop_without_label_optimizes_each_iteration() {
+    check(
+        "[i0, i1]\ni2 = int_add(i0, 1)\ni3 = int_add(i0, 1)\ni4 = int_lt(i2, i1)\nguard_true(i4) [i2]\njump(i3, i1)",
+        "[i0, i1]\ni2 = int_add(i0, 1)\ni3 = int_lt(i2, i1)\nguard_true(i3) [i2]\njump(i2, i1)",
+    );
+}
+
+// ---- dce and options -----------------------------------------------------------------------
+
+#[test]
+fn dce_keeps_effects_and_guard_inputs() {
+    check(
+        "[i0, p1]\ni2 = int_add(i0, 1)\ni3 = int_mul(i0, 2)\nguard_true(i0) [i3]\nsetfield(p1, i2, descr=x)\ni4 = int_sub(i0, 9)\nfinish()",
+        "[i0, p1]\ni2 = int_add(i0, 1)\ni3 = int_lshift(i0, 1)\nguard_true(i0) [i3]\nsetfield(p1, i2, descr=x)\nfinish()",
+    );
+}
+
+#[test]
+fn dce_off_keeps_dead_ops() {
+    let opts = Options {
+        dce: false,
+        ..Options::all()
+    };
+    check_with(
+        &opts,
+        "[i0]\ni1 = int_add(i0, 1)\nfinish(i0)",
+        "[i0]\ni1 = int_add(i0, 1)\nfinish(i0)",
+    );
+}
+
+#[test]
+fn no_options_is_identity() {
+    let t = "[i0]\ni1 = int_add(i0, 0)\ni2 = int_add(i0, 0)\nguard_true(1) []\nfinish(i1, i2)";
+    check_with(&Options::none(), t, t);
+}
+
+#[test]
+fn options_parse() {
+    assert_eq!(Options::parse("all"), Ok(Options::all()));
+    let o = Options::parse("fold:dce").unwrap();
+    assert!(o.fold && o.dce && !o.pure && !o.heap);
+    assert!(Options::parse("fold:nope").is_err());
+}
+
+#[test]
+fn virtual_in_known_result_is_not_forced() {
+    check(
+        "[i0]\np1 = new(descr=S)\nrecord_known_result(i0, ConstFn(reads_only), p1, descr=reads_only)\nsetfield(p1, i0, descr=x)\ni2 = getfield_i(p1, descr=x)\nfinish(i2)",
+        "[i0]\nfinish(i0)",
+    );
+}

@@ -53,6 +53,7 @@ impl Arbitrary for Stages {
         Stages(Options {
             fold: bool::arbitrary(g),
             pure: bool::arbitrary(g),
+            exact: bool::arbitrary(g),
             guards: bool::arbitrary(g),
             heap: bool::arbitrary(g),
             virtuals: bool::arbitrary(g),
@@ -63,9 +64,10 @@ impl Arbitrary for Stages {
     fn shrink(&self) -> Box<dyn Iterator<Item = Stages>> {
         let o = self.0.clone();
         let mut out = Vec::new();
-        let off: [fn(&mut Options) -> &mut bool; 6] = [
+        let off: [fn(&mut Options) -> &mut bool; 7] = [
             |o| &mut o.fold,
             |o| &mut o.pure,
+            |o| &mut o.exact,
             |o| &mut o.guards,
             |o| &mut o.heap,
             |o| &mut o.virtuals,

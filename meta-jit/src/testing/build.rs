@@ -12,6 +12,12 @@
 //! `record_exact_value` is emitted only on values known to be the same on every execution of
 //! that point (computed once, or in a loop from loop-invariant values by pure ops, elidable
 //! calls and immutable loads).
+//!
+//! A recorded trace never holds a guard that fails on the recorded path, so the facts a guard
+//! establishes are true there, and the optimizer may evaluate calls and loads on the
+//! constants they give at optimization time. Guards that fail on purpose here keep that true
+//! of pointers: they never say an object is null, or that an integer is an address other
+//! than a heap object's.
 
 use super::funcs::{self, FUNCS};
 use super::heap::{Arena, Descrs, Heap, HeapSnapshot, ARR_LEN, FIELDS, IMM, NEXT};
@@ -1010,14 +1016,40 @@ impl<'a> Builder<'a> {
             4 => {
                 let a = self.int(s.a);
                 let v = self.sim(a).v.int();
-                let c = self.t.int(if s.fail { v.wrapping_add(1) } else { v });
-                self.guard(GuardValue, &[a, c], &s.resume);
+                // Failing on purpose must not claim an integer is a bogus address: the
+                // optimizer may load from a constant pointer at optimization time.
+                let wrong = match self.heap.root_index(v as usize) {
+                    Some(i) if self.heap.num_objs() > 1 => {
+                        Some(self.heap.obj((i + 1) % self.heap.num_objs()) as i64)
+                    }
+                    Some(_) => None,
+                    None => Some(v.wrapping_add(1)),
+                };
+                let c = match (s.fail, wrong) {
+                    (false, _) => Some(v),
+                    (true, w) => w,
+                };
+                if let Some(c) = c {
+                    let c = self.t.int(c);
+                    self.guard(GuardValue, &[a, c], &s.resume);
+                }
             }
             5 => {
-                let p = self.obj(s.a).or_else(|| pick(&self.arrays, s.y));
-                if let Some(p) = p {
-                    let opcode = if s.fail { GuardIsnull } else { GuardNonnull };
-                    self.guard(opcode, &[p], &s.resume);
+                // Null tests. A guard failing on purpose says "not null" of a null reference,
+                // never "null" of an object: a false null fact would let the optimizer call
+                // or load through a null pointer at optimization time.
+                let null = if s.y & 2 == 0 {
+                    self.t.ptr(0)
+                } else {
+                    let z = self.t.ptr(0);
+                    self.op(SameAsR, &[z])
+                };
+                if s.fail {
+                    self.guard(GuardNonnull, &[null], &s.resume);
+                } else if s.y & 1 == 0 {
+                    self.guard(GuardIsnull, &[null], &s.resume);
+                } else if let Some(p) = self.obj(s.a).or_else(|| pick(&self.arrays, s.y)) {
+                    self.guard(GuardNonnull, &[p], &s.resume);
                 }
             }
             6 => {

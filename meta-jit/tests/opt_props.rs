@@ -3,9 +3,10 @@
 //! one: same outcome, equal values (references compared deeply, a failed guard's values
 //! rebuilt from its resume data), same heap contents afterwards.
 //!
-//! The seed is fixed so CI is deterministic; set `META_JIT_PROP_SEED` to explore others and
-//! `META_JIT_PROP_CASES` to run more cases. A failure prints the shrunk case (its trace in the
-//! text form, inputs and heap) and the optimized trace with both outcomes.
+//! The seed is fixed so CI is deterministic; set `META_JIT_PROP_SEED` to explore others,
+//! `META_JIT_PROP_CASES` to run more cases, `META_JIT_PROP_VERBOSE` to print every case before
+//! it runs (to find one that crashes the process). A failure prints the shrunk case (its trace
+//! in the text form, inputs and heap) and the optimized trace with both outcomes.
 
 use meta_jit::opt::Options;
 use meta_jit::testing::{check_optimized, Case};
@@ -35,6 +36,15 @@ fn quickcheck(n: u64, salt: u64) -> QuickCheck {
         .rng(Gen::from_size_and_seed(SIZE, seed() ^ salt))
         .tests(n)
         .max_tests(n)
+}
+
+/// With `META_JIT_PROP_VERBOSE` set, prints each case before checking it: if an optimized
+/// trace crashes the process (an access the optimizer made unsafe), the last case printed is
+/// the culprit.
+fn show(case: &Case) {
+    if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
+        eprintln!("{case:?}");
+    }
 }
 
 fn result(r: Result<(), String>) -> TestResult {
@@ -87,6 +97,7 @@ impl Arbitrary for Stages {
 #[test]
 fn optimized_runs_like_unoptimized() {
     fn prop(case: Case) -> TestResult {
+        show(&case);
         result(check_optimized(&case, &Options::all()))
     }
     quickcheck(cases(10_000), 0).quickcheck(prop as fn(Case) -> TestResult);
@@ -95,6 +106,7 @@ fn optimized_runs_like_unoptimized() {
 #[test]
 fn optimized_with_some_stages_runs_like_unoptimized() {
     fn prop(case: Case, stages: Stages) -> TestResult {
+        show(&case);
         result(check_optimized(&case, &stages.0))
     }
     quickcheck(cases(3_000), 1).quickcheck(prop as fn(Case, Stages) -> TestResult);

@@ -169,6 +169,9 @@ struct Sim {
     /// Whether it has this value on every execution of its op.
     inv: bool,
     class: Class,
+    /// An integer computed from an address (`cast_ptr_to_int`): no guard that fails on the
+    /// recorded pass may test it, or the optimizer could take a false constant for an address.
+    addr: bool,
 }
 
 /// A memory location accessed before.
@@ -304,6 +307,7 @@ impl<'a> Builder<'a> {
             Some(v) => Sim {
                 v,
                 inv: true,
+                addr: false,
                 class: match v {
                     Value::Int(_) => Class::Int,
                     Value::Float(_) => Class::Float,
@@ -421,7 +425,19 @@ impl<'a> Builder<'a> {
                 _ => true,
             };
             let inv = (self.once || (inv_kind && args_inv)) && root;
-            self.record(r, Sim { v, inv, class });
+            let addr = opcode == Opcode::CastPtrToInt
+                || (ty == Type::Int
+                    && (opcode.is_pure() || opcode.is_ovf())
+                    && args.iter().any(|a| a.addr));
+            self.record(
+                r,
+                Sim {
+                    v,
+                    inv,
+                    class,
+                    addr,
+                },
+            );
         }
         if opcode.is_pure() {
             self.pure_ops.push(r.index());
@@ -527,9 +543,25 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn guard(&mut self, opcode: Opcode, args: &[OpRef], spec: &ResumeSpec) -> OpRef {
+    /// Emits a guard, unless it fails on the simulated pass and tests an integer computed
+    /// from an address (see [`Sim::addr`]).
+    fn guard(&mut self, opcode: Opcode, args: &[OpRef], spec: &ResumeSpec) {
+        let sims: Vec<Sim> = args.iter().map(|&a| self.sim(a)).collect();
+        let passes = match opcode {
+            Opcode::GuardTrue => sims[0].v.int() != 0,
+            Opcode::GuardFalse => sims[0].v.int() == 0,
+            Opcode::GuardValue => sims[0].v == sims[1].v,
+            Opcode::GuardNonnull => sims[0].v.addr() != 0,
+            Opcode::GuardIsnull => sims[0].v.addr() == 0,
+            Opcode::GuardNoOverflow => !self.overflowed,
+            Opcode::GuardOverflow => self.overflowed,
+            _ => true,
+        };
+        if !passes && sims.iter().any(|s| s.addr) {
+            return;
+        }
         let r = self.resume(spec);
-        self.emit(Op::new(opcode, args.to_vec()).with_resume(r))
+        self.emit(Op::new(opcode, args.to_vec()).with_resume(r));
     }
 
     /// A guard on an int condition that passes in the simulated pass unless `fail`.
@@ -610,7 +642,15 @@ impl<'a> Builder<'a> {
                 ..arg
             };
             let inv = c.shape != Shape::LoopInputs || !arg.varying;
-            self.record(r, Sim { v, inv, class });
+            self.record(
+                r,
+                Sim {
+                    v,
+                    inv,
+                    class,
+                    addr: false,
+                },
+            );
             if c.shape == Shape::LoopInputs {
                 self.header.push((r, arg));
             }
@@ -1087,17 +1127,22 @@ impl<'a> Builder<'a> {
             Arg::Imm(c) => c,
         };
         let mut exec = true;
-        let idx = match s.y % 3 {
+        let x = self.int(s.a);
+        // A bounds check on an address-derived index that fails would be skipped: mask it.
+        let mode = if s.y % 3 == 2 && self.sim(x).addr {
+            1
+        } else {
+            s.y % 3
+        };
+        let idx = match mode {
             0 => self.t.int(konst(s.a).rem_euclid(len as i64)),
             1 => {
-                let x = self.int(s.a);
                 // The largest mask 2^k - 1 below `len`.
                 let mask = ((len as u64 + 1).next_power_of_two() / 2 - 1) as i64;
                 let m = self.t.int(mask);
                 self.op(IntAnd, &[x, m])
             }
             _ => {
-                let x = self.int(s.a);
                 let n = self.t.int(len as i64);
                 let ok = self.op(UintLt, &[x, n]);
                 exec = self.sim(ok).v.int() != 0;

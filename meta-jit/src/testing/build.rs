@@ -55,8 +55,17 @@ impl Built {
     /// with the reference interpreter, and snapshots the heap. Run it with an
     /// [`crate::alloc::Tracker`] alive if the result will be compared.
     pub fn run(&self, t: &Trace) -> Result<Observation, RunError> {
+        self.observe(|inputs| self.run.run(t, inputs))
+    }
+
+    /// Resets the heap, runs `f` on the inputs (compiled code, say), and snapshots the heap.
+    /// `f` must honour [`Built::run`]'s options itself (`max_iterations`, `invalidated`).
+    pub fn observe<E>(
+        &self,
+        f: impl FnOnce(&[Value]) -> Result<Outcome, E>,
+    ) -> Result<Observation, E> {
         self.heap.reset();
-        let outcome = self.run.run(t, &self.inputs)?;
+        let outcome = f(&self.inputs)?;
         Ok(Observation {
             outcome,
             heap: self.heap.snapshot(),

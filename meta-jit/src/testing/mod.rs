@@ -23,8 +23,12 @@
 //! let case = Case::random(7, 40);
 //! let built = case.build();
 //! let tracker = Tracker::new(); // alive through both runs and the comparison
-//! let a = built.run(&built.trace).unwrap(); // resets the heap, runs, snapshots the heap
-//! let b = built.run(&built.trace).unwrap(); // e.g. compiled code instead
+//! // Resets the heap, runs the reference interpreter, snapshots the heap.
+//! let a = built.run(&built.trace).unwrap();
+//! // The same around any runner (compiled code, say), which returns an `interp::Outcome`.
+//! let b = built
+//!     .observe(|inputs| built.run.run(&built.trace, inputs))
+//!     .unwrap();
 //! let ra = RunResult { trace: &built.trace, outcome: &a.outcome, heap: &a.heap };
 //! let rb = RunResult { trace: &built.trace, outcome: &b.outcome, heap: &b.heap };
 //! compare(ra, rb, &tracker).unwrap();
@@ -47,7 +51,7 @@ pub use recipe::{Case, Shape};
 
 use crate::alloc::Tracker;
 use crate::interp::Outcome;
-use crate::ir::{print::print, verify::verify, Trace};
+use crate::ir::{print::print, verify::verify, Opcode, Trace};
 use crate::opt::{optimize, Options};
 
 /// Property (a) for one case: the optimized trace verifies, and it runs to the same result as
@@ -80,6 +84,9 @@ pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
             None,
         ));
     }
+    if let Err(e) = constant_pointers_are_objects(&opt, &built.heap) {
+        return Err(report(&e, None));
+    }
     let tracker = Tracker::new();
     let a = built
         .run(&built.trace)
@@ -105,6 +112,34 @@ pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
             Some((&a.outcome, &b.outcome)),
         )
     })
+}
+
+/// A safety net run before an optimized trace: every memory op and every call whose
+/// reference argument is a constant must name a heap object, so that an optimizer that
+/// invents a pointer constant fails the property with a report instead of crashing the
+/// process. (Out-of-bounds indices are not caught here.)
+fn constant_pointers_are_objects(t: &Trace, heap: &heap::Heap) -> Result<(), String> {
+    for (i, op) in t.ops.iter().enumerate() {
+        let refs: &[crate::ir::OpRef] = match op.opcode {
+            o if o.is_call() => &op.args[1..],
+            o if op.descr.is_some() && !matches!(o, Opcode::New | Opcode::NewArray) => {
+                &op.args[..1]
+            }
+            _ => &[],
+        };
+        for &a in refs {
+            if let Some(crate::ir::Value::Ref(p)) = t.const_value(a) {
+                if heap.root_index(p).is_none() {
+                    return Err(format!(
+                        "op {i} ({}) of the optimized trace goes through ConstPtr({p:#x}), \
+                         which is not a heap object (not run: it would crash)",
+                        op.opcode.name()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Property (b) for one trace: printing, parsing (with the test functions' [`env`]) and

@@ -220,8 +220,9 @@ pub enum Kind {
     /// execution of this point.
     Exact,
     /// A guard (`x`: on `a` as a condition, on a comparison `y` of `a` and `b`, `guard_value`,
-    /// `guard_nonnull`, `guard_isnull`, `guard_not_invalidated`, on a float comparison); passes
-    /// in its run unless `fail`.
+    /// a null test of an object or of a null reference, `guard_not_invalidated`, on a float
+    /// comparison or value); passes in its run unless `fail` (and failing states no false
+    /// fact about a pointer).
     Guard,
     /// The `x`-th most recent guard again.
     GuardAgain,

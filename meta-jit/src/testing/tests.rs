@@ -249,3 +249,23 @@ fn check_optimized_passes_on_identity() {
         check_optimized(&Case::random(seed, 40), &crate::opt::Options::none()).unwrap();
     }
 }
+
+#[test]
+fn constant_pointers_outside_the_heap_are_rejected() {
+    let heap = heap::Heap::new(&Case::random(0, 0).heap);
+    let text = |p: usize| {
+        format!("{DESCRS}[]\ni0 = getfield_i(ConstPtr({p:#x}), descr=a64)\nfinish(i0)\n")
+    };
+    let ok = parse_with(&text(heap.obj(0)), &env()).unwrap();
+    super::constant_pointers_are_objects(&ok, &heap).unwrap();
+    let bad = parse_with(&text(0xc0), &env()).unwrap();
+    let e = super::constant_pointers_are_objects(&bad, &heap).unwrap_err();
+    assert!(e.contains("ConstPtr(0xc0)"), "{e}");
+    let call = parse_with(
+        "descr imm_of_d = call(args=p, ret=i, reads=*, writes=none, elidable)\n[]\n\
+         i0 = call_pure_i(ConstFn(imm_of), ConstPtr(0x8), descr=imm_of_d)\nfinish(i0)\n",
+        &env(),
+    )
+    .unwrap();
+    assert!(super::constant_pointers_are_objects(&call, &heap).is_err());
+}

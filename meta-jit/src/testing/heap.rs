@@ -367,7 +367,7 @@ impl Drop for Heap {
 }
 
 /// The contents of a heap's roots (its objects, then its array) at one moment: what a run
-/// left behind. Compared by [`super::compare`], which pairs roots by position.
+/// left behind. Compared by [`super::compare()`], which pairs roots by position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HeapSnapshot {
     /// Each root's address and bytes.

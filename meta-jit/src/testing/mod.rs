@@ -11,7 +11,7 @@
 //!   the optimizer has work: repeated pure ops and elidable calls, foldable and identity
 //!   expressions, repeated guards and guards on constants, loads after stores, overwritten
 //!   stores, allocations that escape or not, loops.
-//! - [`compare()`] ([`compare`]) says whether two runs agree, comparing references deeply.
+//! - [`compare()`] (module [`mod@compare`]) says whether two runs agree, comparing references deeply.
 //! - [`check_optimized`] is property (a) for one case, [`check_round_trip`] property (b).
 //! - [`funcs`] holds the real functions the traces call; [`features`] tells what a trace
 //!   contains, to check that the generator covers what it should.
@@ -142,7 +142,7 @@ fn constant_pointers_are_objects(t: &Trace, heap: &heap::Heap) -> Result<(), Str
     Ok(())
 }
 
-/// Property (b) for one trace: printing, parsing (with the test functions' [`env`]) and
+/// Property (b) for one trace: printing, parsing (with the test functions' [`env()`]) and
 /// printing again gives the same text, and the parsed trace equals the original up to the
 /// renaming of values ([`same_modulo_renaming`]).
 pub fn check_round_trip(t: &Trace) -> Result<(), String> {

@@ -160,11 +160,11 @@ opcodes! {
     IntMulOvf "int_mul_ovf" (Int, Int) -> Int, COMMUTATIVE;
 
     /// `a + b`.
-    FloatAdd "float_add" (Float, Float) -> Float, PURE, COMMUTATIVE;
+    FloatAdd "float_add" (Float, Float) -> Float, PURE;
     /// `a - b`.
     FloatSub "float_sub" (Float, Float) -> Float, PURE;
     /// `a * b`.
-    FloatMul "float_mul" (Float, Float) -> Float, PURE, COMMUTATIVE;
+    FloatMul "float_mul" (Float, Float) -> Float, PURE;
     /// `a / b`.
     FloatTrueDiv "float_truediv" (Float, Float) -> Float, PURE;
     /// `-a` (flips the sign bit).

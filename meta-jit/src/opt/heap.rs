@@ -2,6 +2,16 @@
 //! store of the value the location already holds, and forgets what a write or a call may have
 //! changed (RPython's `OptHeap`, without lazy stores).
 //!
+//! The cache holds what a *load* would return: after a store to a location narrower than 8
+//! bytes, the stored value truncated and extended as the descriptor says (an `int_signext` or
+//! `int_and` is emitted for it, and dies if unused). So a store is redundant exactly when the
+//! cache already holds the value stored.
+//!
+//! The cache holds what a *load* would return: after a store to a location narrower than 8
+//! bytes, the stored value truncated and extended as the descriptor says (an `int_signext` or
+//! `int_and` is emitted for it, and dies if unused). So a store is redundant exactly when the
+//! cache already holds the value stored.
+//!
 //! A location is (descriptor, object) for fields and (descriptor, array, index) for items,
 //! with object and index after `find`. Aliasing follows the descriptor contract of
 //! [`crate::ir`]: different descriptors never alias; the same descriptor on two objects may,
@@ -67,7 +77,9 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
         Setfield => {
             let d = d.unwrap();
             o.heap.fields.retain(|k, _| k.0 != d);
-            o.heap.fields.insert((d, args[0]), args[1]);
+            let f = o.out.get_descr(d).field().expect("verified");
+            let v = o.narrowed(args[1], f.size, f.signed);
+            o.heap.fields.insert((d, args[0]), v);
         }
         Setarrayitem => {
             let d = d.unwrap();
@@ -75,7 +87,9 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
             o.heap.items.retain(|k, _| {
                 k.0 != d || (k.1 == p && k.2.is_const() && i.is_const() && k.2 != i)
             });
-            o.heap.items.insert((d, p, i), args[2]);
+            let a = o.out.get_descr(d).array().expect("verified");
+            let v = o.narrowed(args[2], a.item_size, a.signed);
+            o.heap.items.insert((d, p, i), v);
         }
         _ if opcode.is_call() && !opcode.is_pure() => {
             let cd = o

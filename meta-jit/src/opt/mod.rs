@@ -184,6 +184,11 @@ pub struct Optimizer<'a> {
     pub heap: heap::Cache,
     /// Virtual objects.
     pub virtuals: virtuals::Virtuals,
+    /// The loop-carried values after the label: `jump` redefines them, so the ops that computed
+    /// them before the label say nothing about them after it.
+    loop_vars: Vec<OpRef>,
+    /// The output index of the label.
+    label_at: usize,
     /// Whether the previous input op was an `*_ovf` op that was not emitted, and if so whether
     /// it overflowed (the guard after it is then decided).
     pending_ovf: Option<bool>,
@@ -203,6 +208,8 @@ impl<'a> Optimizer<'a> {
             guards: guards::Facts::default(),
             heap: heap::Cache::default(),
             virtuals: virtuals::Virtuals::default(),
+            loop_vars: Vec::new(),
+            label_at: 0,
             pending_ovf: None,
         }
     }
@@ -243,10 +250,43 @@ impl<'a> Optimizer<'a> {
         self.out.const_value(v)
     }
 
-    /// The output op that defines `v`, if `v` is an emitted op.
+    /// The output op that defines `v`, if `v` is an emitted op. Not for a loop-carried value
+    /// (`jump` redefines it), nor for an op before the label that reads one (its arguments
+    /// there mean their first iteration's values).
     pub fn producer(&mut self, v: OpRef) -> Option<&Op> {
         let v = self.find(v);
-        v.is_op().then(|| &self.out.ops[v.index()])
+        if !v.is_op() {
+            return None;
+        }
+        let op = &self.out.ops[v.index()];
+        let stale = !self.loop_vars.is_empty()
+            && v.index() < self.label_at
+            && (self.loop_vars.contains(&v) || op.args.iter().any(|a| self.loop_vars.contains(a)));
+        (!stale).then_some(op)
+    }
+
+    /// Emits an op derived from the current one (a normalization, say), through the stages.
+    pub fn derived(&mut self, op: Op) -> OpRef {
+        let pending = self.pending_ovf.take();
+        let r = self.process(op).expect("derived ops define a value");
+        self.pending_ovf = pending;
+        r
+    }
+
+    /// The value a load of a `size`-byte integer location returns after `v` was stored there:
+    /// truncated to `size` bytes, then sign- or zero-extended.
+    pub fn narrowed(&mut self, v: OpRef, size: u8, signed: bool) -> OpRef {
+        if size >= 8 || self.type_of(v) != Type::Int {
+            return v;
+        }
+        let op = if signed {
+            let n = self.out.int(size as i64);
+            Op::new(Opcode::IntSignext, vec![v, n])
+        } else {
+            let mask = self.out.int((1i64 << (8 * size as u32)) - 1);
+            Op::new(Opcode::IntAnd, vec![v, mask])
+        };
+        self.derived(op)
     }
 
     /// The type of a value of the output.
@@ -379,7 +419,11 @@ impl<'a> Optimizer<'a> {
             (Some(Value::Int(0)), _) if op.opcode == Opcode::IntAddOvf => (b, false),
             (_, Some(Value::Int(1))) if op.opcode == Opcode::IntMulOvf => (a, false),
             (Some(Value::Int(1)), _) if op.opcode == Opcode::IntMulOvf => (b, false),
-            (_, Some(Value::Int(0))) | (Some(Value::Int(0)), _) => (self.out.int(0), false),
+            (_, Some(Value::Int(0))) | (Some(Value::Int(0)), _)
+                if op.opcode == Opcode::IntMulOvf =>
+            {
+                (self.out.int(0), false)
+            }
             _ => return None,
         };
         self.pending_ovf = Some(overflow);
@@ -440,7 +484,8 @@ impl<'a> Optimizer<'a> {
         self.heap = heap::Cache::default();
         self.pending_ovf = None;
         let args = op.args.clone();
-        self.push(op);
+        self.loop_vars = args.clone();
+        self.label_at = self.push(op).index();
         for (a, v) in input_args.iter().zip(args) {
             self.map[a.index()] = v;
         }

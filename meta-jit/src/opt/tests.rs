@@ -896,3 +896,19 @@ fn virtual_in_known_result_is_not_forced() {
         "[i0]\nfinish(i0)",
     );
 }
+
+#[test]
+fn heap_narrow_store_then_load_is_narrowed() {
+    let d = "descr b = field(offset=0, size=1, kind=i, signed)\ndescr u = field(offset=8, size=2, kind=i)\n";
+    check(
+        &format!("{d}[p0, i1]\nsetfield(p0, 238, descr=b)\ni2 = getfield_i(p0, descr=b)\nsetfield(p0, i1, descr=u)\ni3 = getfield_i(p0, descr=u)\nfinish(i2, i3)"),
+        &format!("{d}[p0, i1]\nsetfield(p0, 238, descr=b)\nsetfield(p0, i1, descr=u)\ni2 = int_and(i1, 65535)\nfinish(-18, i2)"),
+    );
+}
+
+#[test]
+fn label_invariant_computed_from_loop_value_is_opaque() {
+    // i2 is the first iteration's test of i0; after the label, i0 is a new value each time.
+    let t = "[i0]\ni2 = int_is_zero(i0)\nlabel(i0)\nguard_true(i2) []\njump(i2)";
+    check(t, t);
+}

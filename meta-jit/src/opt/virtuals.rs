@@ -2,7 +2,8 @@
 //!
 //! A `new` (or a `new_array` of a small constant length) is not emitted: its result becomes a
 //! *virtual* object, an [`OpRef::virtual_obj`] whose fields the optimizer tracks. Loads from
-//! it read the tracked values (zero where nothing was stored: allocation zeroes memory), stores
+//! it read the tracked values (zero where nothing was stored: allocation zeroes memory;
+//! narrowed as a load from memory would be, for fields under 8 bytes), stores
 //! into it update them, and `ptr_eq` against anything else is false. Any other use *forces*
 //! it: the allocation and its non-zero fields are emitted right there, and from then on the
 //! virtual's `find` is the emitted object. Guards do not force: their resume data describes
@@ -76,8 +77,11 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             if let Some(v) = virt(o, 0) {
                 let d = op.descr.unwrap();
                 let known = o.virtuals.objs[v.index()].fields.iter().find(|f| f.0 == d);
-                return Step::Replace(match known {
-                    Some(f) => f.1,
+                return Step::Replace(match known.map(|f| f.1) {
+                    Some(x) => {
+                        let f = o.out.get_descr(d).field().expect("verified");
+                        o.narrowed(x, f.size, f.signed)
+                    }
                     None => zero(o, op.ty()),
                 });
             }
@@ -101,7 +105,13 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
                         item.1 = op.args[2];
                         return Step::Remove;
                     }
-                    return Step::Replace(item.1);
+                    let x = item.1;
+                    let a = o
+                        .out
+                        .get_descr(op.descr.unwrap())
+                        .array()
+                        .expect("verified");
+                    return Step::Replace(o.narrowed(x, a.item_size, a.signed));
                 }
             }
         }

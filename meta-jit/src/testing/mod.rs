@@ -1,0 +1,219 @@
+//! Test support: a quickcheck generator of well-formed random traces with their inputs and a
+//! small heap, a deep comparison of two runs' results, and the checks the property tests run.
+//! The optimizer's properties use it against the reference interpreter; the backend uses the
+//! same cases and the same comparison for compiled code against the interpreter.
+//!
+//! - [`Case`] is a recipe ([`recipe`]): plain data that quickcheck generates and shrinks.
+//!   [`Case::build`] ([`build`]) turns it into a [`Built`]: a [`heap::Heap`], a trace over it
+//!   and the trace's inputs. The builder simulates every op as it emits it, so guards pass or
+//!   fail on purpose, facts (`record_known_result`, `record_exact_value`) are true, and memory
+//!   accesses stay in bounds on every execution. Traces are full of redundancy on purpose, so
+//!   the optimizer has work: repeated pure ops and elidable calls, foldable and identity
+//!   expressions, repeated guards and guards on constants, loads after stores, overwritten
+//!   stores, allocations that escape or not, loops.
+//! - [`compare()`] (module [`mod@compare`]) says whether two runs agree, comparing references deeply.
+//! - [`check_optimized`] is property (a) for one case, [`check_round_trip`] property (b).
+//! - [`funcs`] holds the real functions the traces call; [`features`] tells what a trace
+//!   contains, to check that the generator covers what it should.
+//!
+//! ```
+//! use meta_jit::alloc::Tracker;
+//! use meta_jit::testing::{compare, Case, RunResult};
+//!
+//! let case = Case::random(7, 40);
+//! let built = case.build();
+//! let tracker = Tracker::new(); // alive through both runs and the comparison
+//! // Resets the heap, runs the reference interpreter, snapshots the heap.
+//! let a = built.run(&built.trace).unwrap();
+//! // The same around any runner (compiled code, say), which returns an `interp::Outcome`.
+//! let b = built
+//!     .observe(|inputs| built.run.run(&built.trace, inputs))
+//!     .unwrap();
+//! let ra = RunResult { trace: &built.trace, outcome: &a.outcome, heap: &a.heap };
+//! let rb = RunResult { trace: &built.trace, outcome: &b.outcome, heap: &b.heap };
+//! compare(ra, rb, &tracker).unwrap();
+//! ```
+
+pub mod build;
+pub mod compare;
+pub mod features;
+pub mod funcs;
+pub mod heap;
+pub mod recipe;
+
+#[cfg(test)]
+mod tests;
+
+pub use build::{Built, Observation};
+pub use compare::{compare, RunResult};
+pub use funcs::env;
+pub use recipe::{Case, Shape};
+
+use crate::alloc::Tracker;
+use crate::interp::Outcome;
+use crate::ir::{print::print, verify::verify, Opcode, Trace};
+use crate::opt::{optimize, Options};
+
+/// Property (a) for one case: the optimized trace verifies, and it runs to the same result as
+/// the unoptimized one in the reference interpreter. On failure, the message holds both
+/// traces in the text form, the inputs, the heap and both outcomes.
+pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
+    let built = case.build();
+    let opt = optimize(&built.trace, opts);
+    let report = |what: &str, outcomes: Option<(&Outcome, &Outcome)>| {
+        let mut s = format!(
+            "{what}\noptions: {opts:?}\nmax_iterations: {}, invalidated: {}\nheap:\n{}inputs: {}\n\
+             --- unoptimized:\n{}--- optimized:\n{}",
+            built.run.max_iterations,
+            built.run.invalidated,
+            built.heap_text(),
+            built.inputs_text(),
+            print(&built.trace),
+            print(&opt)
+        );
+        if let Some((a, b)) = outcomes {
+            s.push_str(&format!(
+                "--- unoptimized run: {a:?}\n--- optimized run: {b:?}\n"
+            ));
+        }
+        s
+    };
+    if let Err(e) = verify(&opt) {
+        return Err(report(
+            &format!("the optimized trace does not verify: {e}"),
+            None,
+        ));
+    }
+    if let Err(e) = constant_pointers_are_objects(&opt, &built.heap) {
+        return Err(report(&e, None));
+    }
+    let tracker = Tracker::new();
+    let a = built
+        .run(&built.trace)
+        .map_err(|e| report(&format!("the unoptimized trace does not run: {e:?}"), None))?;
+    let b = built
+        .run(&opt)
+        .map_err(|e| report(&format!("the optimized trace does not run: {e:?}"), None))?;
+    let ra = RunResult {
+        trace: &built.trace,
+        outcome: &a.outcome,
+        heap: &a.heap,
+    };
+    let rb = RunResult {
+        trace: &opt,
+        outcome: &b.outcome,
+        heap: &b.heap,
+    };
+    let result = compare(ra, rb, &tracker);
+    drop(tracker);
+    result.map_err(|e| {
+        report(
+            &format!("results differ: {e}"),
+            Some((&a.outcome, &b.outcome)),
+        )
+    })
+}
+
+/// A safety net run before an optimized trace: every memory op and every call whose
+/// reference argument is a constant must name a heap object, so that an optimizer that
+/// invents a pointer constant fails the property with a report instead of crashing the
+/// process. (Out-of-bounds indices are not caught here.)
+fn constant_pointers_are_objects(t: &Trace, heap: &heap::Heap) -> Result<(), String> {
+    for (i, op) in t.ops.iter().enumerate() {
+        let refs: &[crate::ir::OpRef] = match op.opcode {
+            o if o.is_call() => &op.args[1..],
+            o if op.descr.is_some() && !matches!(o, Opcode::New | Opcode::NewArray) => {
+                &op.args[..1]
+            }
+            _ => &[],
+        };
+        for &a in refs {
+            if let Some(crate::ir::Value::Ref(p)) = t.const_value(a) {
+                if heap.root_index(p).is_none() {
+                    return Err(format!(
+                        "op {i} ({}) of the optimized trace goes through ConstPtr({p:#x}), \
+                         which is not a heap object (not run: it would crash)",
+                        op.opcode.name()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Property (b) for one trace: printing, parsing (with the test functions' [`env()`]) and
+/// printing again gives the same text, and the parsed trace equals the original up to the
+/// renaming of values ([`same_modulo_renaming`]).
+pub fn check_round_trip(t: &Trace) -> Result<(), String> {
+    let text = print(t);
+    let parsed = crate::ir::parse::parse_with(&text, &env())
+        .map_err(|e| format!("the printed trace does not parse: {e}\n{text}"))?;
+    let again = print(&parsed);
+    if again != text {
+        return Err(format!(
+            "printing the parsed trace gives another text:\n{text}--- reprinted:\n{again}"
+        ));
+    }
+    same_modulo_renaming(t, &parsed).map_err(|e| format!("{e}\n{text}"))
+}
+
+/// Whether two traces are the same up to the numbering of their constant pools: the same
+/// descriptors, and op by op the same opcode, descriptor, resume data (ids included), and
+/// arguments (ops by position, constants by value).
+pub fn same_modulo_renaming(a: &Trace, b: &Trace) -> Result<(), String> {
+    if a.descrs != b.descrs {
+        return Err("the descriptor tables differ".into());
+    }
+    if a.ops.len() != b.ops.len() {
+        return Err(format!("{} ops vs {}", a.ops.len(), b.ops.len()));
+    }
+    let same_ref = |x: crate::ir::OpRef, y: crate::ir::OpRef| {
+        if x.is_const() && y.is_const() {
+            a.const_of(x) == b.const_of(y)
+        } else {
+            x == y
+        }
+    };
+    let same_refs = |xs: &[crate::ir::OpRef], ys: &[crate::ir::OpRef]| {
+        xs.len() == ys.len() && xs.iter().zip(ys).all(|(&x, &y)| same_ref(x, y))
+    };
+    for (i, (x, y)) in a.ops.iter().zip(&b.ops).enumerate() {
+        let err = |what: &str| Err(format!("op {i} ({}): {what} differ", x.opcode.name()));
+        if x.opcode != y.opcode {
+            return err("opcodes");
+        }
+        if x.descr != y.descr {
+            return err("descriptors");
+        }
+        if !same_refs(&x.args, &y.args) {
+            return err("arguments");
+        }
+        match (&x.resume, &y.resume) {
+            (None, None) => {}
+            (Some(rx), Some(ry)) => {
+                if rx.id != ry.id || rx.frames != ry.frames {
+                    return err("resume ids or frames");
+                }
+                if !same_refs(&rx.values, &ry.values) {
+                    return err("resume values");
+                }
+                let same_virtuals = rx.virtuals.len() == ry.virtuals.len()
+                    && rx.virtuals.iter().zip(&ry.virtuals).all(|(vx, vy)| {
+                        vx.descr == vy.descr
+                            && vx.fields.len() == vy.fields.len()
+                            && vx
+                                .fields
+                                .iter()
+                                .zip(&vy.fields)
+                                .all(|(fx, fy)| fx.0 == fy.0 && same_ref(fx.1, fy.1))
+                    });
+                if !same_virtuals {
+                    return err("virtuals");
+                }
+            }
+            _ => return err("resume data"),
+        }
+    }
+    Ok(())
+}

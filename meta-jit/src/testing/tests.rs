@@ -1,0 +1,271 @@
+//! Tests of the generator (its traces verify, run, and cover what the optimizer needs) and of
+//! the comparison (it tells equal results from different ones, deeply).
+
+use super::features::Features;
+use super::*;
+use crate::interp::Outcome;
+use crate::ir::parse::parse_with;
+use crate::ir::Value;
+
+/// Over 1000 generated traces, every feature the optimizer's tests need appears, and not
+/// just once or twice.
+#[test]
+fn generator_covers_the_features() {
+    let n = 1000;
+    let mut counts: hashbrown::HashMap<&str, usize> = hashbrown::HashMap::new();
+    let mut failed_guards = 0;
+    let mut finished = 0;
+    let mut iterated = 0;
+    let mut fresh_escaping_on_guard_failure = 0;
+    for seed in 0..n {
+        let case = Case::random(seed, 40);
+        let built = case.build();
+        let f = Features::of(&built.trace);
+        let mut count = |name, present: bool| *counts.entry(name).or_default() += present as usize;
+        count("repeated_pure", f.repeated_pure);
+        count("repeated_elidable_call", f.repeated_elidable_call);
+        count("known_result_after_call", f.known_result_after_call);
+        count("exact_value", f.exact_value);
+        count("load_after_store", f.load_after_store);
+        count("load_after_load", f.load_after_load);
+        count("overwritten_store", f.overwritten_store);
+        count("nonescaping_new", f.nonescaping_new);
+        count("escaping_new", f.escaping_new);
+        count("new_in_resume", f.new_in_resume);
+        count("new_array", f.new_array);
+        count("is_loop", f.is_loop);
+        count("label", f.label);
+        count("residual_with_effects", f.residual_with_effects);
+        count("guard_on_constant", f.guard_on_constant);
+        count("repeated_guard", f.repeated_guard);
+        count("ovf", f.ovf);
+        count("same_as", f.same_as);
+        count("self_operands", f.self_operands);
+        count("constant_operands", f.constant_operands);
+        count("multi_frame_resume", f.multi_frame_resume);
+        count("float_op", f.float_op);
+        let _t = crate::alloc::Tracker::new();
+        match built
+            .run(&built.trace)
+            .expect("generated traces run")
+            .outcome
+        {
+            Outcome::GuardFailed { op, .. } => {
+                failed_guards += 1;
+                let r = built.trace.ops[op].resume.as_ref().unwrap();
+                fresh_escaping_on_guard_failure += r
+                    .values
+                    .iter()
+                    .any(|v| v.is_op() && built.trace.op(*v).opcode == crate::ir::Opcode::New)
+                    as usize;
+            }
+            Outcome::Finish(_) => finished += 1,
+            Outcome::Iterations(_) => iterated += 1,
+            Outcome::Jump { .. } => panic!("generated traces do not jump to other traces"),
+        }
+    }
+    let mut report: Vec<_> = counts.iter().collect();
+    report.sort();
+    eprintln!("features over {n} traces: {report:?}");
+    eprintln!(
+        "outcomes: {failed_guards} guard failures ({fresh_escaping_on_guard_failure} capturing \
+         a new object), {finished} finishes, {iterated} loops run out"
+    );
+    for (name, c) in &counts {
+        assert!(*c >= n as usize / 20, "only {c} of {n} traces have {name}");
+    }
+    for (name, c) in [
+        ("guard failures", failed_guards),
+        ("finishes", finished),
+        ("loops that run out", iterated),
+    ] {
+        assert!(c >= n as usize / 10, "only {c} of {n} runs end in {name}");
+    }
+    assert!(fresh_escaping_on_guard_failure > 0);
+}
+
+/// Guards made to pass do pass in the simulated pass: straight traces with no failing guard
+/// requested reach `finish` (unless the run is invalidated).
+#[test]
+fn guards_pass_unless_asked_to_fail() {
+    let mut checked = 0;
+    for seed in 0..500 {
+        let mut case = Case::random(seed, 30);
+        case.shape = Shape::Straight;
+        case.invalidated = false;
+        for s in &mut case.steps {
+            // Item steps use `fail` to choose a store; bounds guards still pass or fail by
+            // their index.
+            if s.kind != recipe::Kind::Item {
+                s.fail = false;
+            }
+        }
+        let built = case.build();
+        let _t = crate::alloc::Tracker::new();
+        let out = built.run(&built.trace).unwrap().outcome;
+        if let Outcome::GuardFailed { op, .. } = out {
+            // Only a bounds check may fail: its index comes from the data.
+            let g = &built.trace.ops[op];
+            let cond = built.trace.op(g.args[0]);
+            assert_eq!(
+                cond.opcode,
+                crate::ir::Opcode::UintLt,
+                "guard {op} failed:\n{}",
+                crate::ir::print::print(&built.trace)
+            );
+        } else {
+            checked += 1;
+        }
+    }
+    assert!(checked > 300);
+}
+
+/// The same case builds the same trace text (up to heap addresses, which are inputs).
+#[test]
+fn building_is_deterministic() {
+    for seed in 0..50 {
+        let case = Case::random(seed, 30);
+        let (a, b) = (case.build(), case.build());
+        assert_eq!(a.trace.ops, b.trace.ops);
+        assert_eq!(a.trace.descrs, b.trace.descrs);
+    }
+}
+
+/// Shrinking proposes only cases that build, and they are smaller.
+#[test]
+fn shrinking_proposes_buildable_cases() {
+    let case = Case::random(3, 30);
+    let candidates = case.simpler();
+    assert!(candidates.len() > 30);
+    for c in candidates.iter().take(200) {
+        let _ = c.build();
+        assert!(c.steps.len() <= case.steps.len());
+    }
+}
+
+/// Runs a trace text on a heap of its own (kept alive: the comparison reads it).
+fn run_text(text: &str) -> (crate::ir::Trace, Observation, heap::Heap) {
+    let trace = parse_with(text, &env()).unwrap();
+    let case = Case::random(0, 0);
+    let heap = heap::Heap::new(&case.heap);
+    let outcome = crate::interp::run(&trace, &[Value::Ref(heap.obj(0))]).unwrap();
+    let obs = Observation {
+        outcome,
+        heap: heap.snapshot(),
+    };
+    (trace, obs, heap)
+}
+
+const DESCRS: &str = "\
+descr a64 = field(offset=16, size=8, kind=i, signed)
+descr next = field(offset=40, size=8, kind=p)
+descr obj = size(size=56, align=8)
+";
+
+fn compare_texts(a: &str, b: &str) -> Result<(), String> {
+    let t = crate::alloc::Tracker::new();
+    let (ta, oa, _ha) = run_text(&format!("{DESCRS}{a}"));
+    let (tb, ob, _hb) = run_text(&format!("{DESCRS}{b}"));
+    compare(
+        RunResult {
+            trace: &ta,
+            outcome: &oa.outcome,
+            heap: &oa.heap,
+        },
+        RunResult {
+            trace: &tb,
+            outcome: &ob.outcome,
+            heap: &ob.heap,
+        },
+        &t,
+    )
+}
+
+#[test]
+fn fresh_objects_compare_by_content() {
+    let mk = |v: i64| {
+        format!("[p0]\np1 = new(descr=obj)\nsetfield(p1, {v}, descr=a64)\nfinish(p1, p0)\n")
+    };
+    compare_texts(&mk(5), &mk(5)).unwrap();
+    let e = compare_texts(&mk(5), &mk(6)).unwrap_err();
+    assert!(e.contains("finish, value 0"), "{e}");
+    // A heap object is not a fresh one, even with the same content.
+    let e = compare_texts(&mk(5), "[p0]\nfinish(p0, p0)\n").unwrap_err();
+    assert!(e.contains("value 0"), "{e}");
+}
+
+#[test]
+fn aliasing_must_agree() {
+    let shared = "[p0]\np1 = new(descr=obj)\nfinish(p1, p1)\n";
+    let distinct = "[p0]\np1 = new(descr=obj)\np2 = new(descr=obj)\nfinish(p1, p2)\n";
+    compare_texts(shared, shared).unwrap();
+    assert!(compare_texts(shared, distinct).is_err());
+}
+
+#[test]
+fn heap_contents_compare_deeply() {
+    // Both store a fresh object into the heap: equal by content.
+    let store = |v: i64| {
+        format!(
+            "[p0]\np1 = new(descr=obj)\nsetfield(p1, {v}, descr=a64)\n\
+             setfield(p0, p1, descr=next)\nfinish()\n"
+        )
+    };
+    compare_texts(&store(1), &store(1)).unwrap();
+    let e = compare_texts(&store(1), &store(2)).unwrap_err();
+    assert!(e.contains("heap root 0 +40 -> object +16"), "{e}");
+    let e = compare_texts(&store(1), "[p0]\nsetfield(p0, 3, descr=a64)\nfinish()\n").unwrap_err();
+    assert!(e.contains("heap root 0"), "{e}");
+}
+
+#[test]
+fn guard_values_are_materialized() {
+    // A guard holding a real object equals one describing it as a virtual.
+    let real = "[p0]\np1 = new(descr=obj)\nsetfield(p1, 7, descr=a64)\n\
+                setfield(p1, p0, descr=next)\nguard_true(0) [p1, 3]\nfinish()\n";
+    let virt = "[p0]\nguard_true(0) [v0, 3] {v0 = obj(a64=7, next=p0)}\nfinish()\n";
+    let virt8 = "[p0]\nguard_true(0) [v0, 3] {v0 = obj(a64=8, next=p0)}\nfinish()\n";
+    compare_texts(real, virt).unwrap();
+    let e = compare_texts(real, virt8).unwrap_err();
+    assert!(e.contains("guard 0"), "{e}");
+    let other =
+        "[p0]\nguard_true(1) []\nguard_true(0) [v0, 3] {v0 = obj(a64=7, next=p0)}\nfinish()\n";
+    assert!(compare_texts(real, other)
+        .unwrap_err()
+        .contains("guard 0 failed vs guard 1"));
+}
+
+#[test]
+fn generated_traces_round_trip() {
+    for seed in 0..200 {
+        let built = Case::random(seed, 40).build();
+        check_round_trip(&built.trace).unwrap();
+    }
+}
+
+#[test]
+fn check_optimized_passes_on_identity() {
+    for seed in 0..100 {
+        check_optimized(&Case::random(seed, 40), &crate::opt::Options::none()).unwrap();
+    }
+}
+
+#[test]
+fn constant_pointers_outside_the_heap_are_rejected() {
+    let heap = heap::Heap::new(&Case::random(0, 0).heap);
+    let text = |p: usize| {
+        format!("{DESCRS}[]\ni0 = getfield_i(ConstPtr({p:#x}), descr=a64)\nfinish(i0)\n")
+    };
+    let ok = parse_with(&text(heap.obj(0)), &env()).unwrap();
+    super::constant_pointers_are_objects(&ok, &heap).unwrap();
+    let bad = parse_with(&text(0xc0), &env()).unwrap();
+    let e = super::constant_pointers_are_objects(&bad, &heap).unwrap_err();
+    assert!(e.contains("ConstPtr(0xc0)"), "{e}");
+    let call = parse_with(
+        "descr imm_of_d = call(args=p, ret=i, reads=*, writes=none, elidable)\n[]\n\
+         i0 = call_pure_i(ConstFn(imm_of), ConstPtr(0x8), descr=imm_of_d)\nfinish(i0)\n",
+        &env(),
+    )
+    .unwrap();
+    assert!(super::constant_pointers_are_objects(&call, &heap).is_err());
+}

@@ -1,0 +1,147 @@
+//! The random-trace property of the backend: for random traces ([`Case`], the generator of
+//! `meta_jit::testing`), compiled code runs like the reference interpreter on the same trace,
+//! unoptimized and optimized: same outcome, same failing guard with the same saved values,
+//! same values at `finish` and after the last loop iteration (references compared deeply:
+//! objects the runs allocate compare by content), same heap contents afterwards.
+//!
+//! The seed is fixed so CI is deterministic; `META_JIT_PROP_SEED` explores others,
+//! `META_JIT_PROP_CASES` runs more cases, `META_JIT_PROP_VERBOSE` prints every case before it
+//! runs (to find one that crashes the process). A failure prints the shrunk case: the trace in
+//! the text form, its inputs and heap, both outcomes and the disassembly.
+
+use meta_jit::alloc::Tracker;
+use meta_jit::backend::{Backend, CompileOptions};
+use meta_jit::interp::Outcome;
+use meta_jit::ir::print::print;
+use meta_jit::ir::Trace;
+use meta_jit::opt::{optimize, Options};
+use meta_jit::testing::{compare, Built, Case, RunResult};
+use quickcheck::{Gen, QuickCheck, TestResult};
+
+/// The default seed of the case generator.
+const SEED: u64 = 0x6261_636b_656e_6421;
+/// Cases have up to this many steps (one to a few ops each).
+const SIZE: usize = 100;
+
+fn seed() -> u64 {
+    std::env::var("META_JIT_PROP_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SEED)
+}
+
+fn cases(default: u64) -> u64 {
+    std::env::var("META_JIT_PROP_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+fn quickcheck(n: u64, salt: u64) -> QuickCheck {
+    QuickCheck::new()
+        .rng(Gen::from_size_and_seed(SIZE, seed() ^ salt))
+        .tests(n)
+        .max_tests(n)
+}
+
+/// Compiles `t` (this case's trace, or its optimized version) and checks that it runs like
+/// the reference interpreter runs `t`.
+fn check_compiled(built: &Built, t: &Trace) -> Result<(), String> {
+    let mut backend = Backend::new();
+    let opts = CompileOptions {
+        count_iterations: true,
+    };
+    let id = backend
+        .compile(t, &opts)
+        .map_err(|e| format!("{e}\n{}", print(t)))?;
+    let report = |what: String, outcomes: Option<(&Outcome, &Outcome)>| {
+        let mut s = format!(
+            "{what}\nmax_iterations: {}, invalidated: {}\nheap:\n{}inputs: {}\n--- trace:\n{}",
+            built.run.max_iterations,
+            built.run.invalidated,
+            built.heap_text(),
+            built.inputs_text(),
+            print(t),
+        );
+        if let Some((a, b)) = outcomes {
+            s += &format!("--- interpreter: {a:?}\n--- compiled:    {b:?}\n");
+        }
+        s + "--- code:\n" + &backend.disassemble(id, t)
+    };
+    let tracker = Tracker::new();
+    let want = built
+        .run(t)
+        .map_err(|e| report(format!("the interpreter cannot run it: {e:?}"), None))?;
+    let got = built
+        .observe(|inputs| {
+            if built.run.invalidated {
+                backend.invalidate(id);
+            }
+            backend
+                .run_with(id, inputs, built.run.max_iterations as u64)
+                .map(|e| e.outcome)
+        })
+        .map_err(|e| report(format!("the backend cannot run it: {e:?}"), None))?;
+    let outcomes = Some((&want.outcome, &got.outcome));
+    // The same trace ran: a failed guard is the same op and saves as many values.
+    if let (
+        Outcome::GuardFailed {
+            op: a, saved: sa, ..
+        },
+        Outcome::GuardFailed {
+            op: b, saved: sb, ..
+        },
+    ) = (&want.outcome, &got.outcome)
+    {
+        if a != b || sa.len() != sb.len() {
+            return Err(report("a different guard failed".into(), outcomes));
+        }
+    }
+    let ra = RunResult {
+        trace: t,
+        outcome: &want.outcome,
+        heap: &want.heap,
+    };
+    let rb = RunResult {
+        trace: t,
+        outcome: &got.outcome,
+        heap: &got.heap,
+    };
+    let result = compare(ra, rb, &tracker);
+    drop(tracker);
+    result.map_err(|e| report(format!("results differ: {e}"), outcomes))
+}
+
+fn show(case: &Case) {
+    if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
+        eprintln!("{case:?}");
+    }
+}
+
+fn result(r: Result<(), String>) -> TestResult {
+    match r {
+        Ok(()) => TestResult::passed(),
+        Err(e) => TestResult::error(e),
+    }
+}
+
+#[test]
+fn compiled_runs_like_the_interpreter() {
+    fn prop(case: Case) -> TestResult {
+        show(&case);
+        let built = case.build();
+        result(check_compiled(&built, &built.trace))
+    }
+    quickcheck(cases(10_000), 0).quickcheck(prop as fn(Case) -> TestResult);
+}
+
+#[test]
+fn compiled_optimized_runs_like_the_interpreter() {
+    fn prop(case: Case) -> TestResult {
+        show(&case);
+        let built = case.build();
+        let opt = optimize(&built.trace, &Options::all());
+        result(check_compiled(&built, &opt))
+    }
+    quickcheck(cases(10_000), 1).quickcheck(prop as fn(Case) -> TestResult);
+}

@@ -4,6 +4,9 @@
 //! same values at `finish` and after the last loop iteration (references compared deeply:
 //! objects the runs allocate compare by content), same heap contents afterwards.
 //!
+//! A third property attaches a bridge to the guard that failed and checks that it receives
+//! exactly the values the guard saves.
+//!
 //! The seed is fixed so CI is deterministic; `META_JIT_PROP_SEED` explores others,
 //! `META_JIT_PROP_CASES` runs more cases, `META_JIT_PROP_VERBOSE` prints every case before it
 //! runs (to find one that crashes the process). A failure prints the shrunk case: the trace in
@@ -13,7 +16,7 @@ use meta_jit::alloc::Tracker;
 use meta_jit::backend::{Backend, CompileOptions};
 use meta_jit::interp::Outcome;
 use meta_jit::ir::print::print;
-use meta_jit::ir::Trace;
+use meta_jit::ir::{Opcode, Trace};
 use meta_jit::opt::{optimize, Options};
 use meta_jit::testing::{compare, Built, Case, RunResult};
 use quickcheck::{Gen, QuickCheck, TestResult};
@@ -112,6 +115,74 @@ fn check_compiled(built: &Built, t: &Trace) -> Result<(), String> {
     result.map_err(|e| report(format!("results differ: {e}"), outcomes))
 }
 
+/// When `t` ends at a failing guard, attaches a bridge `[v0, v1, ...] finish(v0, v1, ...)` to
+/// that guard and runs again: the guard's exit must hand every saved value, in order and of
+/// its type, from wherever it lived (register, spill slot) through the deadframe to the
+/// bridge's inputs, without leaving machine code.
+fn check_bridge(built: &Built, t: &Trace) -> Result<(), String> {
+    let mut backend = Backend::new();
+    let opts = CompileOptions {
+        count_iterations: true,
+    };
+    let id = backend.compile(t, &opts).map_err(|e| e.to_string())?;
+    let tracker = Tracker::new();
+    let want = built.run(t).map_err(|e| format!("{e:?}"))?;
+    let Outcome::GuardFailed { op, saved, .. } = &want.outcome else {
+        return Ok(());
+    };
+    let mut bridge = Trace::new();
+    let inputs: Vec<_> = saved.iter().map(|v| bridge.input(v.ty())).collect();
+    bridge.emit(Opcode::Finish, &inputs);
+    let b = backend
+        .compile_bridge(id, *op, &bridge, &opts)
+        .map_err(|e| e.to_string())?;
+    let run = |inputs: &[meta_jit::ir::Value]| {
+        if built.run.invalidated {
+            backend.invalidate(id);
+        }
+        backend.run_with(id, inputs, built.run.max_iterations as u64)
+    };
+    let mut ended = None;
+    let got = built
+        .observe(|inputs| {
+            run(inputs).map(|e| {
+                ended = Some(e.trace);
+                e.outcome
+            })
+        })
+        .map_err(|e| format!("{e:?}"))?;
+    let expected = Outcome::Finish(saved.clone());
+    let ra = RunResult {
+        trace: t,
+        outcome: &expected,
+        heap: &want.heap,
+    };
+    let rb = RunResult {
+        trace: &bridge,
+        outcome: &got.outcome,
+        heap: &got.heap,
+    };
+    let result = compare(ra, rb, &tracker).and_then(|()| {
+        (ended == Some(b))
+            .then_some(())
+            .ok_or_else(|| format!("ended in {ended:?}, not in the bridge {b:?}"))
+    });
+    drop(tracker);
+    result.map_err(|e| {
+        format!(
+            "the bridge did not get the guard's values: {e}
+guard at op {op}, saved {saved:?}
+             got {:?}
+--- trace:
+{}--- code:
+{}",
+            got.outcome,
+            print(t),
+            backend.disassemble(id, t)
+        )
+    })
+}
+
 fn show(case: &Case) {
     if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
         eprintln!("{case:?}");
@@ -144,4 +215,15 @@ fn compiled_optimized_runs_like_the_interpreter() {
         result(check_compiled(&built, &opt))
     }
     quickcheck(cases(10_000), 1).quickcheck(prop as fn(Case) -> TestResult);
+}
+
+#[test]
+fn bridges_receive_the_guards_values() {
+    fn prop(case: Case) -> TestResult {
+        show(&case);
+        let built = case.build();
+        let opt = optimize(&built.trace, &Options::all());
+        result(check_bridge(&built, &built.trace).and_then(|()| check_bridge(&built, &opt)))
+    }
+    quickcheck(cases(3_000), 2).quickcheck(prop as fn(Case) -> TestResult);
 }

@@ -115,6 +115,34 @@ fn compile_throughput() {
     }
 }
 
+/// The same over the random traces of `meta_jit::testing` (calls, memory, guards, loops).
+fn random_throughput() {
+    let traces: Vec<Trace> = (0..500)
+        .map(|seed| meta_jit::testing::Case::random(seed, 100).build().trace)
+        .collect();
+    let ops: usize = traces.iter().map(|t| t.ops.len()).sum();
+    let opts = CompileOptions::default();
+    let (emit, _) = time(|| {
+        for t in &traces {
+            let mut b = Backend::new();
+            b.compile(black_box(t), &opts).unwrap();
+        }
+    });
+    let (both, _) = time(|| {
+        for t in &traces {
+            let o = optimize(black_box(t), &Options::all());
+            let mut b = Backend::new();
+            b.compile(&o, &opts).unwrap();
+        }
+    });
+    println!(
+        "{:>8} {ops:>8} {:>12.3} {:>12.3}   (500 random traces of meta_jit::testing)",
+        "random",
+        emit.as_secs_f64() * 1e6 / ops as f64,
+        both.as_secs_f64() * 1e6 / ops as f64,
+    );
+}
+
 fn loop_speed() {
     println!("\ncompiled loop vs reference interpreter (same trace, same result)");
     let loops = [
@@ -211,5 +239,6 @@ fn loop_speed() {
 
 fn main() {
     compile_throughput();
+    random_throughput();
     loop_speed();
 }

@@ -2,8 +2,8 @@
 //! guards, and frees them.
 //!
 //! This module is the driver. It owns every compiled trace of a [`Backend`]: its executable
-//! memory ([`code`]), its data block (invalidation flag and one bridge address per guard), its
-//! exit table, and which traces jump into which. Code generation is in [`x64`] and knows
+//! memory (`code.rs`), its data block (invalidation flag and one bridge address per guard), its
+//! exit table, and which traces jump into which. Code generation is in `x64/` and knows
 //! nothing of the other traces beyond the addresses the driver gives it.
 //!
 //! How compiled code meets Rust: a trace is entered as `extern "C" fn(*mut u64) -> u64` with a

@@ -46,6 +46,8 @@ pub(crate) struct Gen<'t> {
     /// How many guards have been given a bridge slot.
     pub guards: usize,
     pub frame_values: usize,
+    /// For values the loop's `jump` passes back, the register the header wants them in.
+    hints: Vec<Option<Reg>>,
     pool: HashMap<u64, DynamicLabel>,
     pool_order: Vec<(u64, DynamicLabel)>,
 }
@@ -72,6 +74,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         header: None,
         guards: 0,
         frame_values: t.num_inputs(),
+        hints: vec![None; t.ops.len()],
         pool: HashMap::new(),
         pool_order: Vec::new(),
     };
@@ -159,6 +162,18 @@ impl Gen<'_> {
                 self.ra.drop_slot_copy(v);
             }
             locs.push((v, self.ra.loc(v), arg));
+        }
+        // A value the back-edge passes to a label argument that lives in a register had best
+        // be computed in that register: then the back-edge need not move it.
+        if let Some(jump) = self.t.ops.last().filter(|_| self.ra.live.is_loop) {
+            for &(_, loc, arg) in &locs {
+                if let (Loc::Reg(r), Some(k)) = (loc, arg) {
+                    let x = jump.args[k];
+                    if x.is_op() && self.hints[x.index()].is_none() {
+                        self.hints[x.index()] = Some(r);
+                    }
+                }
+            }
         }
         let l = self.a.new_dynamic_label();
         asm::bind(&mut self.a, l);
@@ -289,12 +304,12 @@ impl Gen<'_> {
         }
         if self.t.ops[i].ty() == Type::Float {
             let s = self.xsrc(x);
-            let d = self.ra.def(&mut self.a, i, None).n();
+            let d = self.ra.def(&mut self.a, i, self.hints[i]).n();
             asm::sse(&mut self.a, asm::Sse::Mov, d, s);
             d
         } else {
             let s = self.src(x);
-            let d = self.ra.def(&mut self.a, i, None).n();
+            let d = self.ra.def(&mut self.a, i, self.hints[i]).n();
             asm::mov(&mut self.a, d, s);
             d
         }
@@ -302,7 +317,7 @@ impl Gen<'_> {
 
     /// A register for the result of op `i` (any free one).
     pub(super) fn def(&mut self, i: usize) -> u8 {
-        self.ra.def(&mut self.a, i, None).n()
+        self.ra.def(&mut self.a, i, self.hints[i]).n()
     }
 
     /// Records an exit and returns its index.

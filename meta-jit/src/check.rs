@@ -44,19 +44,11 @@ impl fmt::Display for Violation {
             "{} at {}:{}:{} does not hold: ",
             self.hint, self.file, self.line, self.column
         )?;
-        if self.hint == "record_known_result!" {
-            write!(
-                f,
-                "{} is {} but the hint claims {}",
-                self.call, self.actual, self.claimed
-            )?;
-        } else {
-            write!(
-                f,
-                "{} is {} but the hint claims {}",
-                self.call, self.actual, self.claimed
-            )?;
-        }
+        write!(
+            f,
+            "{} is {} but the hint claims {}",
+            self.call, self.actual, self.claimed
+        )?;
         if !self.arguments.is_empty() {
             write!(f, " (arguments: {})", self.arguments.join(", "))?;
         }
@@ -153,7 +145,7 @@ fn failure_of<A, R>(f: &impl Fn(A) -> R, a: A) -> Option<Failure> {
 /// Runs `f` on `tests` generated inputs with every hint it reaches checked. Returns the first
 /// failing input, shrunk (quickcheck's `Arbitrary::shrink`) while it still fails, or `Ok` with
 /// the number of inputs run. For several arguments use a tuple: `check_hints(n, |(a, b)| ..)`.
-pub fn check_hints<A, R>(tests: u64, f: impl Fn(A) -> R) -> Result<u64, Counterexample<A>>
+pub fn check_hints<A, R>(tests: u64, f: impl Fn(A) -> R) -> Result<u64, Box<Counterexample<A>>>
 where
     A: Arbitrary + fmt::Debug,
 {
@@ -165,7 +157,7 @@ pub fn check_hints_with<A, R>(
     g: &mut Gen,
     tests: u64,
     f: impl Fn(A) -> R,
-) -> Result<u64, Counterexample<A>>
+) -> Result<u64, Box<Counterexample<A>>>
 where
     A: Arbitrary + fmt::Debug,
 {
@@ -187,12 +179,12 @@ where
             }
             break;
         }
-        return Err(Counterexample {
+        return Err(Box::new(Counterexample {
             input,
             failure,
             original,
             shrink_steps: steps,
-        });
+        }));
     }
     Ok(tests)
 }

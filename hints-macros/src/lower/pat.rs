@@ -1,10 +1,10 @@
 //! `match` and patterns.
 //!
-//! A `match` whose arms have no guards and whose patterns are decided by the top-level
-//! discriminant alone (literals, constants, enum variants with binding-only payload patterns,
-//! `_`, a binding) becomes one `Switch` op. Any other `match` becomes a chain of tests, arm by
-//! arm, that jump to the next arm on failure; nested payload fields are only read after the
-//! enclosing variant's tag has matched.
+//! A `match` is a chain of tests, arm by arm, each jumping to the next arm on failure; nested
+//! payload fields are only read after the enclosing variant's tag has matched. When every arm's
+//! top-level pattern is a literal, a constant, an enum variant or a catch-all, a `Switch` on the
+//! discriminant first jumps to the first arm that can match (its own tag test then always
+//! succeeds), so dispatch on an opcode costs one op.
 //!
 //! Bindings follow Rust's binding modes as far as syntax shows them: a scrutinee written as a
 //! place expression (`code[pc]`, `self.op`) is matched by value, so payload fields are copied
@@ -49,15 +49,6 @@ fn strip(p: &Pat) -> &Pat {
     match p {
         Pat::Paren(pp) => strip(&pp.pat),
         other => other,
-    }
-}
-
-/// Whether a payload sub-pattern needs no test.
-fn irrefutable(p: &Pat) -> bool {
-    match strip(p) {
-        Pat::Wild(_) | Pat::Rest(_) => true,
-        Pat::Ident(pi) => is_binding(pi) && pi.subpat.is_none(),
-        _ => false,
     }
 }
 
@@ -108,27 +99,6 @@ impl Lowerer {
         })
     }
 
-    /// Whether the arm can be one case of a `Switch`.
-    fn switchable(p: &Pat) -> bool {
-        match strip(p) {
-            Pat::Wild(_) | Pat::Lit(_) | Pat::Path(_) => true,
-            Pat::Ident(pi) => pi.subpat.is_none(),
-            Pat::TupleStruct(ts) => ts.elems.iter().all(irrefutable),
-            Pat::Struct(st) => st.fields.iter().all(|f| irrefutable(&f.pat)),
-            Pat::Or(o) => o.cases.iter().all(|c| match strip(c) {
-                Pat::Lit(_) | Pat::Path(_) => true,
-                Pat::Ident(pi) => !is_binding(pi),
-                Pat::TupleStruct(ts) => ts
-                    .elems
-                    .iter()
-                    .all(|e| matches!(strip(e), Pat::Wild(_) | Pat::Rest(_))),
-                Pat::Struct(st) => st.fields.is_empty(),
-                _ => false,
-            }),
-            _ => false,
-        }
-    }
-
     pub fn lower_match(&mut self, m: &syn::ExprMatch) -> syn::Result<Lowered> {
         let (bb, ll) = (b(), l());
         let span = m.span();
@@ -148,97 +118,88 @@ impl Lowerer {
         let s = self.id("s");
         let end = self.id("end");
         let res = self.id("res");
-        let use_switch = m
+        // Every arm is tested in order (a chain that falls through to the next arm on a failed
+        // test). When every arm's top-level pattern has switch keys (or is a catch-all), a
+        // `Switch` on the discriminant first jumps straight to the first arm that can match.
+        let keys: syn::Result<Vec<Option<Vec<TokenStream>>>> = m
             .arms
             .iter()
-            .all(|a| a.guard.is_none() && Self::switchable(&a.pat));
+            .map(|a| {
+                if matches!(strip(&a.pat), Pat::Range(_)) {
+                    Err(err(&a.pat, "range"))
+                } else {
+                    self.key_of(&a.pat, &s)
+                }
+            })
+            .collect();
+        let starts: Vec<Ident> = m.arms.iter().map(|_| self.id("arm")).collect();
         let mut body = TokenStream::new();
-        let mut any_completes = false;
-        if use_switch {
+        let nomatch = self.id("nomatch");
+        if let Ok(keys) = keys {
             let d = self.id("d");
-            let nomatch = self.id("nomatch");
-            let mut labels = Vec::new();
             let mut cases = TokenStream::new();
-            let mut default = None;
-            for arm in &m.arms {
-                let lab = self.id("arm");
-                if default.is_none() {
-                    match self.key_of(&arm.pat, &s)? {
-                        None => default = Some(lab.clone()),
-                        Some(keys) => {
-                            for k in keys {
-                                cases.extend(quote!(__jit_cases.push((#k, #lab));));
-                            }
+            let mut default = nomatch.clone();
+            for (k, start) in keys.iter().zip(&starts) {
+                match k {
+                    None => {
+                        default = start.clone();
+                        break;
+                    }
+                    Some(ks) => {
+                        for k in ks {
+                            cases.extend(quote!(#ll::add_case(&mut __jit_cases, #k, #start);));
                         }
                     }
                 }
-                labels.push(lab);
             }
-            let default = default.unwrap_or(nomatch.clone());
-            let mut arms = TokenStream::new();
-            for (arm, lab) in m.arms.iter().zip(&labels) {
-                self.push_scope();
-                let mut binds = TokenStream::new();
-                let r = self
-                    .bindings_only(&arm.pat, &s, by_value, &mut binds)
-                    .and_then(|_| self.expr(&arm.body));
-                self.pop_scope();
-                let r = r?;
-                let rt = r.ts;
-                let tail = if r.diverges {
-                    quote!(#rt;)
-                } else {
-                    any_completes = true;
-                    quote!(let __jit_v = #rt; #ll::join(#bb, &mut #res, __jit_v); #bb.goto(#end);)
-                };
-                arms.extend(quote!(#bb.bind(#lab); { #binds #tail }));
-            }
-            let label_decls = labels.iter().map(|l| quote!(let #l = #bb.new_label();));
             body.extend(quote! {
                 let #d = #ll::Scrutinee::discriminant(#s, #bb);
-                let #nomatch = #bb.new_label();
-                #(#label_decls)*
                 let mut __jit_cases = Vec::new();
                 #cases
                 #bb.switch(#d.reg, __jit_cases, #default);
-                #arms
-                #bb.bind(#nomatch);
-                #ll::panic(#bb, "no arm of this `match` matched");
             });
-        } else {
-            for arm in &m.arms {
-                let next = self.id("next");
-                self.push_scope();
-                let mut tests = TokenStream::new();
-                let mut binds = TokenStream::new();
-                let r = (|| {
-                    self.pat_test(&arm.pat, &s, by_value, &next, &mut tests, &mut binds, true)?;
-                    if let Some((_, g)) = &arm.guard {
-                        let gl = self.expr(g)?;
-                        let gt = gl.ts;
-                        binds.extend(
-                            quote!(let __jit_g = #gt; #ll::branch_if_not(#bb, __jit_g, #next);),
-                        );
-                    }
-                    self.expr(&arm.body)
-                })();
-                self.pop_scope();
-                let r = r?;
-                let rt = r.ts;
-                let tail = if r.diverges {
-                    quote!(#rt;)
-                } else {
-                    any_completes = true;
-                    quote!(let __jit_v = #rt; #ll::join(#bb, &mut #res, __jit_v); #bb.goto(#end);)
-                };
-                body.extend(quote!({
-                    let #next = #bb.new_label();
-                    { #tests #binds #tail }
-                    #bb.bind(#next);
-                }));
-            }
-            body.extend(quote!(#ll::panic(#bb, "no arm of this `match` matched");));
         }
+        let mut any_completes = false;
+        for (arm, start) in m.arms.iter().zip(&starts) {
+            let next = self.id("next");
+            self.push_scope();
+            let mut tests = TokenStream::new();
+            let mut binds = TokenStream::new();
+            let r = (|| {
+                self.pat_test(&arm.pat, &s, by_value, &next, &mut tests, &mut binds, true)?;
+                if let Some((_, g)) = &arm.guard {
+                    let gl = self.expr(g)?;
+                    let gt = gl.ts;
+                    binds.extend(
+                        quote!(let __jit_g = #gt; #ll::branch_if_not(#bb, __jit_g, #next);),
+                    );
+                }
+                self.expr(&arm.body)
+            })();
+            self.pop_scope();
+            let r = r?;
+            let rt = r.ts;
+            let tail = if r.diverges {
+                quote!(#rt;)
+            } else {
+                any_completes = true;
+                quote!(let __jit_v = #rt; #ll::join(#bb, &mut #res, __jit_v); #bb.goto(#end);)
+            };
+            body.extend(quote!({
+                let #next = #bb.new_label();
+                #bb.bind(#start);
+                { #tests #binds #tail }
+                #bb.bind(#next);
+            }));
+        }
+        let start_decls = starts.iter().map(|l| quote!(let #l = #bb.new_label();));
+        let body = quote! {
+            let #nomatch = #bb.new_label();
+            #(#start_decls)*
+            #body
+            #bb.bind(#nomatch);
+            #ll::panic(#bb, "no arm of this `match` matched");
+        };
         let decl = if any_completes {
             quote!(let mut #res = None;)
         } else {
@@ -260,20 +221,6 @@ impl Lowerer {
             }),
             diverges: !any_completes,
         })
-    }
-
-    /// Bindings of a switch arm (its tests were done by the switch).
-    fn bindings_only(
-        &mut self,
-        p: &Pat,
-        s: &Ident,
-        by_value: bool,
-        binds: &mut TokenStream,
-    ) -> syn::Result<()> {
-        let mut dummy = TokenStream::new();
-        let never = self.id("unused");
-        // Patterns accepted by `switchable` only produce bindings here, never tests.
-        self.pat_test(p, s, by_value, &never, &mut dummy, binds, false)
     }
 
     /// Emits into `tests` the checks of `p` against scrutinee `s` (jumping to `fail`), and into

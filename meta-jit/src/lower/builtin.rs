@@ -64,6 +64,7 @@ impl FloatMethods for Reg<f64> {
 }
 
 /// Length methods on anything indexable.
+#[allow(clippy::wrong_self_convention, clippy::len_without_is_empty)]
 pub trait LenMethods {
     /// `c.len()`.
     fn len(self, b: &mut Builder) -> Reg<usize>;

@@ -438,3 +438,14 @@ impl<T: Scalar> CopyScrutinee for Reg<T> {}
 pub fn copy_scrutinee<S: CopyScrutinee>(_b: &mut Builder, s: S) -> S {
     s
 }
+
+/// Adds a `match` switch case unless an earlier arm already claimed the key.
+pub fn add_case(
+    cases: &mut Vec<(i64, crate::jitcode::Label)>,
+    key: i64,
+    label: crate::jitcode::Label,
+) {
+    if !cases.iter().any(|&(k, _)| k == key) {
+        cases.push((key, label));
+    }
+}

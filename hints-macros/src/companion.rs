@@ -113,6 +113,42 @@ pub fn companion_items(
             ReplaceSelf(st).visit_block_mut(&mut body);
         }
         let lowered = lw.block(&body)?;
+        // Fallbacks for callees named by a single identifier: `use super::g;` imports `g`'s
+        // companion module explicitly when it exists (shadowing the glob below); otherwise only
+        // the fallback module `g` from the glob is found, and its bound fails with a message
+        // that says to annotate `g`.
+        let mut fallbacks = TokenStream::new();
+        let mut imports = TokenStream::new();
+        for (callee, arity) in &lw.callees {
+            if *callee == sig.name {
+                continue;
+            }
+            let msg = format!("`{callee}` is called from traced code but has no JIT policy");
+            let tys: Vec<Ident> = (0..*arity).map(|i| format_ident!("__JitA{}", i)).collect();
+            imports.extend(quote!(#[allow(unused_imports)] use super::#callee;));
+            fallbacks.extend(quote! {
+                pub mod #callee {
+                    #[diagnostic::on_unimplemented(
+                        message = #msg,
+                        label = "no JIT policy",
+                        note = "annotate the function with `#[look_inside]`, `#[unroll_safe]`, `#[elidable]`, `#[dont_look_inside]` or `#[loop_invariant]`; a foreign function needs a small annotated wrapper"
+                    )]
+                    pub trait NotAnnotated {}
+                    pub fn __jit_call<__JitB: NotAnnotated, #(#tys),*>(_: __JitB, #(_: #tys),*) -> ! {
+                        unreachable!()
+                    }
+                }
+            });
+        }
+        out.extend(quote! {
+            #imports
+            #[allow(unused_imports)]
+            use self::__jit_fallbacks::*;
+            #[allow(non_snake_case, non_camel_case_types, dead_code)]
+            mod __jit_fallbacks {
+                #fallbacks
+            }
+        });
         if let Some(p) = &lw.portal {
             if p.merge_points != 1 {
                 return Err(syn::Error::new(

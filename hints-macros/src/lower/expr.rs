@@ -1,6 +1,6 @@
 //! Expressions: value context (`expr`), place context (`place`), calls, hints.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Lit, UnOp};
@@ -416,6 +416,11 @@ impl Lowerer {
         }
         let mut path = p.path.clone();
         FixSuper.visit_path_mut_pub(&mut path);
+        if let Some(id) = p.path.get_ident() {
+            if !self.callees.iter().any(|(c, _)| c == id) {
+                self.callees.push((id.clone(), c.args.len()));
+            }
+        }
         let (stmts, names) = match self.args(c.args.iter().cloned())? {
             Ok(x) => x,
             Err(d) => return Ok(d),
@@ -448,9 +453,28 @@ impl Lowerer {
         };
         let rt = recv.ts;
         let method = &m.method;
-        Ok(Lowered::value(
-            quote_spanned!(span=> { let __jit_recv = #rt; #stmts __jit_recv.#method(#bb, #(#names),*) }),
-        ))
+        // A fallback trait in scope only here: its method is found (at the autoref step) only
+        // when no JIT policy provides `method` on the receiver's handle, and its bound then fails
+        // with a message that says to annotate the method.
+        let msg = format!("method `{method}` is called from traced code but has no JIT policy");
+        let note = "mark the method `#[look_inside]`, `#[elidable]` or `#[dont_look_inside]` inside a `#[jit::methods]` impl block, and bring the generated `<Type>JitMethods` trait into scope";
+        let tys: Vec<Ident> = (0..names.len()).map(|i| quote::format_ident!("__JitA{}", i)).collect();
+        Ok(Lowered::value(quote_spanned!(span=> {
+            let __jit_recv = #rt;
+            #stmts
+            #[diagnostic::on_unimplemented(message = #msg, label = "no JIT policy", note = #note)]
+            trait __JitNotAnnotated {}
+            #[allow(dead_code)]
+            trait __JitFallback {
+                fn #method<__JitB: __JitNotAnnotated, #(#tys),*>(&self, b: __JitB, #(_: #tys),*) -> !;
+            }
+            impl<__JitT: ?Sized> __JitFallback for __JitT {
+                fn #method<__JitB: __JitNotAnnotated, #(#tys),*>(&self, _: __JitB, #(_: #tys),*) -> ! {
+                    unreachable!()
+                }
+            }
+            __jit_recv.#method(#bb, #(#names),*)
+        })))
     }
 
     fn macro_expr(&mut self, mac: &syn::Macro) -> syn::Result<Lowered> {

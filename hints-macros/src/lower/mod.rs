@@ -60,6 +60,8 @@ pub struct Lowerer {
     pub allow_loops: bool,
     /// The policy attribute, for error messages.
     pub policy: &'static str,
+    /// Single-name callees and their arity (for the "not annotated" fallbacks).
+    pub callees: Vec<(Ident, usize)>,
 }
 
 /// `__jit_b`, the builder every generated statement uses.
@@ -81,6 +83,7 @@ impl Lowerer {
             portal,
             allow_loops,
             policy,
+            callees: Vec::new(),
         }
     }
 

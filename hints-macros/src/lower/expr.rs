@@ -458,7 +458,9 @@ impl Lowerer {
         // with a message that says to annotate the method.
         let msg = format!("method `{method}` is called from traced code but has no JIT policy");
         let note = "mark the method `#[look_inside]`, `#[elidable]` or `#[dont_look_inside]` inside a `#[jit::methods]` impl block, and bring the generated `<Type>JitMethods` trait into scope";
-        let tys: Vec<Ident> = (0..names.len()).map(|i| quote::format_ident!("__JitA{}", i)).collect();
+        let tys: Vec<Ident> = (0..names.len())
+            .map(|i| quote::format_ident!("__JitA{}", i))
+            .collect();
         Ok(Lowered::value(quote_spanned!(span=> {
             let __jit_recv = #rt;
             #stmts

@@ -372,6 +372,30 @@ shim_scalar! {
     f64 => f64, Value::Float, float;
 }
 
+/// Never implemented: makes "a slice passed to a shim" a compile error that explains itself.
+#[diagnostic::on_unimplemented(
+    message = "a slice `&[{Self}]` cannot be passed to or returned from a function the JIT does not look inside",
+    label = "slices are two words (pointer and length); shims take one word per argument",
+    note = "pass a reference to a struct that holds the data (for example `&Vec<T>`) instead of a slice"
+)]
+pub trait SliceThroughShim {}
+
+macro_rules! shim_slice {
+    ($($r:ty),*) => {$(
+        impl<'a, U: SliceThroughShim> ShimArg for $r {
+            type Abi = usize;
+            const KIND: Kind = Kind::Ref;
+            unsafe fn from_abi(_: usize) -> Self {
+                unreachable!("SliceThroughShim is never implemented")
+            }
+            fn to_abi(self) -> usize {
+                unreachable!("SliceThroughShim is never implemented")
+            }
+        }
+    )*};
+}
+shim_slice!(&'a [U], &'a mut [U]);
+
 macro_rules! shim_ref {
     ($($r:ty),*) => {$(
         impl<'a, T> ShimArg for $r {

@@ -106,7 +106,7 @@ pub fn companion_items(
         let allow_loops = matches!(policy, Policy::UnrollSafe | Policy::Portal);
         let mut lw = Lowerer::new(policy.attr_name(), allow_loops, portal);
         for n in &pnames {
-            lw.declare(&n.to_string());
+            lw.declare(n);
         }
         let mut body = body.clone();
         if let Some(st) = &target.self_ty {

@@ -528,6 +528,17 @@ impl Lowerer {
                     portal.merge_points += 1;
                 }
                 let (greens, reds) = (portal.greens.clone(), portal.reds.clone());
+                let resolve = |this: &Self, v: &[Ident]| -> syn::Result<Vec<Ident>> {
+                    v.iter()
+                        .map(|g| {
+                            this.lookup(&g.to_string()).ok_or_else(|| {
+                                syn::Error::new(g.span(), format!("`{g}` is declared a green or red but is not a variable in scope at `{name}!`"))
+                            })
+                        })
+                        .collect()
+                };
+                let greens = resolve(self, &greens)?;
+                let reds = resolve(self, &reds)?;
                 let f = if name == "jit_merge_point" { quote!(merge_point) } else { quote!(can_enter_jit) };
                 Ok(Lowered::value(quote_spanned!(span=> {
                     let mut __jit_g = Vec::new();

@@ -52,7 +52,7 @@ pub struct LoopCtx {
 }
 
 pub struct Lowerer {
-    scopes: Vec<Vec<String>>,
+    scopes: Vec<Vec<Ident>>,
     pub loops: Vec<LoopCtx>,
     n: usize,
     pub portal: Option<Portal>,
@@ -93,14 +93,20 @@ impl Lowerer {
         format_ident!("__jit_{}{}", base, self.n, span = Span::call_site())
     }
 
-    pub fn declare(&mut self, name: &str) {
-        self.scopes.last_mut().unwrap().push(name.to_string());
+    pub fn declare(&mut self, name: &Ident) {
+        self.scopes.last_mut().unwrap().push(name.clone());
     }
     pub fn is_local(&self, name: &str) -> bool {
+        self.lookup(name).is_some()
+    }
+    /// The identifier (with its hygiene) a local variable was declared with.
+    pub fn lookup(&self, name: &str) -> Option<Ident> {
         self.scopes
             .iter()
             .rev()
-            .any(|s| s.iter().any(|n| n == name))
+            .flat_map(|s| s.iter().rev())
+            .find(|n| *n == name)
+            .cloned()
     }
     pub fn push_scope(&mut self) {
         self.scopes.push(Vec::new());
@@ -210,7 +216,7 @@ impl Lowerer {
         let (bb, ll, ts) = (b(), l(), e.ts);
         let name = ident.to_string();
         let annot = ty.map(|t| quote!(: <#t as #ll::JitType>::Handle));
-        self.declare(&name);
+        self.declare(&ident);
         Ok(Lowered::value(
             quote!(let #ident #annot = { let __jit_v = #ts; #ll::bind(#bb, #name, __jit_v) };),
         ))

@@ -258,7 +258,7 @@ impl Lowerer {
                 }
                 let id = &pi.ident;
                 let name = id.to_string();
-                self.declare(&name);
+                self.declare(id);
                 let v = if by_value {
                     quote!(#ll::copy_scrutinee(#bb, #s))
                 } else {
@@ -392,7 +392,7 @@ impl Lowerer {
             Pat::Ident(pi) if is_binding(pi) && pi.subpat.is_none() => {
                 let id = &pi.ident;
                 let name = id.to_string();
-                self.declare(&name);
+                self.declare(id);
                 let v = if by_value {
                     quote!(#ll::bind_by_value(#bb, #fp))
                 } else {

@@ -279,6 +279,9 @@ timer!(time_hinted_b, hinted_b);
 timer!(time_plain_a, plain_a);
 timer!(time_plain_b, plain_b);
 
+/// One timed run: seconds and the interpreter's result.
+type Timer = fn(i64) -> (f64, i64);
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -296,7 +299,7 @@ fn main() {
     if cfg!(debug_assertions) {
         println!("note: debug build; run with --release for meaningful figures");
     }
-    let runners: [(&str, fn(i64) -> (f64, i64)); 4] = [
+    let runners: [(&str, Timer); 4] = [
         ("hinted_a", time_hinted_a),
         ("hinted_b", time_hinted_b),
         ("plain_a", time_plain_a),

@@ -176,6 +176,88 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 });
             }
             let name_str = name.to_string();
+            // `#[jit(scalar)]` on a fieldless `Copy` enum makes it a scalar: a value of it can sit
+            // in a register (its tag), be compared with `==` and be matched without memory.
+            let unit_only = e.variants.iter().all(|v| matches!(v.fields, Fields::Unit));
+            let mut wants_scalar = false;
+            for a in input.attrs.iter().filter(|a| a.path().is_ident("jit")) {
+                a.parse_nested_meta(|m| {
+                    if m.path.is_ident("scalar") {
+                        wants_scalar = true;
+                        Ok(())
+                    } else {
+                        Err(m.error("expected `scalar`"))
+                    }
+                })?;
+            }
+            if wants_scalar && !unit_only {
+                return Err(syn::Error::new_spanned(
+                    name,
+                    "`#[jit(scalar)]` needs an enum whose variants have no fields",
+                ));
+            }
+            let scalar = if wants_scalar && input.generics.params.is_empty() {
+                quote! {
+                    impl ::meta_jit::lower::Scalar for #name {
+                        const KIND: ::meta_jit::jitcode::Kind = ::meta_jit::jitcode::Kind::Int;
+                        const INT: Option<::meta_jit::jitcode::IntTy> =
+                            Some(::meta_jit::jitcode::IntTy { bits: #tag_size * 8, signed: #tag_signed });
+                        fn to_value(self) -> ::meta_jit::jitcode::Value {
+                            ::meta_jit::jitcode::Value::Int(self as #tag_ty as i64)
+                        }
+                        unsafe fn from_value(v: ::meta_jit::jitcode::Value) -> Self {
+                            // SAFETY: by the contract of `from_value`, the value is the tag of a
+                            // variant of this `#[repr(#tag_ty)]` fieldless enum.
+                            unsafe { ::core::mem::transmute::<#tag_ty, #name>(v.int() as #tag_ty) }
+                        }
+                    }
+                    impl ::meta_jit::lower::JitType for #name {
+                        type Handle = #ll::Reg<#name>;
+                        fn to_values(self, out: &mut Vec<::meta_jit::jitcode::Value>) {
+                            out.push(<Self as ::meta_jit::lower::Scalar>::to_value(self));
+                        }
+                        unsafe fn from_values(vals: &mut dyn Iterator<Item = ::meta_jit::jitcode::Value>) -> Self {
+                            // SAFETY: forwarded contract.
+                            unsafe { <Self as ::meta_jit::lower::Scalar>::from_value(vals.next().expect("missing value")) }
+                        }
+                    }
+                    impl ::meta_jit::lower::Stored for #name {
+                        fn load(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
+                            #ll::load_scalar(b, p)
+                        }
+                        fn store(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>, v: #ll::Reg<Self>) {
+                            #ll::store_scalar(b, p, v)
+                        }
+                    }
+                    impl #ll::ops::Equatable for #name {}
+                    impl #ll::ConstValue for #name {
+                        fn constant(self, b: &mut ::meta_jit::jitcode::Builder) -> #ll::Reg<Self> {
+                            #ll::konst(b, self)
+                        }
+                    }
+                }
+            } else {
+                quote!()
+            };
+            let match_target = if scalar.is_empty() {
+                quote! {
+                    impl #ig #ll::MatchTarget for #name #tg #wc {
+                        type Scrutinee = #ll::Ptr<Self>;
+                        fn scrutinee(_b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
+                            p
+                        }
+                    }
+                }
+            } else {
+                quote! {
+                    impl #ll::MatchTarget for #name {
+                        type Scrutinee = #ll::Reg<Self>;
+                        fn scrutinee(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
+                            #ll::load_scalar(b, p)
+                        }
+                    }
+                }
+            };
             Ok(quote! {
                 // SAFETY: the enum has the primitive representation checked above, so its tag is
                 // at offset 0 and its payloads are laid out as the `#[repr(C)]` mirrors below
@@ -199,12 +281,8 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                         }
                     }
                 }
-                impl #ig #ll::MatchTarget for #name #tg #wc {
-                    type Scrutinee = #ll::Ptr<Self>;
-                    fn scrutinee(_b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
-                        p
-                    }
-                }
+                #match_target
+                #scalar
             })
         }
         Data::Union(u) => Err(syn::Error::new_spanned(

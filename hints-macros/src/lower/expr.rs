@@ -131,7 +131,26 @@ impl Lowerer {
             Expr::Macro(m) => self.macro_expr(&m.mac),
             Expr::Tuple(t) if t.elems.is_empty() => Ok(Lowered::value(quote!(()))),
             Expr::Let(lt) => Err(err(lt, "`let` is only supported as the condition of `if let` / `while let`")),
-            Expr::Try(t) => Err(err(t, "the `?` operator is not supported in traced code yet; match on the `Option`/`Result` inside a `#[dont_look_inside]` function, or return a status code")),
+            Expr::Try(t) => {
+                let x = self.expr(&t.expr)?;
+                if x.diverges {
+                    return Ok(x);
+                }
+                let xt = x.ts;
+                Ok(Lowered::value(quote_spanned!(span=> {
+                    let __jit_t = #xt;
+                    let __jit_fail = #bb.new_label();
+                    let __jit_done = #bb.new_label();
+                    let __jit_c = #ll::try_continue(#bb, __jit_t);
+                    #ll::branch_if_not(#bb, __jit_c, __jit_fail);
+                    #bb.goto(__jit_done);
+                    #bb.bind(__jit_fail);
+                    let __jit_r: __JitRet = #ll::try_residual(#bb, __jit_t);
+                    #ll::ret::<__JitRet>(#bb, __jit_r);
+                    #bb.bind(__jit_done);
+                    #ll::try_output(__jit_t)
+                })))
+            }
             Expr::Closure(c) => Err(err(c, "closures are not supported in traced code; write an annotated function instead")),
             Expr::Struct(s) => Err(err(s, "constructing structs is not supported in traced code; build the value in a `#[dont_look_inside]` function")),
             Expr::Array(a) => Err(err(a, "array literals are not supported in traced code; keep the array in a struct field or a `static`")),
@@ -413,6 +432,24 @@ impl Lowerer {
                 p,
                 "calling a local variable is not supported in traced code",
             ));
+        }
+        if let Some(id) = p.path.get_ident() {
+            let ctor = match id.to_string().as_str() {
+                "Some" => Some(quote!(some)),
+                "Ok" => Some(quote!(ok)),
+                "Err" => Some(quote!(err)),
+                _ => None,
+            };
+            if let (Some(f), 1) = (ctor, c.args.len()) {
+                let x = self.expr(&c.args[0])?;
+                if x.diverges {
+                    return Ok(x);
+                }
+                let (xt, ll) = (x.ts, l());
+                return Ok(Lowered::value(
+                    quote_spanned!(span=> { let __jit_x = #xt; #ll::#f(#bb, __jit_x) }),
+                ));
+            }
         }
         let mut path = p.path.clone();
         FixSuper.visit_path_mut_pub(&mut path);

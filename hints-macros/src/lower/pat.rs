@@ -405,7 +405,7 @@ impl Lowerer {
             }
             other => {
                 let sub = self.id("s");
-                tests.extend(quote!(#place let #sub = #ll::scrutinee_place(#bb, #fp);));
+                tests.extend(quote!(#place let #sub = #ll::sub_scrutinee(#bb, #fp);));
                 self.pat_test(other, &sub, by_value, fail, tests, binds, test)
             }
         }

@@ -8,7 +8,7 @@
 
 use super::ops::{self, Integer};
 use super::place::{self, Indexable};
-use super::types::JitType;
+use super::types::Stored;
 use super::{Ptr, Reg};
 use crate::jitcode::{Builder, IntBinOp};
 
@@ -46,7 +46,7 @@ impl<T: Integer> IntMethods<T> for Reg<T> {
         self
     }
 }
-impl<T: Integer + JitType<Handle = Reg<T>>> IntMethods<T> for Ptr<T> {
+impl<T: Integer + Stored<Handle = Reg<T>>> IntMethods<T> for Ptr<T> {
     fn value(self, b: &mut Builder) -> Reg<T> {
         place::read(b, self)
     }

@@ -20,6 +20,7 @@ pub mod calls;
 pub mod control;
 pub mod ops;
 pub mod place;
+pub mod sum;
 pub mod types;
 
 use std::marker::PhantomData;
@@ -30,7 +31,8 @@ pub use calls::{arg_regs, call_descr, emit_call, emit_inline_call, emit_known_re
 pub use control::*;
 pub use ops::*;
 pub use place::*;
-pub use types::{JitType, Scalar, ShimArg, ShimRet};
+pub use sum::{err, ok, some, try_continue, try_output, try_residual, OptionH, ResultH};
+pub use types::{load_scalar, store_scalar, JitType, Scalar, ShimArg, ShimRet, Stored};
 
 /// A register holding a scalar of type `T` (the typed register handle of the design).
 pub struct Reg<T> {

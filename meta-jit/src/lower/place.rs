@@ -9,7 +9,7 @@
 
 use std::mem::{size_of, MaybeUninit};
 
-use super::types::{JitType, Scalar};
+use super::types::{Scalar, Stored};
 use super::{FieldFlags, Handle, Ptr, Reg, SliceRef};
 use crate::jitcode::{Builder, FieldDescr, Kind, Op};
 
@@ -68,14 +68,14 @@ pub trait PlaceTarget {
 impl<'a, T: PlaceTarget> PlaceTarget for &'a T {
     type Struct = T::Struct;
     fn to_struct(b: &mut Builder, p: Ptr<Self>) -> Ptr<T::Struct> {
-        let inner = <&'a T as JitType>::load(b, p);
+        let inner = <&'a T as Stored>::load(b, p);
         T::to_struct(b, inner)
     }
 }
 impl<'a, T: PlaceTarget> PlaceTarget for &'a mut T {
     type Struct = T::Struct;
     fn to_struct(b: &mut Builder, p: Ptr<Self>) -> Ptr<T::Struct> {
-        let inner = <&'a mut T as JitType>::load(b, p);
+        let inner = <&'a mut T as Stored>::load(b, p);
         T::to_struct(b, inner)
     }
 }
@@ -83,7 +83,7 @@ impl<T: PlaceTarget> PlaceTarget for Box<T> {
     type Struct = T::Struct;
     fn to_struct(b: &mut Builder, p: Ptr<Self>) -> Ptr<T::Struct> {
         // A `Box<T>` (sized `T`, global allocator) is one non-null pointer.
-        let inner = <&T as JitType>::load(b, p.cast::<&T>());
+        let inner = <&T as Stored>::load(b, p.cast::<&T>());
         T::to_struct(b, inner)
     }
 }
@@ -161,11 +161,11 @@ pub fn addr_of<A: Addressable>(_b: &mut Builder, a: A) -> A::Ref {
 }
 
 /// Reads the value stored at a place (a place expression in a value context).
-pub fn read<T: JitType>(b: &mut Builder, p: Ptr<T>) -> T::Handle {
+pub fn read<T: Stored>(b: &mut Builder, p: Ptr<T>) -> T::Handle {
     T::load(b, p)
 }
 /// Writes `v` into a place (`place = v`).
-pub fn write<T: JitType>(b: &mut Builder, p: Ptr<T>, v: T::Handle) {
+pub fn write<T: Stored>(b: &mut Builder, p: Ptr<T>, v: T::Handle) {
     if p.flags.immutable {
         panic!("write to field `{}` marked #[jit(immutable)]", p.field);
     }
@@ -200,8 +200,8 @@ impl<T> Indexable for Ptr<Vec<T>> {
         let mut lp = self.cast::<usize>();
         lp.offset += len_off;
         lp.field = "Vec.len";
-        let data = <&T as JitType>::load(b, pp);
-        let len = <usize as JitType>::load(b, lp);
+        let data = <&T as Stored>::load(b, pp);
+        let len = <usize as Stored>::load(b, lp);
         (data, len)
     }
 }
@@ -215,25 +215,25 @@ impl<T, const N: usize> Indexable for Ptr<[T; N]> {
 impl<'a, T> Indexable for Ptr<&'a [T]> {
     type Item = T;
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
-        <&'a [T] as JitType>::load(b, self).data_len(b)
+        <&'a [T] as Stored>::load(b, self).data_len(b)
     }
 }
 impl<'a, T> Indexable for Ptr<&'a mut [T]> {
     type Item = T;
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
-        <&'a mut [T] as JitType>::load(b, self).data_len(b)
+        <&'a mut [T] as Stored>::load(b, self).data_len(b)
     }
 }
 impl<'a, T> Indexable for Ptr<&'a Vec<T>> {
     type Item = T;
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
-        <&'a Vec<T> as JitType>::load(b, self).data_len(b)
+        <&'a Vec<T> as Stored>::load(b, self).data_len(b)
     }
 }
 impl<'a, T> Indexable for Ptr<&'a mut Vec<T>> {
     type Item = T;
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
-        <&'a mut Vec<T> as JitType>::load(b, self).data_len(b)
+        <&'a mut Vec<T> as Stored>::load(b, self).data_len(b)
     }
 }
 
@@ -321,7 +321,7 @@ macro_rules! scalar_match {
         impl MatchTarget for $t {
             type Scrutinee = Reg<$t>;
             fn scrutinee(b: &mut Builder, p: Ptr<Self>) -> Reg<$t> {
-                <$t as JitType>::load(b, p)
+                <$t as Stored>::load(b, p)
             }
         }
     )*};
@@ -381,11 +381,25 @@ pub fn scrutinee_value<S: Scrutinee>(_b: &mut Builder, s: S) -> S {
     s
 }
 
-/// The switch key of an enum variant pattern (`Op::Add(..)`); `check` is never called: it makes
-/// rustc check the pattern against the scrutinee's type.
-pub fn variant_key<E: JitEnum>(_s: &Ptr<E>, name: &str, _check: impl FnOnce(E) -> bool) -> i64 {
-    E::variant_tag(name)
+/// Scrutinees with variants: the switch key of a variant pattern (`Op::Add(..)`, `Some(..)`).
+pub trait VariantKey {
+    /// The Rust type matched (the closure that checks the pattern takes it).
+    type Value;
+    /// The key of variant `name`.
+    fn variant_key(&self, name: &str) -> i64;
 }
+impl<E: JitEnum> VariantKey for Ptr<E> {
+    type Value = E;
+    fn variant_key(&self, name: &str) -> i64 {
+        E::variant_tag(name)
+    }
+}
+/// The key of a variant pattern; `check` is never called: it makes rustc check the pattern
+/// against the scrutinee's type.
+pub fn variant_key<S: VariantKey>(s: &S, name: &str, _check: impl FnOnce(S::Value) -> bool) -> i64 {
+    s.variant_key(name)
+}
+
 /// The switch key of a literal or constant pattern on a scalar scrutinee.
 pub fn literal_key<T: Scalar>(_s: &Reg<T>, v: T) -> i64 {
     v.to_value().int()
@@ -407,23 +421,61 @@ impl<T: Scalar> PathKey<T> for Reg<T> {
     }
 }
 
-/// The place of payload field `field` of `variant` in an enum place. `extract` is never called:
-/// its return type is the field's type, inferred by rustc from the pattern the macro wrote.
-pub fn payload<E: JitEnum, F>(
-    _b: &mut Builder,
-    s: Ptr<E>,
+/// Scrutinees with payloads.
+pub trait Payload: Copy {
+    /// What a payload field of type `F` is: a place for enums in memory, a register for values.
+    type Field<F>;
+    /// The payload field `field` of `variant`.
+    fn payload_of<F>(self, b: &mut Builder, variant: &str, field: &str) -> Self::Field<F>;
+}
+impl<E: JitEnum> Payload for Ptr<E> {
+    type Field<F> = Ptr<F>;
+    fn payload_of<F>(self, _b: &mut Builder, variant: &str, field: &str) -> Ptr<F> {
+        let mut r = self.cast::<F>();
+        r.offset += E::payload_offset(variant, field);
+        r.field = "payload";
+        r
+    }
+}
+
+/// The payload field `field` of `variant`. `extract` is never called: its return type is the
+/// field's type, inferred by rustc from the pattern the macro wrote.
+pub fn payload<S: Payload + VariantKey, F>(
+    b: &mut Builder,
+    s: S,
     variant: &str,
     field: &str,
-    _extract: impl FnOnce(E) -> F,
-) -> Ptr<F> {
-    let mut r = s.cast::<F>();
-    r.offset += E::payload_offset(variant, field);
-    r.field = "payload";
-    r
+    _extract: impl FnOnce(S::Value) -> F,
+) -> S::Field<F> {
+    s.payload_of(b, variant, field)
+}
+
+/// A nested pattern's scrutinee: a payload place (loaded or kept as a place) or a register.
+pub trait SubScrutinee {
+    /// The scrutinee.
+    type S: Scrutinee;
+    /// Prepares it.
+    fn sub_scrutinee(self, b: &mut Builder) -> Self::S;
+}
+impl<T: MatchTarget> SubScrutinee for Ptr<T> {
+    type S = T::Scrutinee;
+    fn sub_scrutinee(self, b: &mut Builder) -> T::Scrutinee {
+        T::scrutinee(b, self)
+    }
+}
+impl<T: Scalar> SubScrutinee for Reg<T> {
+    type S = Reg<T>;
+    fn sub_scrutinee(self, _b: &mut Builder) -> Reg<T> {
+        self
+    }
+}
+/// The scrutinee of a nested pattern.
+pub fn sub_scrutinee<P: SubScrutinee>(b: &mut Builder, p: P) -> P::S {
+    p.sub_scrutinee(b)
 }
 
 /// A binding in a pattern matched by value: reads the field (scalars only, as Rust copies them).
-pub fn bind_by_value<T: JitType>(b: &mut Builder, p: Ptr<T>) -> T::Handle {
+pub fn bind_by_value<T: Stored>(b: &mut Builder, p: Ptr<T>) -> T::Handle {
     T::load(b, p)
 }
 
@@ -447,5 +499,12 @@ pub fn add_case(
 ) {
     if !cases.iter().any(|&(k, _)| k == key) {
         cases.push((key, label));
+    }
+}
+
+impl<E: JitEnum + Scalar> VariantKey for Reg<E> {
+    type Value = E;
+    fn variant_key(&self, name: &str) -> i64 {
+        E::variant_tag(name)
     }
 }

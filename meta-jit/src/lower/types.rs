@@ -94,14 +94,14 @@ impl Scalar for f64 {
     }
 }
 
-/// A type a parameter, result, variable or loaded field of traced code may have, with the
-/// handle that holds it in jitcode.
+/// A type a parameter, result or variable of traced code may have, with the handle that holds it
+/// in jitcode.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a value in traced code",
     label = "this value has type `{Self}`, which jitcode cannot hold in registers",
-    note = "traced code holds integers, `bool`, `char`, `f64`, references `&T`/`&mut T` and slices `&[T]`; \
-            take a reference to a struct or enum instead of copying it, or move this code into a \
-            `#[dont_look_inside]` function"
+    note = "traced code holds integers, `bool`, `char`, `f64`, references `&T`/`&mut T`, slices `&[T]` and \
+            `Option`/`Result` of scalars (and fieldless enums marked `#[jit(scalar)]`); take a reference to a \
+            struct or enum instead of copying it, or move this code into a `#[dont_look_inside]` function"
 )]
 pub trait JitType {
     /// The handle holding a value of this type.
@@ -114,6 +114,17 @@ pub trait JitType {
     /// The values are those of a live value of this type (for references: the address of a
     /// live object, valid for the lifetime the caller picks).
     unsafe fn from_values(vals: &mut dyn Iterator<Item = Value>) -> Self;
+}
+
+/// A [`JitType`] whose values traced code reads from and writes to memory (struct fields, array
+/// elements, through references).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be copied between memory and registers by traced code",
+    label = "this place has type `{Self}`",
+    note = "traced code loads and stores integers, `bool`, `char`, `f64`, references and slices; take a \
+            reference to a struct or enum (`&place`) instead of copying it, or match on it in place"
+)]
+pub trait Stored: JitType {
     /// Emits the load of a value of this type stored at `p`.
     fn load(b: &mut Builder, p: Ptr<Self>) -> Self::Handle;
     /// Emits the store of `v` into `p`.
@@ -182,6 +193,18 @@ fn addr_of<T: ?Sized>(p: &Ptr<T>) -> Register3 {
     }
 }
 
+/// Loads a scalar stored at `p` (used by `Stored` impls, including derived ones).
+pub fn load_scalar<T: Scalar>(b: &mut Builder, p: Ptr<T>) -> Reg<T> {
+    let dst = b.fresh(T::KIND);
+    emit_load(b, addr_of(&p), scalar_descr::<T>(&p), dst);
+    Reg::new(dst)
+}
+
+/// Stores a scalar into `p`.
+pub fn store_scalar<T: Scalar>(b: &mut Builder, p: Ptr<T>, v: Reg<T>) {
+    emit_store(b, addr_of(&p), scalar_descr::<T>(&p), v.reg);
+}
+
 macro_rules! scalar_jit_type {
     ($($t:ty),*) => {$(
         impl JitType for $t {
@@ -193,6 +216,8 @@ macro_rules! scalar_jit_type {
                 // SAFETY: forwarded contract.
                 unsafe { <$t as Scalar>::from_value(vals.next().expect("missing value")) }
             }
+        }
+        impl Stored for $t {
             fn load(b: &mut Builder, p: Ptr<Self>) -> Reg<$t> {
                 let dst = b.fresh(<$t as Scalar>::KIND);
                 emit_load(b, addr_of(&p), scalar_descr::<$t>(&p), dst);
@@ -210,8 +235,6 @@ impl JitType for () {
     type Handle = ();
     fn to_values(self, _: &mut Vec<Value>) {}
     unsafe fn from_values(_: &mut dyn Iterator<Item = Value>) {}
-    fn load(_: &mut Builder, _: Ptr<Self>) {}
-    fn store(_: &mut Builder, _: Ptr<Self>, _: ()) {}
 }
 
 fn ref_descr<T: ?Sized>(
@@ -244,6 +267,8 @@ macro_rules! ref_jit_type {
                 // borrow this way.
                 unsafe { &mut *(a as *mut T) }
             }
+        }
+        impl<'a, T> Stored for $r {
             fn load(b: &mut Builder, p: Ptr<Self>) -> Ptr<T> {
                 let dst = b.fresh(Kind::Ref);
                 emit_load(b, addr_of(&p), ref_descr(&p, 8, Kind::Ref, false), dst);
@@ -272,6 +297,8 @@ macro_rules! slice_jit_type {
                 // SAFETY: by the contract, `p` and `n` describe a live slice.
                 unsafe { std::slice::from_raw_parts_mut(p as *mut T, n) }
             }
+        }
+        impl<'a, T> Stored for $r {
             fn load(b: &mut Builder, p: Ptr<Self>) -> SliceRef<T> {
                 let (ptr_off, len_off) = probe_slice_layout();
                 let ptr = b.fresh(Kind::Ref);

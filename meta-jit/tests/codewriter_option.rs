@@ -1,7 +1,7 @@
 //! `Option`/`Result` of scalars in registers: construction, `match`, `if let`, and `?`, run in the
+//! jitcode-only mode against the native functions.
 // `c >= a && c <= b` exercises `&&` and comparisons on purpose.
 #![allow(clippy::manual_range_contains)]
-//! jitcode-only mode against the native functions.
 
 use meta_jit::hints::*;
 use quickcheck::QuickCheck;

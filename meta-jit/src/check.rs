@@ -9,6 +9,7 @@
 //! Checks happen where the hint macros expand with `debug_assertions` or `test` enabled (in the
 //! crate that uses the hints); in release builds the hints expand to nothing, so
 //! [`check_hints`] can only find violations in debug or test builds.
+#![deny(unsafe_code)]
 
 use std::cell::RefCell;
 use std::fmt;

@@ -4,6 +4,7 @@
 //! liveness computed, the merge-point check run). The code the hint macros generate drives a
 //! `Builder` through the typed layer in [`crate::lower`]; tests may drive it directly.
 //! Must not know: Rust syntax, Rust types beyond register kinds, or how jitcode is executed.
+#![deny(unsafe_code)]
 
 use std::collections::HashMap;
 

@@ -10,6 +10,7 @@
 //! indices `0..num_regs` are ordinary registers and the indices from `num_regs` up name the
 //! constants of the pool (`consts_*[index - num_regs]`), so "is this operand a constant" is one
 //! compare and ops need no separate constant operand form.
+#![deny(unsafe_code)]
 
 use std::fmt;
 use std::sync::Arc;

@@ -5,6 +5,7 @@
 //! backward data-flow that computes live sets. The result is what resume data keeps: a guard that
 //! fails at `pc` only needs the registers live at `pc`.
 //! Must not know: how ops execute or are traced; constants are never live (they are in the pool).
+#![deny(unsafe_code)]
 
 use super::format::{JitCode, Kind, LiveRegs, Op, Register};
 
@@ -211,4 +212,67 @@ pub fn compute(code: &mut JitCode) {
             }
         })
         .collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::builder::Builder;
+    use super::super::format::{Cmp, IntBinOp, IntTy, Kind, Op, Overflow};
+
+    /// `i = 0; s = 0; loop { if !(i < n) break; s = s + i; i = i + 1 }; return s`
+    #[test]
+    fn a_loop_keeps_its_carried_registers_live() {
+        let mut b = Builder::new("sum");
+        let n = b.arg(Kind::Int);
+        let (i, s, c, t) = (
+            b.fresh(Kind::Int),
+            b.fresh(Kind::Int),
+            b.fresh(Kind::Int),
+            b.fresh(Kind::Int),
+        );
+        let zero = b.const_int(0);
+        let one = b.const_int(1);
+        b.emit(Op::Move { dst: i, src: zero });
+        b.emit(Op::Move { dst: s, src: zero });
+        let head = b.new_label();
+        let exit = b.new_label();
+        b.bind(head);
+        b.emit(Op::IntCompare {
+            cmp: Cmp::Lt,
+            signed: true,
+            dst: c,
+            a: i,
+            b: n,
+        });
+        b.goto_if_not(c, exit);
+        let add = |dst, a, bb| Op::IntBinary {
+            op: IntBinOp::Add,
+            ty: IntTy::I64,
+            overflow: Overflow::Check,
+            dst,
+            a,
+            b: bb,
+        };
+        b.emit(add(t, s, i));
+        b.emit(Op::Move { dst: s, src: t });
+        b.emit(add(i, i, one));
+        b.goto(head);
+        b.bind(exit);
+        b.emit(Op::Return { values: vec![s] });
+        let code = b.finish();
+        // At the branch: the condition, the counter, the bound and the sum; not the temporary.
+        let live = code.live_at(3).expect("a branch is a guard point");
+        assert_eq!(live.ints, vec![n.index, i.index, s.index, c.index]);
+        // At the checked add of the counter: the sum is still live (the loop continues).
+        let live = code.live_at(6).unwrap();
+        assert_eq!(live.ints, vec![n.index, i.index, s.index]);
+        // Constants are never live, and a plain move is no guard point.
+        assert!(code.live_at(0).is_none());
+        assert!(!code.is_const(i));
+        assert_eq!(code.consts_int, vec![0, 1]);
+        assert!(
+            code.to_string().contains("%i1 = int_Add.i64.Check %i1, $1"),
+            "{code}"
+        );
+    }
 }

@@ -3,6 +3,7 @@
 //! Owns: printing. One op per line, `pc: op operands`, registers as `%i3`/`%f0`/`%r2`, constants
 //! inline as `$5`/`$1.5`/`$0x1000`, and the guard points' live sets in brackets.
 //! Must not know: how jitcode is built or run.
+#![deny(unsafe_code)]
 
 use std::fmt;
 

@@ -430,3 +430,67 @@ pub fn int_unary(op: IntUnOp, ty: IntTy, overflow: Overflow, a: i64) -> Result<i
         IntUnOp::Not => Ok(ty.canonical(!x)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The runner's integer semantics against Rust's own operators, type by type.
+    use super::*;
+    use quickcheck::quickcheck;
+
+    macro_rules! against_rust {
+        ($name:ident, $t:ty, $bits:expr, $signed:expr) => {
+            quickcheck! {
+                fn $name(a: $t, b: $t, s: u32) -> bool {
+                    let ty = IntTy { bits: $bits, signed: $signed };
+                    let r = |op, ov, x: $t, y: i64| int_binary(op, ty, ov, x as i64, y).map(|v| v as $t);
+                    let w = Overflow::Wrap;
+                    let c = Overflow::Check;
+                    let (bi, si) = (b as i64, s as i64 % ($bits as i64 + 3));
+                    r(IntBinOp::Add, w, a, bi) == Ok(a.wrapping_add(b))
+                        && r(IntBinOp::Sub, w, a, bi) == Ok(a.wrapping_sub(b))
+                        && r(IntBinOp::Mul, w, a, bi) == Ok(a.wrapping_mul(b))
+                        && r(IntBinOp::Add, c, a, bi).ok() == a.checked_add(b)
+                        && r(IntBinOp::Sub, c, a, bi).ok() == a.checked_sub(b)
+                        && r(IntBinOp::Mul, c, a, bi).ok() == a.checked_mul(b)
+                        && r(IntBinOp::Div, c, a, bi).ok() == a.checked_div(b)
+                        && r(IntBinOp::Rem, c, a, bi).ok() == a.checked_rem(b)
+                        && r(IntBinOp::And, w, a, bi) == Ok(a & b)
+                        && r(IntBinOp::Or, w, a, bi) == Ok(a | b)
+                        && r(IntBinOp::Xor, w, a, bi) == Ok(a ^ b)
+                        && r(IntBinOp::Shl, c, a, si).ok() == a.checked_shl(si as u32)
+                        && r(IntBinOp::Shr, c, a, si).ok() == a.checked_shr(si as u32)
+                        && r(IntBinOp::Shl, w, a, si) == Ok(a.wrapping_shl(si as u32))
+                        && r(IntBinOp::Shr, w, a, si) == Ok(a.wrapping_shr(si as u32))
+                        && int_unary(IntUnOp::Not, ty, w, a as i64).map(|v| v as $t) == Ok(!a)
+                }
+            }
+        };
+    }
+    against_rust!(i8_ops, i8, 8, true);
+    against_rust!(u8_ops, u8, 8, false);
+    against_rust!(i16_ops, i16, 16, true);
+    against_rust!(u32_ops, u32, 32, false);
+    against_rust!(i64_ops, i64, 64, true);
+    against_rust!(u64_ops, u64, 64, false);
+
+    quickcheck! {
+        fn negation(a: i32) -> bool {
+            let ty = IntTy { bits: 32, signed: true };
+            int_unary(IntUnOp::Neg, ty, Overflow::Check, a as i64).ok().map(|v| v as i32) == a.checked_neg()
+                && int_unary(IntUnOp::Neg, ty, Overflow::Wrap, a as i64) == Ok(a.wrapping_neg() as i64)
+        }
+        fn float_to_int_is_rust_as(x: f64) -> bool {
+            float_to_int(IntTy { bits: 8, signed: false }, x) == (x as u8) as i64
+                && float_to_int(IntTy { bits: 32, signed: true }, x) == (x as i32) as i64
+                && float_to_int(IntTy::I64, x) == x as i64
+                && float_to_int(IntTy { bits: 64, signed: false }, x) == (x as u64) as i64
+        }
+        fn casts_are_rust_as(x: i64) -> bool {
+            let from = IntTy::I64;
+            IntTy { bits: 8, signed: true }.canonical(from.widen(x)) == (x as i8) as i64
+                && IntTy { bits: 16, signed: false }.canonical(from.widen(x)) == (x as u16) as i64
+                && IntTy { bits: 32, signed: false }.canonical(IntTy { bits: 8, signed: true }.widen((x as i8) as i64))
+                    == ((x as i8) as u32) as i64
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! Owns: this list; it grows on demand. A method not found here nor in a `#[jit::methods]`
 //! trait is a compile error at the call.
 //! Must not know: syntax.
+#![deny(unsafe_code)]
 
 use super::ops::{self, Integer};
 use super::place::{self, Indexable};

@@ -6,6 +6,7 @@
 //! policy attribute generates calls these; it is found by rustc's ordinary name resolution at the
 //! call site, so there is no registry and no comparison of function pointers.
 //! Must not know: syntax, guest languages.
+#![deny(unsafe_code)]
 
 use std::sync::Arc;
 

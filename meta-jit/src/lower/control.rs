@@ -4,6 +4,7 @@
 //! Owns: the small typed wrappers over the builder's labels and jumps that the generated code
 //! uses (`if`, `while`, `match` and friends are laid out by the macro with these).
 //! Must not know: syntax.
+#![deny(unsafe_code)]
 
 use super::types::{JitType, Scalar};
 use super::{Handle, Ptr, Reg};

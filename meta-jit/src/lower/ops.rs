@@ -6,6 +6,7 @@
 //! so jitcode and the native interpreter agree). The marker traits restrict each operator to the
 //! types Rust allows it on; their `on_unimplemented` notes are the compile errors users see.
 //! Must not know: syntax.
+#![deny(unsafe_code)]
 
 use super::types::Scalar;
 use super::Reg;

@@ -7,6 +7,9 @@
 //! for a free function, a trait on the receiver's handle type for methods (`#[methods]`).
 //! Lowering works on syntax only ([`lower`]); types are rustc's business, through the typed
 //! handles of `meta_jit::lower`.
+//!
+//! Debugging: with `META_JIT_DEBUG_EXPAND=/some/file` in the environment of the build, the
+//! expansion of every annotated free function is appended to that file.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;

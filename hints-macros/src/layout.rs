@@ -43,7 +43,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                     .as_ref()
                     .map(|i| i.to_string())
                     .unwrap_or_else(|| i.to_string());
-                let (mut imm, mut quasi) = (false, false);
+                let (mut imm, mut quasi, mut items) = (false, false, false);
                 for a in &f.attrs {
                     if !a.path().is_ident("jit") {
                         continue;
@@ -55,13 +55,23 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                         } else if m.path.is_ident("quasi_immutable") {
                             quasi = true;
                             Ok(())
+                        } else if m.path.is_ident("immutable_items") {
+                            items = true;
+                            Ok(())
                         } else {
-                            Err(m.error("expected `immutable` or `quasi_immutable`"))
+                            Err(m.error(
+                                "expected `immutable`, `quasi_immutable` or `immutable_items`",
+                            ))
                         }
                     })?;
                 }
-                if imm || quasi {
-                    arms.extend(quote!(#fname => #ll::FieldFlags { immutable: #imm, quasi_immutable: #quasi },));
+                if imm || quasi || items {
+                    arms.extend(quote!(#fname => #ll::FieldFlags {
+                        immutable: #imm,
+                        quasi_immutable: #quasi,
+                        immutable_items: #items,
+                        deep: false,
+                    },));
                 }
             }
             Ok(quote! {

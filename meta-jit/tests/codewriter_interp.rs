@@ -37,7 +37,7 @@ pub enum Op {
 
 #[derive(JitLayout)]
 pub struct Code {
-    #[jit(immutable)]
+    #[jit(immutable, immutable_items)]
     pub ops: Vec<Op>,
 }
 
@@ -390,4 +390,26 @@ fn calls_of_each_kind_appear_in_the_jitcode() {
         }
     }
     assert!(saw_immutable_ops);
+    // The items of `code.ops` are immutable too: the tag loads of the dispatch say so, and so do
+    // the payload loads; the frame's stack is not.
+    let items: Vec<_> = run::jitcode()
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            J::GetArrayItem { descr, .. } => Some((descr.item.name.clone(), descr.item.immutable)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        items.iter().any(|(n, imm)| n == "Op.tag" && *imm),
+        "{items:?}"
+    );
+    assert!(
+        items.iter().any(|(n, imm)| n == "payload" && *imm),
+        "{items:?}"
+    );
+    assert!(
+        items.iter().all(|(n, imm)| !n.contains("i64") || !*imm),
+        "{items:?}"
+    );
 }

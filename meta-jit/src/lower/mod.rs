@@ -80,13 +80,18 @@ impl<T: ?Sized> Clone for Ptr<T> {
 }
 impl<T: ?Sized> Copy for Ptr<T> {}
 
-/// What the layout derive says about a field (`#[jit(immutable)]`, `#[jit(quasi_immutable)]`).
+/// What the layout derive says about a field (`#[jit(immutable)]`, `#[jit(quasi_immutable)]`,
+/// `#[jit(immutable_items)]`), and what a place inherits from the place it was reached from.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 pub struct FieldFlags {
     /// Never written after construction.
     pub immutable: bool,
     /// Rarely written; writes invalidate compiled code.
     pub quasi_immutable: bool,
+    /// The field is a `Vec`, array or slice whose items are never written (RPython's `x[*]`).
+    pub immutable_items: bool,
+    /// The place lies inside an immutable item: everything in it is immutable too.
+    pub deep: bool,
 }
 
 impl<T: ?Sized> Ptr<T> {

@@ -121,7 +121,12 @@ pub fn field<P: PlaceTarget, F>(
     let mut r = s.cast::<F>();
     r.offset += off;
     r.field = name;
-    r.flags = <P::Struct as JitStruct>::field_flags(name);
+    let mut flags = <P::Struct as JitStruct>::field_flags(name);
+    if s.flags.deep {
+        flags.immutable = true;
+        flags.deep = true;
+    }
+    r.flags = flags;
     r
 }
 
@@ -182,6 +187,19 @@ pub trait Indexable {
     type Item;
     /// Data pointer and length (emitting the loads needed).
     fn data_len(self, b: &mut Builder) -> (Ptr<Self::Item>, Reg<usize>);
+    /// The flags of the items' places.
+    fn item_flags(&self) -> FieldFlags {
+        FieldFlags::default()
+    }
+}
+
+fn items_of(flags: FieldFlags) -> FieldFlags {
+    let imm = flags.immutable_items || flags.deep;
+    FieldFlags {
+        immutable: imm,
+        deep: imm,
+        ..FieldFlags::default()
+    }
 }
 
 impl<T> Indexable for SliceRef<T> {
@@ -192,6 +210,9 @@ impl<T> Indexable for SliceRef<T> {
 }
 impl<T> Indexable for Ptr<Vec<T>> {
     type Item = T;
+    fn item_flags(&self) -> FieldFlags {
+        items_of(self.flags)
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         let (ptr_off, len_off) = probe_vec_layout::<T>();
         let mut pp = self.cast::<&T>();
@@ -207,6 +228,9 @@ impl<T> Indexable for Ptr<Vec<T>> {
 }
 impl<T, const N: usize> Indexable for Ptr<[T; N]> {
     type Item = T;
+    fn item_flags(&self) -> FieldFlags {
+        items_of(self.flags)
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         let len = super::ops::konst(b, N);
         (self.cast::<T>(), len)
@@ -214,24 +238,36 @@ impl<T, const N: usize> Indexable for Ptr<[T; N]> {
 }
 impl<'a, T> Indexable for Ptr<&'a [T]> {
     type Item = T;
+    fn item_flags(&self) -> FieldFlags {
+        items_of(self.flags)
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         <&'a [T] as Stored>::load(b, self).data_len(b)
     }
 }
 impl<'a, T> Indexable for Ptr<&'a mut [T]> {
     type Item = T;
+    fn item_flags(&self) -> FieldFlags {
+        items_of(self.flags)
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         <&'a mut [T] as Stored>::load(b, self).data_len(b)
     }
 }
 impl<'a, T> Indexable for Ptr<&'a Vec<T>> {
     type Item = T;
+    fn item_flags(&self) -> FieldFlags {
+        items_of(self.flags)
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         <&'a Vec<T> as Stored>::load(b, self).data_len(b)
     }
 }
 impl<'a, T> Indexable for Ptr<&'a mut Vec<T>> {
     type Item = T;
+    fn item_flags(&self) -> FieldFlags {
+        items_of(self.flags)
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         <&'a mut Vec<T> as Stored>::load(b, self).data_len(b)
     }
@@ -239,6 +275,7 @@ impl<'a, T> Indexable for Ptr<&'a mut Vec<T>> {
 
 /// `c[i]`: bounds check (panics like Rust; a guard when tracing), then the item's place.
 pub fn index<C: Indexable>(b: &mut Builder, c: C, i: Reg<usize>) -> Ptr<C::Item> {
+    let flags = c.item_flags();
     let (data, len) = c.data_len(b);
     b.emit(Op::CheckIndex {
         index: i.reg,
@@ -252,7 +289,7 @@ pub fn index<C: Indexable>(b: &mut Builder, c: C, i: Reg<usize>) -> Ptr<C::Item>
     let mut r = base.cast::<C::Item>();
     r.index = Some((i.reg, size_of::<C::Item>()));
     r.field = std::any::type_name::<C::Item>();
-    r.flags = FieldFlags::default();
+    r.flags = flags;
     r
 }
 

@@ -1,17 +1,30 @@
-//! meta-jit: a meta-tracing JIT framework for interpreters written in Rust.
+//! meta-jit: a meta-tracing JIT framework for interpreters written in Rust, in the spirit of
+//! RPython. See the book for the interpreter author's view and the design.
 //!
-//! The pipeline, stage by stage (each a module):
+//! The parts, each a module:
+//! - [`hints`]: what an interpreter author writes (the hint macros and attributes, re-exported
+//!   from `hints-macros`), [`lower`]: the typed layer the macros' generated code calls, and
+//!   [`jitcode`]: the register bytecode it builds, with the jitcode-only runner;
+//! - [`check`]: checked mode and the quickcheck helpers for hints;
 //! - [`ir`]: the trace IR, its text form (printer and parser) and its verifier;
 //! - [`interp`]: the reference trace interpreter, the oracle for the optimizer and the backend;
 //! - [`opt`]: the one-pass optimizer (union-find replacement, one module per concern);
 //! - [`backend`]: the x86-64 backend (dynasmrt): compiles traces, runs them, attaches bridges;
+//! - [`alloc`], [`call`]: how traces allocate and call out;
 //! - [`testing`]: random traces for property tests, and the deep comparison of two runs.
 #![deny(missing_docs)]
+
+// The code the hint macros generate names this crate as `::meta_jit`, also inside it.
+extern crate self as meta_jit;
 
 pub mod alloc;
 pub mod backend;
 pub mod call;
+pub mod check;
+pub mod hints;
 pub mod interp;
 pub mod ir;
+pub mod jitcode;
+pub mod lower;
 pub mod opt;
 pub mod testing;

@@ -12,6 +12,10 @@ macro_rules! chapters {
 
 chapters! {
     introduction = "introduction.md",
+    hint_reference = "hint-reference.md",
+    supported_subset = "supported-subset.md",
+    checking_hints = "checking-hints.md",
+    jitcode = "jitcode.md",
     trace_ir = "trace-ir.md",
     optimizer = "optimizer.md",
     backend = "backend.md",

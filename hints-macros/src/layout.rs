@@ -1,0 +1,303 @@
+//! `#[derive(JitLayout)]`: describes a struct's or enum's layout to the JIT.
+//!
+//! Structs get `JitStruct` (field flags from `#[jit(immutable)]` / `#[jit(quasi_immutable)]`;
+//! offsets come from the projection closures at each field access). Enums must have a primitive
+//! representation (`#[repr(u8)]`, `#[repr(C, u8)]`, ...); they get `JitEnum` with tag values and
+//! payload offsets computed by `offset_of!` on `#[repr(C)]` mirror structs that follow RFC 2195's
+//! definition of those layouts.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::visit_mut::VisitMut;
+use syn::{Data, DeriveInput, Fields};
+
+struct StaticLt;
+impl VisitMut for StaticLt {
+    fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
+        *l = syn::Lifetime::new("'static", l.span());
+    }
+}
+
+pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
+    if let Some(p) = input.generics.type_params().next() {
+        return Err(syn::Error::new_spanned(
+            p,
+            "JitLayout does not support generic types; only lifetime parameters",
+        ));
+    }
+    if let Some(p) = input.generics.const_params().next() {
+        return Err(syn::Error::new_spanned(
+            p,
+            "JitLayout does not support const generics",
+        ));
+    }
+    let ll = quote!(::meta_jit::lower);
+    let name = &input.ident;
+    let (ig, tg, wc) = input.generics.split_for_impl();
+    match &input.data {
+        Data::Struct(s) => {
+            let mut arms = TokenStream::new();
+            for (i, f) in s.fields.iter().enumerate() {
+                let fname = f
+                    .ident
+                    .as_ref()
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| i.to_string());
+                let (mut imm, mut quasi, mut items) = (false, false, false);
+                for a in &f.attrs {
+                    if !a.path().is_ident("jit") {
+                        continue;
+                    }
+                    a.parse_nested_meta(|m| {
+                        if m.path.is_ident("immutable") {
+                            imm = true;
+                            Ok(())
+                        } else if m.path.is_ident("quasi_immutable") {
+                            quasi = true;
+                            Ok(())
+                        } else if m.path.is_ident("immutable_items") {
+                            items = true;
+                            Ok(())
+                        } else {
+                            Err(m.error(
+                                "expected `immutable`, `quasi_immutable` or `immutable_items`",
+                            ))
+                        }
+                    })?;
+                }
+                if imm || quasi || items {
+                    arms.extend(quote!(#fname => #ll::FieldFlags {
+                        immutable: #imm,
+                        quasi_immutable: #quasi,
+                        immutable_items: #items,
+                        deep: false,
+                    },));
+                }
+            }
+            Ok(quote! {
+                // SAFETY: the flags are the author's `#[jit(...)]` claims, checked by nothing but
+                // documented as their responsibility.
+                unsafe impl #ig #ll::JitStruct for #name #tg #wc {
+                    fn field_flags(name: &str) -> #ll::FieldFlags {
+                        match name {
+                            #arms
+                            _ => #ll::FieldFlags::default(),
+                        }
+                    }
+                }
+                impl #ig #ll::PlaceTarget for #name #tg #wc {
+                    type Struct = Self;
+                    fn to_struct(_b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
+                        p
+                    }
+                }
+            })
+        }
+        Data::Enum(e) => {
+            let mut prim = None;
+            let mut c = false;
+            for a in &input.attrs {
+                if !a.path().is_ident("repr") {
+                    continue;
+                }
+                a.parse_nested_meta(|m| {
+                    let id = m
+                        .path
+                        .get_ident()
+                        .map(|i| i.to_string())
+                        .unwrap_or_default();
+                    match id.as_str() {
+                        "C" => c = true,
+                        "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64" => {
+                            prim = Some(id)
+                        }
+                        _ => {}
+                    }
+                    Ok(())
+                })?;
+            }
+            let Some(prim) = prim else {
+                return Err(syn::Error::new_spanned(
+                    name,
+                    "enums that traced code matches on need a defined layout: add `#[repr(u8)]` or `#[repr(C, u8)]`",
+                ));
+            };
+            let tag_ty = format_ident!("{}", prim);
+            let tag_size: u8 = prim[1..].parse::<u8>().unwrap() / 8;
+            let tag_signed = prim.starts_with('i');
+            let mut next: i128 = 0;
+            let mut tag_arms = TokenStream::new();
+            let mut mirrors = TokenStream::new();
+            let mut union_fields = TokenStream::new();
+            let mut off_arms = TokenStream::new();
+            for v in &e.variants {
+                let vname = v.ident.to_string();
+                if let Some((_, d)) = &v.discriminant {
+                    let syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(li),
+                        ..
+                    }) = d
+                    else {
+                        return Err(syn::Error::new_spanned(
+                            d,
+                            "JitLayout needs integer literal discriminants",
+                        ));
+                    };
+                    next = li.base10_parse::<i128>()?;
+                }
+                let tag = next as i64;
+                tag_arms.extend(quote!(#vname => #tag,));
+                next += 1;
+                if matches!(v.fields, Fields::Unit) {
+                    continue;
+                }
+                let mname = format_ident!("__JitV_{}", v.ident);
+                let mut fdecls = Vec::new();
+                for (i, f) in v.fields.iter().enumerate() {
+                    let key = f
+                        .ident
+                        .as_ref()
+                        .map(|i| i.to_string())
+                        .unwrap_or_else(|| i.to_string());
+                    let fid = format_ident!("f_{}", key);
+                    let mut ty = f.ty.clone();
+                    StaticLt.visit_type_mut(&mut ty);
+                    fdecls.push(quote!(#fid: #ty));
+                    if c {
+                        off_arms.extend(quote!((#vname, #key) => ::core::mem::offset_of!(__JitOuter, u) + ::core::mem::offset_of!(#mname, #fid),));
+                    } else {
+                        off_arms.extend(
+                            quote!((#vname, #key) => ::core::mem::offset_of!(#mname, #fid),),
+                        );
+                    }
+                }
+                if c {
+                    mirrors.extend(quote!(#[repr(C)] #[allow(non_camel_case_types, dead_code)] struct #mname { #(#fdecls),* }));
+                    let uf = &v.ident;
+                    union_fields.extend(quote!(#uf: ::core::mem::ManuallyDrop<#mname>,));
+                } else {
+                    mirrors.extend(quote!(#[repr(C)] #[allow(non_camel_case_types, dead_code)] struct #mname { __tag: #tag_ty, #(#fdecls),* }));
+                }
+            }
+            if c {
+                mirrors.extend(quote! {
+                    #[repr(C)] #[allow(non_snake_case, dead_code)] union __JitUnion { #union_fields __jit_empty: () }
+                    #[repr(C)] #[allow(dead_code)] struct __JitOuter { tag: #tag_ty, u: __JitUnion }
+                });
+            }
+            let name_str = name.to_string();
+            // `#[jit(scalar)]` on a fieldless `Copy` enum makes it a scalar: a value of it can sit
+            // in a register (its tag), be compared with `==` and be matched without memory.
+            let unit_only = e.variants.iter().all(|v| matches!(v.fields, Fields::Unit));
+            let mut wants_scalar = false;
+            for a in input.attrs.iter().filter(|a| a.path().is_ident("jit")) {
+                a.parse_nested_meta(|m| {
+                    if m.path.is_ident("scalar") {
+                        wants_scalar = true;
+                        Ok(())
+                    } else {
+                        Err(m.error("expected `scalar`"))
+                    }
+                })?;
+            }
+            if wants_scalar && !unit_only {
+                return Err(syn::Error::new_spanned(
+                    name,
+                    "`#[jit(scalar)]` needs an enum whose variants have no fields",
+                ));
+            }
+            let scalar = if wants_scalar && input.generics.params.is_empty() {
+                quote! {
+                    impl ::meta_jit::lower::Scalar for #name {
+                        const KIND: ::meta_jit::jitcode::Kind = ::meta_jit::jitcode::Kind::Int;
+                        const INT: Option<::meta_jit::jitcode::IntTy> =
+                            Some(::meta_jit::jitcode::IntTy { bits: #tag_size * 8, signed: #tag_signed });
+                        fn to_value(self) -> ::meta_jit::jitcode::Value {
+                            ::meta_jit::jitcode::Value::Int(self as #tag_ty as i64)
+                        }
+                        unsafe fn from_value(v: ::meta_jit::jitcode::Value) -> Self {
+                            // SAFETY: by the contract of `from_value`, the value is the tag of a
+                            // variant of this `#[repr(#tag_ty)]` fieldless enum.
+                            unsafe { ::core::mem::transmute::<#tag_ty, #name>(v.int() as #tag_ty) }
+                        }
+                    }
+                    impl ::meta_jit::lower::JitType for #name {
+                        type Handle = #ll::Reg<#name>;
+                        fn to_values(self, out: &mut Vec<::meta_jit::jitcode::Value>) {
+                            out.push(<Self as ::meta_jit::lower::Scalar>::to_value(self));
+                        }
+                        unsafe fn from_values(vals: &mut dyn Iterator<Item = ::meta_jit::jitcode::Value>) -> Self {
+                            // SAFETY: forwarded contract.
+                            unsafe { <Self as ::meta_jit::lower::Scalar>::from_value(vals.next().expect("missing value")) }
+                        }
+                    }
+                    impl ::meta_jit::lower::Stored for #name {
+                        fn load(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
+                            #ll::load_scalar(b, p)
+                        }
+                        fn store(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>, v: #ll::Reg<Self>) {
+                            #ll::store_scalar(b, p, v)
+                        }
+                    }
+                    impl #ll::ops::Equatable for #name {}
+                    impl #ll::ConstValue for #name {
+                        fn constant(self, b: &mut ::meta_jit::jitcode::Builder) -> #ll::Reg<Self> {
+                            #ll::konst(b, self)
+                        }
+                    }
+                }
+            } else {
+                quote!()
+            };
+            let match_target = if scalar.is_empty() {
+                quote! {
+                    impl #ig #ll::MatchTarget for #name #tg #wc {
+                        type Scrutinee = #ll::Ptr<Self>;
+                        fn scrutinee(_b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
+                            p
+                        }
+                    }
+                }
+            } else {
+                quote! {
+                    impl #ll::MatchTarget for #name {
+                        type Scrutinee = #ll::Reg<Self>;
+                        fn scrutinee(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
+                            #ll::load_scalar(b, p)
+                        }
+                    }
+                }
+            };
+            Ok(quote! {
+                // SAFETY: the enum has the primitive representation checked above, so its tag is
+                // at offset 0 and its payloads are laid out as the `#[repr(C)]` mirrors below
+                // (RFC 2195).
+                unsafe impl #ig #ll::JitEnum for #name #tg #wc {
+                    const NAME: &'static str = #name_str;
+                    const TAG_SIZE: u8 = #tag_size;
+                    const TAG_SIGNED: bool = #tag_signed;
+                    fn variant_tag(variant: &str) -> i64 {
+                        match variant {
+                            #tag_arms
+                            other => panic!("enum `{}` has no variant `{}`", #name_str, other),
+                        }
+                    }
+                    #[allow(unreachable_code)]
+                    fn payload_offset(variant: &str, field: &str) -> usize {
+                        #mirrors
+                        match (variant, field) {
+                            #off_arms
+                            (v, f) => panic!("enum `{}` has no field `{}` in variant `{}`", #name_str, f, v),
+                        }
+                    }
+                }
+                #match_target
+                #scalar
+            })
+        }
+        Data::Union(u) => Err(syn::Error::new_spanned(
+            u.union_token,
+            "JitLayout does not support unions",
+        )),
+    }
+}

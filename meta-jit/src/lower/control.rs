@@ -1,0 +1,131 @@
+//! Control flow and hints in lowered code: conditions, merge points, `promote!`,
+//! `record_exact_value!`, and constants of the program (`const`s, `static`s).
+//!
+//! Owns: the small typed wrappers over the builder's labels and jumps that the generated code
+//! uses (`if`, `while`, `match` and friends are laid out by the macro with these).
+//! Must not know: syntax.
+#![deny(unsafe_code)]
+
+use super::types::{JitType, Scalar};
+use super::{Handle, Ptr, Reg};
+use crate::jitcode::{Builder, Label, Op};
+
+/// `if !cond goto label`; `cond` must be a `bool` (rustc reports anything else at the user's
+/// condition).
+pub fn branch_if_not(b: &mut Builder, cond: Reg<bool>, label: Label) {
+    b.goto_if_not(cond.reg, label);
+}
+
+/// A variable or the result of an `if`/`match`/`loop` that several paths assign: fresh registers
+/// on first assignment.
+pub fn join<H: Handle>(b: &mut Builder, slot: &mut Option<H>, value: H) {
+    match slot {
+        Some(h) => h.assign(b, value),
+        None => {
+            let h = H::fresh(b);
+            h.assign(b, value);
+            *slot = Some(h);
+        }
+    }
+}
+
+/// The value of a joined result; `()` when no path produced one (all diverged).
+pub fn joined<H: Handle + Default>(slot: Option<H>) -> H {
+    slot.unwrap_or_default()
+}
+
+/// The value of a joined result whose paths all diverged is never used; this gives one anyway.
+pub fn joined_or_fresh<H: Handle>(b: &mut Builder, slot: Option<H>) -> H {
+    slot.unwrap_or_else(|| H::fresh(b))
+}
+
+/// `jit_merge_point!()` with the registers of the portal's greens and reds.
+pub fn merge_point(
+    b: &mut Builder,
+    greens: Vec<crate::jitcode::Register>,
+    reds: Vec<crate::jitcode::Register>,
+) {
+    b.emit(Op::JitMergePoint { greens, reds });
+}
+/// `can_enter_jit!()`.
+pub fn can_enter_jit(
+    b: &mut Builder,
+    greens: Vec<crate::jitcode::Register>,
+    reds: Vec<crate::jitcode::Register>,
+) {
+    b.emit(Op::CanEnterJit { greens, reds });
+}
+/// The registers of a variable (greens, reds).
+pub fn regs_of<H: Handle>(b: &mut Builder, h: H) -> Vec<crate::jitcode::Register> {
+    h.regs(b)
+}
+
+/// `promote!(x)`: the tracer guards on the value and treats `x` as a constant afterwards.
+#[diagnostic::on_unimplemented(
+    message = "`promote!` needs a scalar or reference, not `{Self}`",
+    note = "promote integers, `bool`, `char`, `f64` or references"
+)]
+pub trait Promotable: Handle {
+    /// The register promoted.
+    fn promote_reg(self, b: &mut Builder) -> crate::jitcode::Register;
+}
+impl<T: Scalar> Promotable for Reg<T> {
+    fn promote_reg(self, _b: &mut Builder) -> crate::jitcode::Register {
+        self.reg
+    }
+}
+impl<T> Promotable for Ptr<T> {
+    fn promote_reg(self, b: &mut Builder) -> crate::jitcode::Register {
+        self.materialize(b)
+    }
+}
+/// `promote!(x)`; returns `x`.
+pub fn promote<H: Promotable>(b: &mut Builder, x: H) -> H {
+    let reg = x.promote_reg(b);
+    b.emit(Op::Promote { reg });
+    x
+}
+
+/// `record_exact_value!(x, c)`.
+pub fn record_exact_value<T: Scalar>(b: &mut Builder, x: Reg<T>, c: T) {
+    let value = super::ops::konst(b, c).reg;
+    b.emit(Op::RecordExactValue { reg: x.reg, value });
+}
+
+/// A constant of the program used in traced code (`MAX`, `i64::MIN`, a `static`'s address): a
+/// constant register.
+pub fn constant<T: ConstValue>(b: &mut Builder, v: T) -> T::Handle {
+    v.constant(b)
+}
+
+/// Values that can be jitcode constants.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a constant in traced code",
+    note = "constants in traced code are scalars or `&'static` references"
+)]
+pub trait ConstValue: JitType {
+    /// Emits the constant.
+    fn constant(self, b: &mut Builder) -> Self::Handle;
+}
+macro_rules! const_scalar {
+    ($($t:ty),*) => {$(
+        impl ConstValue for $t {
+            fn constant(self, b: &mut Builder) -> Reg<$t> {
+                super::ops::konst(b, self)
+            }
+        }
+    )*};
+}
+const_scalar!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, char, f64);
+impl<T> ConstValue for &'static T {
+    fn constant(self, b: &mut Builder) -> Ptr<T> {
+        Ptr::new(b.const_ref(self as *const T as usize))
+    }
+}
+
+/// `panic!(...)`, `unreachable!()` and friends in traced code.
+pub fn panic(b: &mut Builder, message: &str) {
+    b.emit(Op::Panic {
+        message: message.to_string(),
+    });
+}

@@ -1,0 +1,198 @@
+//! Lowering of small functions, run in the jitcode-only mode against the native function on
+//! quickcheck-generated arguments. A panic (overflow, division by zero, bounds) must happen in
+//! both or neither, with the same message.
+// The functions below exercise constructs on purpose, in the forms clippy would rewrite.
+#![allow(
+    clippy::nonminimal_bool,
+    clippy::never_loop,
+    clippy::unnecessary_cast,
+    clippy::manual_range_patterns,
+    clippy::neg_cmp_op_on_partial_ord
+)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use meta_jit::hints::*;
+use quickcheck::{QuickCheck, TestResult};
+
+/// Runs both and compares results or panic messages.
+fn same<R: PartialEq + std::fmt::Debug>(
+    native: impl FnOnce() -> R,
+    jit: impl FnOnce() -> R,
+) -> TestResult {
+    let n = catch_unwind(AssertUnwindSafe(native)).map_err(panic_text);
+    let j = catch_unwind(AssertUnwindSafe(jit)).map_err(panic_text);
+    if n == j {
+        TestResult::passed()
+    } else {
+        TestResult::error(format!("native {n:?} vs jitcode {j:?}"))
+    }
+}
+
+fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
+    e.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+fn qc() -> QuickCheck {
+    QuickCheck::new().tests(500)
+}
+
+#[look_inside]
+fn arith(a: i64, b: i64) -> i64 {
+    let c = a * 3 + b;
+    if c > 10 {
+        c - a / (b | 1)
+    } else {
+        -c % 7
+    }
+}
+
+#[test]
+fn arithmetic_with_overflow_checks() {
+    fn p(a: i64, b: i64) -> TestResult {
+        same(|| arith(a, b), || arith::run_jitcode(a, b))
+    }
+    qc().quickcheck(p as fn(i64, i64) -> TestResult);
+    // Overflow panics in both (tests run with debug assertions).
+    let r = same(|| arith(i64::MAX, 1), || arith::run_jitcode(i64::MAX, 1));
+    assert!(!r.is_error() && !r.is_failure());
+    assert!(catch_unwind(|| arith::run_jitcode(i64::MAX / 2, 0)).is_err());
+}
+
+#[look_inside]
+fn narrow(a: u8, b: i16, s: u32) -> i64 {
+    let x = a.wrapping_add(200) as i64;
+    let y = (b as i32) << (s % 16);
+    let z = (a as i8) as i64 ^ (y >> 3) as i64;
+    let w = !a & 0x5a | (b as u8);
+    x + z + w as i64 + (a as u64 / 3) as i64
+}
+
+#[test]
+fn narrow_integers_and_casts() {
+    fn p(a: u8, b: i16, s: u32) -> TestResult {
+        same(|| narrow(a, b, s), || narrow::run_jitcode(a, b, s))
+    }
+    qc().quickcheck(p as fn(u8, i16, u32) -> TestResult);
+}
+
+#[look_inside]
+fn floats(x: f64, y: f64, n: i32) -> f64 {
+    let a = x * 2.5 - y / 3.0;
+    let b = if a < y && !(x >= 0.0) { a.abs() } else { -a };
+    let c = (b as i32) as f64 + n as f64;
+    c % 4.0 + (x as u8) as f64
+}
+
+#[test]
+fn float_arithmetic_and_saturating_casts() {
+    fn p(x: f64, y: f64, n: i32) -> TestResult {
+        let (nv, jv) = (floats(x, y, n), floats::run_jitcode(x, y, n));
+        TestResult::from_bool(nv.to_bits() == jv.to_bits() || (nv.is_nan() && jv.is_nan()))
+    }
+    qc().quickcheck(p as fn(f64, f64, i32) -> TestResult);
+}
+
+#[look_inside]
+fn logic(a: bool, b: bool, x: i32) -> bool {
+    let c = a && x > 3 || !b && x != 0;
+    (c ^ a) | (b & (x < 0))
+}
+
+#[test]
+fn booleans_short_circuit() {
+    fn p(a: bool, b: bool, x: i32) -> TestResult {
+        same(|| logic(a, b, x), || logic::run_jitcode(a, b, x))
+    }
+    qc().quickcheck(p as fn(bool, bool, i32) -> TestResult);
+}
+
+#[unroll_safe]
+fn loops(n: u8, k: i64) -> i64 {
+    let mut acc = 0i64;
+    let mut i = 0;
+    while i < n {
+        i += 1;
+        if i % 3 == 0 {
+            continue;
+        }
+        acc = acc.wrapping_mul(31).wrapping_add(k);
+        if acc > 1_000_000 {
+            break;
+        }
+    }
+    for j in 0..n / 2 {
+        acc -= j as i64;
+    }
+    for j in 1..=3u8 {
+        acc += j as i64;
+    }
+    let found = 'outer: loop {
+        let mut m = 0;
+        loop {
+            m += 1;
+            if m > 4 {
+                break 'outer m * 10;
+            }
+            if m as i64 == k {
+                break 'outer -1;
+            }
+        }
+    };
+    acc + found
+}
+
+#[test]
+fn loops_break_continue_labels() {
+    fn p(n: u8, k: i64) -> TestResult {
+        same(|| loops(n, k), || loops::run_jitcode(n, k))
+    }
+    qc().quickcheck(p as fn(u8, i64) -> TestResult);
+}
+
+#[look_inside]
+fn classify(x: i64) -> i64 {
+    match x {
+        0 => 100,
+        1 | 2 | 3 => 200,
+        -5..=-1 => 300,
+        10..20 => 400,
+        n if n > 1000 => n / 1000,
+        _ => {
+            if x < -100 {
+                return -1;
+            }
+            x * 2
+        }
+    }
+}
+
+#[test]
+fn match_on_integers_with_ranges_guards_and_return() {
+    fn p(x: i64) -> TestResult {
+        same(|| classify(x), || classify::run_jitcode(x))
+    }
+    qc().quickcheck(p as fn(i64) -> TestResult);
+    for x in -200..1200 {
+        assert_eq!(classify(x), classify::run_jitcode(x), "x = {x}");
+    }
+}
+
+#[look_inside]
+fn digit(c: u8) -> u32 {
+    match c {
+        b'0'..=b'9' => (c - b'0') as u32,
+        b'a' | b'A' => 10,
+        _ => 99,
+    }
+}
+
+#[test]
+fn match_switch_on_bytes() {
+    for c in 0..=255u8 {
+        assert_eq!(digit(c), digit::run_jitcode(c));
+    }
+}

@@ -24,6 +24,14 @@ pub(crate) struct Liveness {
     /// The values the back-edge must put back where they were at the header, with the jump
     /// argument that gives each its next value (`None` for loop invariants: themselves).
     pub header_live: Vec<(u32, Option<usize>)>,
+    /// Every use of every value, in order: value `v`'s are `uses[use_start[v]..use_start[v +
+    /// 1]]` (op indices; an invariant's include the closing `jump`).
+    pub uses: Vec<u32>,
+    /// Where each value's uses start in [`Liveness::uses`].
+    pub use_start: Vec<u32>,
+    /// For a loop invariant, the index of its first use after the header (where the next
+    /// iteration reads it first); `u32::MAX` for other values.
+    pub wrap_use: Vec<u32>,
 }
 
 /// Whether `op` is a comparison that a following `guard_true`/`guard_false` can test directly.
@@ -133,6 +141,7 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
         next_call[i] = if is_call { i as u32 } else { next_call[i + 1] };
     }
     let crosses_call = (0..n).map(|v| next_call[v + 1] < last_use[v]).collect();
+    let (uses, use_start, wrap_use) = use_lists(t, &fused, &header_live, is_loop);
     Liveness {
         last_use,
         fused,
@@ -140,7 +149,65 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
         is_loop,
         label,
         header_live,
+        uses,
+        use_start,
+        wrap_use,
     }
+}
+
+/// The uses of every value in op order (CSR), and the wrap-around use of loop invariants.
+fn use_lists(
+    t: &Trace,
+    fused: &[bool],
+    header_live: &[(u32, Option<usize>)],
+    is_loop: bool,
+) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let n = t.ops.len();
+    let end = n as u32 - 1;
+    let invariants = || {
+        header_live
+            .iter()
+            .filter(|h| is_loop && h.1.is_none())
+            .map(|h| h.0 as usize)
+    };
+    let each = |f: &mut dyn FnMut(usize, u32)| {
+        for (i, op) in t.ops.iter().enumerate() {
+            // A fused comparison reads its operands at the guard.
+            let at = if fused[i] { i as u32 + 1 } else { i as u32 };
+            for &a in &op.args {
+                if a.is_op() {
+                    f(a.index(), at);
+                }
+            }
+            if let Some(r) = &op.resume {
+                for a in r.live_ops() {
+                    f(a.index(), i as u32);
+                }
+            }
+        }
+        for v in invariants() {
+            f(v, end);
+        }
+    };
+    let mut count = vec![0u32; n + 1];
+    each(&mut |v, _| count[v + 1] += 1);
+    for v in 0..n {
+        count[v + 1] += count[v];
+    }
+    let use_start = count.clone();
+    let mut fill = count;
+    let mut uses = vec![0u32; use_start[n] as usize];
+    each(&mut |v, at| {
+        uses[fill[v] as usize] = at;
+        fill[v] += 1;
+    });
+    let header = t.label().map_or(t.num_inputs(), |l| l + 1) as u32;
+    let mut wrap_use = vec![u32::MAX; n];
+    for v in invariants() {
+        let us = &uses[use_start[v] as usize..use_start[v + 1] as usize];
+        wrap_use[v] = us.iter().copied().find(|&u| u >= header).unwrap_or(end);
+    }
+    (uses, use_start, wrap_use)
 }
 
 /// Whether a `jump` leaves for another trace (it has a target descriptor).

@@ -4,7 +4,8 @@
 //! Every value has at most one register and at most one spill slot at a time; a slot, once
 //! given, holds the value until it dies (values are SSA, so a slot copy never goes stale),
 //! which makes re-spilling free. When a register is needed and none is free, the value in an
-//! unpinned register whose last use is furthest away is evicted (the linear-scan heuristic).
+//! unpinned register whose next use is furthest away is evicted (Belady's rule; in a loop, an
+//! invariant not read again in this iteration is next read in the next one).
 //! Registers read by the op being lowered are *pinned* so that nothing evicts them under its
 //! feet. Values that live across a call prefer callee-saved registers; before a call, values
 //! still needed afterwards leave the caller-saved registers.
@@ -31,6 +32,8 @@ pub(crate) struct RegAlloc {
     owner: [u32; 32],
     pinned: RegSet,
     free_slots: Vec<u32>,
+    /// Per value, how far into its use list the walk has gone.
+    cursor: Vec<u32>,
     /// Number of spill slots used so far.
     pub nslots: u32,
     /// Index of the op being lowered.
@@ -50,6 +53,7 @@ impl RegAlloc {
             owner: [NONE; 32],
             pinned: 0,
             free_slots: Vec::new(),
+            cursor: vec![0; n],
             nslots: 0,
             pos: 0,
         }
@@ -174,17 +178,48 @@ impl RegAlloc {
                         .map(|&n| Reg::gpr(n))
                         .collect()
                 };
-                let victim = candidates
-                    .into_iter()
-                    .filter(|r| self.pinned & r.bit() == 0)
-                    .max_by_key(|r| self.live.last_use[self.owner[r.0 as usize] as usize])
-                    .expect("more registers than one op pins");
+                let mut victim = None;
+                let mut furthest = 0;
+                for r in candidates {
+                    if self.pinned & r.bit() == 0 {
+                        let d = self.next_use(self.owner[r.0 as usize] as usize);
+                        if victim.is_none() || d > furthest {
+                            (victim, furthest) = (Some(r), d);
+                        }
+                    }
+                }
+                let victim = victim.expect("more registers than one op pins");
                 self.spill_reg(a, victim);
                 victim
             }
         };
         self.pin(r);
         r
+    }
+
+    /// Where `v` is read next, counting from the current op (a use at the current op is
+    /// nearest). For a loop invariant whose next use is the closing `jump`, it is its first use
+    /// in the next iteration, beyond the end. This is the distance Belady's rule evicts by.
+    fn next_use(&mut self, v: usize) -> u64 {
+        let (start, end) = (self.live.use_start[v], self.live.use_start[v + 1]);
+        let c = &mut self.cursor[v];
+        if *c < start {
+            *c = start;
+        }
+        while *c < end && self.live.uses[*c as usize] < self.pos {
+            *c += 1;
+        }
+        if *c == end {
+            return u64::MAX;
+        }
+        let next = self.live.uses[*c as usize];
+        let last_op = self.is_float.len() as u32 - 1;
+        let wrap = self.live.wrap_use[v];
+        if next == last_op && wrap != u32::MAX {
+            last_op as u64 + wrap as u64
+        } else {
+            next as u64
+        }
     }
 
     /// Makes `v` live in register `r` (which must be free).

@@ -320,7 +320,8 @@ impl Backend {
 
     /// Frees trace `id`'s code, with every trace that jumps into it (its bridges, traces
     /// linked to it), and detaches it from its parent guard if it is a bridge. Returns the
-    /// traces freed.
+    /// traces freed. (It cannot happen while compiled code runs: [`Backend::run`] borrows the
+    /// backend for as long as the code runs, and this needs it mutably.)
     pub fn free(&mut self, id: TraceId) -> Vec<TraceId> {
         let mut freed = Vec::new();
         let mut todo = vec![id];

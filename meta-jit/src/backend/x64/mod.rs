@@ -7,6 +7,10 @@
 //! [`liveness`], [`regalloc`], [`moves`] (parallel moves), [`lower`] (the walk over the trace,
 //! entry and exits), and one file per family of ops: [`int`], [`float`], [`mem`], [`call`],
 //! [`guard`] (guards, label, jump, finish).
+//!
+//! There is no `unsafe` here: this code only produces bytes. Running them is the driver's
+//! business.
+#![deny(unsafe_code)]
 
 pub(crate) mod asm;
 mod call;

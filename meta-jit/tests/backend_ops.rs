@@ -116,32 +116,30 @@ fn pure_ops() -> Vec<(Opcode, Vec<Type>)> {
 }
 
 fn is_compare(o: Opcode) -> bool {
-    o.result() == Type::Int && o.name().contains(|_| true) && {
-        use Opcode::*;
-        matches!(
-            o,
-            IntLt
-                | IntLe
-                | IntEq
-                | IntNe
-                | IntGt
-                | IntGe
-                | UintLt
-                | UintLe
-                | UintGt
-                | UintGe
-                | PtrEq
-                | PtrNe
-                | IntIsZero
-                | IntIsTrue
-                | FloatLt
-                | FloatLe
-                | FloatGt
-                | FloatGe
-                | FloatEq
-                | FloatNe
-        )
-    }
+    use Opcode::*;
+    matches!(
+        o,
+        IntLt
+            | IntLe
+            | IntEq
+            | IntNe
+            | IntGt
+            | IntGe
+            | UintLt
+            | UintLe
+            | UintGt
+            | UintGe
+            | PtrEq
+            | PtrNe
+            | IntIsZero
+            | IntIsTrue
+            | FloatLt
+            | FloatLe
+            | FloatGt
+            | FloatGe
+            | FloatEq
+            | FloatNe
+    )
 }
 
 /// All argument tuples to try for an op.

@@ -115,33 +115,6 @@ fn pure_ops() -> Vec<(Opcode, Vec<Type>)> {
         .collect()
 }
 
-fn is_compare(o: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        o,
-        IntLt
-            | IntLe
-            | IntEq
-            | IntNe
-            | IntGt
-            | IntGe
-            | UintLt
-            | UintLe
-            | UintGt
-            | UintGe
-            | PtrEq
-            | PtrNe
-            | IntIsZero
-            | IntIsTrue
-            | FloatLt
-            | FloatLe
-            | FloatGt
-            | FloatGe
-            | FloatEq
-            | FloatNe
-    )
-}
-
 /// All argument tuples to try for an op.
 fn tuples(op: Opcode, tys: &[Type]) -> Vec<Vec<Value>> {
     if op == Opcode::IntSignext {
@@ -355,7 +328,7 @@ fn every_pure_op_on_edge_values() {
         }
         runs += check_op_forms(*op, tys, None);
         runs += check_op_spilled(*op, tys, None);
-        if is_compare(*op) {
+        if op.is_comparison() {
             runs += check_compare_fused(*op, tys);
         }
     }

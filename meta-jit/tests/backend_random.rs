@@ -18,34 +18,11 @@ use meta_jit::interp::Outcome;
 use meta_jit::ir::print::print;
 use meta_jit::ir::{Opcode, Trace};
 use meta_jit::opt::{optimize, Options};
-use meta_jit::testing::{compare, Built, Case, RunResult};
-use quickcheck::{Gen, QuickCheck, TestResult};
+use meta_jit::testing::{compare, prop_runner, Built, Case, RunResult};
+use quickcheck::TestResult;
 
 /// The default seed of the case generator.
 const SEED: u64 = 0x6261_636b_656e_6421;
-/// Cases have up to this many steps (one to a few ops each).
-const SIZE: usize = 100;
-
-fn seed() -> u64 {
-    std::env::var("META_JIT_PROP_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(SEED)
-}
-
-fn cases(default: u64) -> u64 {
-    std::env::var("META_JIT_PROP_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-fn quickcheck(n: u64, salt: u64) -> QuickCheck {
-    QuickCheck::new()
-        .rng(Gen::from_size_and_seed(SIZE, seed() ^ salt))
-        .tests(n)
-        .max_tests(n)
-}
 
 /// Compiles `t` (this case's trace, or its optimized version) and checks that it runs like
 /// the reference interpreter runs `t`.
@@ -203,7 +180,7 @@ fn compiled_runs_like_the_interpreter() {
         let built = case.build();
         result(check_compiled(&built, &built.trace))
     }
-    quickcheck(cases(10_000), 0).quickcheck(prop as fn(Case) -> TestResult);
+    prop_runner(SEED, 0, 10_000).quickcheck(prop as fn(Case) -> TestResult);
 }
 
 #[test]
@@ -214,7 +191,7 @@ fn compiled_optimized_runs_like_the_interpreter() {
         let opt = optimize(&built.trace, &Options::all());
         result(check_compiled(&built, &opt))
     }
-    quickcheck(cases(10_000), 1).quickcheck(prop as fn(Case) -> TestResult);
+    prop_runner(SEED, 1, 10_000).quickcheck(prop as fn(Case) -> TestResult);
 }
 
 #[test]
@@ -225,5 +202,5 @@ fn bridges_receive_the_guards_values() {
         let opt = optimize(&built.trace, &Options::all());
         result(check_bridge(&built, &built.trace).and_then(|()| check_bridge(&built, &opt)))
     }
-    quickcheck(cases(3_000), 2).quickcheck(prop as fn(Case) -> TestResult);
+    prop_runner(SEED, 2, 3_000).quickcheck(prop as fn(Case) -> TestResult);
 }

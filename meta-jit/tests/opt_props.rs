@@ -9,34 +9,11 @@
 //! in the text form, inputs and heap) and the optimized trace with both outcomes.
 
 use meta_jit::opt::Options;
-use meta_jit::testing::{check_optimized, Case};
-use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
+use meta_jit::testing::{check_optimized, prop_runner, Case};
+use quickcheck::{Arbitrary, Gen, TestResult};
 
 /// The default seed of the case generator.
 const SEED: u64 = 0x6d65_7461_6a69_7421;
-/// Cases have up to this many steps (one to a few ops each).
-const SIZE: usize = 100;
-
-fn seed() -> u64 {
-    std::env::var("META_JIT_PROP_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(SEED)
-}
-
-fn cases(default: u64) -> u64 {
-    std::env::var("META_JIT_PROP_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-fn quickcheck(n: u64, salt: u64) -> QuickCheck {
-    QuickCheck::new()
-        .rng(Gen::from_size_and_seed(SIZE, seed() ^ salt))
-        .tests(n)
-        .max_tests(n)
-}
 
 /// With `META_JIT_PROP_VERBOSE` set, prints each case before checking it: if an optimized
 /// trace crashes the process (an access the optimizer made unsafe), the last case printed is
@@ -100,7 +77,7 @@ fn optimized_runs_like_unoptimized() {
         show(&case);
         result(check_optimized(&case, &Options::all()))
     }
-    quickcheck(cases(10_000), 0).quickcheck(prop as fn(Case) -> TestResult);
+    prop_runner(SEED, 0, 10_000).quickcheck(prop as fn(Case) -> TestResult);
 }
 
 #[test]
@@ -109,5 +86,5 @@ fn optimized_with_some_stages_runs_like_unoptimized() {
         show(&case);
         result(check_optimized(&case, &stages.0))
     }
-    quickcheck(cases(3_000), 1).quickcheck(prop as fn(Case, Stages) -> TestResult);
+    prop_runner(SEED, 1, 3_000).quickcheck(prop as fn(Case, Stages) -> TestResult);
 }

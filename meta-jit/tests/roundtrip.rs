@@ -6,18 +6,10 @@
 use meta_jit::ir::parse::parse_with;
 use meta_jit::ir::print::print;
 use meta_jit::opt::{optimize, Options};
-use meta_jit::testing::{check_round_trip, env, Case};
-use quickcheck::{Gen, QuickCheck, TestResult};
+use meta_jit::testing::{check_round_trip, env, prop_runner, Case};
+use quickcheck::TestResult;
 
 const SEED: u64 = 0x7072_696e_7421;
-const SIZE: usize = 60;
-
-fn quickcheck(n: u64) -> QuickCheck {
-    QuickCheck::new()
-        .rng(Gen::from_size_and_seed(SIZE, SEED))
-        .tests(n)
-        .max_tests(n)
-}
 
 #[test]
 fn generated_traces_round_trip() {
@@ -28,7 +20,7 @@ fn generated_traces_round_trip() {
             Err(e) => TestResult::error(e),
         }
     }
-    quickcheck(10_000).quickcheck(prop as fn(Case) -> TestResult);
+    prop_runner(SEED, 0, 10_000).quickcheck(prop as fn(Case) -> TestResult);
 }
 
 #[test]
@@ -43,5 +35,5 @@ fn optimized_traces_print_parseable_text() {
             Err(e) => TestResult::error(format!("does not parse: {e}\n{text}")),
         }
     }
-    quickcheck(2_000).quickcheck(prop as fn(Case) -> TestResult);
+    prop_runner(SEED, 0, 2_000).quickcheck(prop as fn(Case) -> TestResult);
 }

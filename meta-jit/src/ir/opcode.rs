@@ -295,6 +295,34 @@ impl Opcode {
         !self.is_pure() && !matches!(self, Opcode::InputI | Opcode::InputF | Opcode::InputR)
     }
 
+    /// Whether this op is a comparison: its result is 0 or 1.
+    pub fn is_comparison(self) -> bool {
+        use Opcode::*;
+        matches!(
+            self,
+            IntLt
+                | IntLe
+                | IntEq
+                | IntNe
+                | IntGt
+                | IntGe
+                | UintLt
+                | UintLe
+                | UintGt
+                | UintGe
+                | IntIsZero
+                | IntIsTrue
+                | FloatLt
+                | FloatLe
+                | FloatEq
+                | FloatNe
+                | FloatGt
+                | FloatGe
+                | PtrEq
+                | PtrNe
+        )
+    }
+
     /// Whether this op is a call (residual or elidable).
     pub fn is_call(self) -> bool {
         use Opcode::*;

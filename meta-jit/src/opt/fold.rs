@@ -146,35 +146,10 @@ fn inner(o: &mut Optimizer, v: OpRef, opcode: Opcode) -> Option<(OpRef, Option<i
 
 /// Whether `v` is known to be 0 or 1 (the result of a comparison).
 pub fn is_bool(o: &mut Optimizer, v: OpRef) -> bool {
-    use Opcode::*;
     if let Some(c) = o.const_value(v) {
         return matches!(c, Value::Int(0 | 1));
     }
-    o.producer(v).is_some_and(|p| {
-        matches!(
-            p.opcode,
-            IntLt
-                | IntLe
-                | IntEq
-                | IntNe
-                | IntGt
-                | IntGe
-                | UintLt
-                | UintLe
-                | UintGt
-                | UintGe
-                | IntIsZero
-                | IntIsTrue
-                | FloatLt
-                | FloatLe
-                | FloatEq
-                | FloatNe
-                | FloatGt
-                | FloatGe
-                | PtrEq
-                | PtrNe
-        )
-    })
+    o.producer(v).is_some_and(|p| p.opcode.is_comparison())
 }
 
 /// A load of an immutable (or quasi-immutable, already recorded) field of a constant object

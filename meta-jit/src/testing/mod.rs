@@ -49,6 +49,22 @@ pub use compare::{compare, RunResult};
 pub use funcs::env;
 pub use recipe::{Case, Shape};
 
+/// Cases have up to this many steps (one to a few ops each) in the property tests.
+pub const PROP_SIZE: usize = 100;
+
+/// A deterministic quickcheck runner for a property test: `default_cases` cases (or
+/// `META_JIT_PROP_CASES`) generated from `default_seed ^ salt` (or `META_JIT_PROP_SEED ^ salt`),
+/// so CI runs the same cases every time and a developer can explore other seeds.
+pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickcheck::QuickCheck {
+    let env = |name: &str| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
+    let seed = env("META_JIT_PROP_SEED").unwrap_or(default_seed);
+    let n = env("META_JIT_PROP_CASES").unwrap_or(default_cases);
+    quickcheck::QuickCheck::new()
+        .rng(quickcheck::Gen::from_size_and_seed(PROP_SIZE, seed ^ salt))
+        .tests(n)
+        .max_tests(n)
+}
+
 use crate::alloc::Tracker;
 use crate::interp::Outcome;
 use crate::ir::{print::print, verify::verify, Opcode, Trace};

@@ -36,30 +36,7 @@ pub(crate) struct Liveness {
 
 /// Whether `op` is a comparison that a following `guard_true`/`guard_false` can test directly.
 pub(crate) fn is_fusable_compare(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        IntLt
-            | IntLe
-            | IntEq
-            | IntNe
-            | IntGt
-            | IntGe
-            | UintLt
-            | UintLe
-            | UintGt
-            | UintGe
-            | PtrEq
-            | PtrNe
-            | IntIsZero
-            | IntIsTrue
-            | FloatLt
-            | FloatLe
-            | FloatGt
-            | FloatGe
-            | FloatEq
-            | FloatNe
-    )
+    op.is_comparison()
 }
 
 /// Computes the liveness of `t` (a verified trace).

@@ -1,0 +1,79 @@
+//! `bf [--no-jit | --jitcode] FILE`: runs a Brainfuck program, reading stdin and writing stdout.
+//!
+//! Exit status: 0 when the program ends, 1 when it stops with an error (unbalanced brackets,
+//! the pointer left of cell 0, the tape exhausted, I/O), 2 for a bad command line or an
+//! unreadable file.
+
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: bf [--no-jit | --jitcode] FILE";
+
+enum Mode {
+    Native,
+    Jitcode,
+}
+
+fn main() -> ExitCode {
+    let mut mode = Mode::Native;
+    let mut file = None;
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--no-jit" => mode = Mode::Native,
+            "--jitcode" => mode = Mode::Jitcode,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            a if a.starts_with('-') && a.len() > 1 => {
+                eprintln!("bf: unknown option `{a}`\n{USAGE}");
+                return ExitCode::from(2);
+            }
+            a if file.is_none() => file = Some(a.to_string()),
+            _ => {
+                eprintln!("bf: more than one file\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let Some(file) = file else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let src = match std::fs::read(&file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bf: cannot read {file}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let program = match bf::parse(&src) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("bf: {file}:{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let stdout = std::io::stdout();
+    let mut output = BufWriter::new(stdout.lock());
+    let mut tape = bf::Tape::new();
+    let result = {
+        let mut io = bf::Io::new(&mut input, &mut output);
+        match mode {
+            Mode::Native => bf::run(&program, &mut tape, &mut io),
+            Mode::Jitcode => bf::run_jitcode(&program, &mut tape, &mut io),
+        }
+    };
+    let flushed = output.flush();
+    if let Err(e) = result {
+        eprintln!("bf: {file}: {e}");
+        return ExitCode::from(1);
+    }
+    if let Err(e) = flushed {
+        eprintln!("bf: writing output: {e}");
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}

@@ -601,7 +601,7 @@ impl JitDriver {
         );
         let mut decide = |g: &[Value]| match cells.get(&Self::key(g)) {
             Some(CellState::Compiled { loop_no }) => Close::Jump(*loop_no),
-            _ => Close::Finish,
+            _ => Close::Continue,
         };
         // SAFETY: forwarded: the frames are the interpreter's state at the guard.
         let traced = unsafe { tracer.run(&mut decide) };

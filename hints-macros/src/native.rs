@@ -55,7 +55,7 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
     let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
     quote! {{
         #[allow(unsafe_code)]
-        if #name::with_driver(|__jit_d| __jit_d.is_on()) {
+        if #name::__jit_is_on() {
             let mut __jit_v = #w::Vals::default();
             #( #w::Live::push_values(&#greens, &mut __jit_v); )*
             let __jit_ng = __jit_v.len();

@@ -20,6 +20,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::thread::LocalKey;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, CompileOptions, TraceId};
@@ -224,7 +225,7 @@ const COUNTERS: usize = 4096;
 pub struct JitDriver {
     name: &'static str,
     portal: fn() -> &'static JitCode,
-    on: Cell<bool>,
+    on: &'static LocalKey<OnFlag>,
     params: RefCell<Params>,
     log: Selection,
     counters: RefCell<Vec<u32>>,
@@ -234,12 +235,19 @@ pub struct JitDriver {
 impl JitDriver {
     /// A driver for the portal `name` whose jitcode `portal` returns, with the parameters of
     /// `METAJIT_PARAMS` and the log selection of `METAJIT_LOG`.
-    pub fn new(name: &'static str, portal: fn() -> &'static JitCode) -> JitDriver {
+    /// `on` is the thread-local flag the native fast path tests, kept equal to
+    /// [`Params::enabled`].
+    pub fn new(
+        name: &'static str,
+        portal: fn() -> &'static JitCode,
+        on: &'static LocalKey<OnFlag>,
+    ) -> JitDriver {
         let params = Params::from_env();
+        on.with(|f| f.set(params.enabled));
         JitDriver {
             name,
             portal,
-            on: Cell::new(params.enabled),
+            on,
             params: RefCell::new(params),
             log: Selection::from_env(),
             counters: RefCell::new(vec![0; COUNTERS]),
@@ -259,7 +267,7 @@ impl JitDriver {
     /// Whether the JIT is on (the cheap test of the native fast path).
     #[inline]
     pub fn is_on(&self) -> bool {
-        self.on.get()
+        self.params.borrow().enabled
     }
 
     /// The parameters.
@@ -271,7 +279,7 @@ impl JitDriver {
     pub fn set_params(&self, s: &str) -> Result<(), String> {
         let mut p = self.params.borrow_mut();
         p.set(s)?;
-        self.on.set(p.enabled);
+        self.on.with(|f| f.set(p.enabled));
         Ok(())
     }
 
@@ -702,6 +710,29 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
     }
     // SAFETY: forwarded.
     unsafe { driver.hot(g, r, slot) }
+}
+
+/// Whether the JIT is on, as a thread-local flag the native interpreter tests at every
+/// `can_enter_jit!` (`None` until the driver has been created on this thread).
+pub struct OnFlag(Cell<u8>);
+
+impl OnFlag {
+    /// Not known yet.
+    pub const fn unknown() -> OnFlag {
+        OnFlag(Cell::new(0))
+    }
+    /// The flag.
+    #[inline]
+    pub fn get(&self) -> Option<bool> {
+        match self.0.get() {
+            0 => None,
+            v => Some(v == 1),
+        }
+    }
+    /// Sets the flag.
+    pub fn set(&self, on: bool) {
+        self.0.set(if on { 1 } else { 2 });
+    }
 }
 
 /// The greens and reds of a `can_enter_jit!`, without allocating.

@@ -158,7 +158,6 @@ fn the_trace_is_specialized_to_the_program() {
     let mut codes = Codes::default();
     let t = optimize(&record(&code, &mut regs, &mut codes), &Options::all());
     let text = t.to_string();
-    println!("{text}");
     // The dispatch on the opcode, the operands and the bounds checks of the constant program
     // fold away; what is left are the register accesses, the arithmetic and the loop test.
     assert!(!text.contains("guard_value"), "{text}");
@@ -167,4 +166,99 @@ fn the_trace_is_specialized_to_the_program() {
         text.contains("int_add_ovf") && text.contains("int_sub_ovf"),
         "{text}"
     );
+}
+
+/// A guard whose resume data holds a virtual object: the optimizer removed the allocation of a
+/// `Regs` (it exists only in the guard's resume data, described by its fields); when the guard
+/// fails, resume allocates and fills it and the blackhole interpreter lands with it as the red.
+#[test]
+fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
+    use meta_jit::ir::{DescrKind, FieldDescr, FrameInfo, Op, Opcode, Resume, SizeDescr, Type};
+    let code = program();
+    let portal = run::jitcode();
+    let mut codes = Codes::default();
+    assert_eq!(codes.index(portal), 0);
+    let mp = meta_jit::trace::merge_point_pc(portal);
+
+    let mut t = Trace::new();
+    let i0 = t.input(Type::Int);
+    let size = t.descr(
+        "Regs",
+        DescrKind::Size(SizeDescr {
+            size: std::mem::size_of::<Regs>() as u32,
+            align: 8,
+        }),
+    );
+    let field = |t: &mut Trace, k: u32| {
+        t.descr(
+            &format!("r{k}"),
+            DescrKind::Field(FieldDescr {
+                offset: 8 * k,
+                size: 8,
+                signed: true,
+                kind: Type::Int,
+                immutable: false,
+                quasi_immutable: false,
+            }),
+        )
+    };
+    let (r0, r1) = (field(&mut t, 0), field(&mut t, 1));
+    let p1 = t.push(Op::new(Opcode::New, vec![]).with_descr(size));
+    t.push(Op::new(Opcode::Setfield, vec![p1, i0]).with_descr(r0));
+    let five = t.int(5);
+    t.push(Op::new(Opcode::Setfield, vec![p1, five]).with_descr(r1));
+    let ten = t.int(10);
+    let c = t.emit(Opcode::IntGt, &[i0, ten]);
+    // The portal's frame at its merge point: pc = 0, `code`, and the virtual `Regs` as `regs`.
+    let live = portal.live_at(mp).unwrap();
+    let values = live
+        .iter()
+        .map(|r| match portal.name_of(r) {
+            Some("pc") => t.int(0),
+            Some("code") => t.ptr(&code as *const Code as usize),
+            Some("regs") => p1,
+            other => panic!("unexpected live register {other:?}"),
+        })
+        .collect::<Vec<_>>();
+    let resume = Resume {
+        id: 0,
+        frames: vec![FrameInfo {
+            code: 0,
+            pc: mp as u32,
+            len: values.len() as u32,
+        }],
+        values,
+        virtuals: vec![],
+    };
+    t.push(Op::new(Opcode::GuardTrue, vec![c]).with_resume(resume));
+    t.emit(Opcode::Finish, &[i0]);
+
+    let opt = optimize(&t, &Options::all());
+    assert_eq!(
+        opt.ops.iter().filter(|o| o.opcode == Opcode::New).count(),
+        0,
+        "{opt}"
+    );
+    let guard = opt
+        .ops
+        .iter()
+        .position(|o| o.opcode == Opcode::GuardTrue)
+        .unwrap();
+    assert_eq!(
+        opt.ops[guard].resume.as_ref().unwrap().virtuals.len(),
+        1,
+        "{opt}"
+    );
+
+    let Outcome::GuardFailed { op, saved, .. } = interp::run(&opt, &[ir::Value::Int(3)]).unwrap()
+    else {
+        panic!("the guard fails for 3")
+    };
+    let Landed::MergePoint { greens, reds } = deopt(&codes, &opt, op, &saved) else {
+        panic!("lands at the merge point")
+    };
+    assert_eq!(greens[0], Value::Int(0));
+    // SAFETY: the red is the `Regs` resume allocated and filled from the virtual's fields.
+    let regs = unsafe { &*(reds[0].addr() as *const Regs) };
+    assert_eq!(regs.r, [3, 5, 0, 0]);
 }

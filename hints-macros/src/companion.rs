@@ -202,6 +202,32 @@ pub fn companion_items(
                 #ll::emit_inline_call(__jit_b, __jit_ref(), __jit_args)
             }
         });
+        if lw.portal.is_some() {
+            out.extend(quote! {
+                /// Runs `f` with this portal's JIT driver (one per thread): its parameters
+                /// (`d.set_params("threshold=100")`), statistics (`d.stats()`) and log.
+                pub fn with_driver<R>(f: impl FnOnce(&::meta_jit::warm::JitDriver) -> R) -> R {
+                    ::std::thread_local! {
+                        static DRIVER: ::meta_jit::warm::JitDriver =
+                            ::meta_jit::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON);
+                    }
+                    DRIVER.with(f)
+                }
+                ::std::thread_local! {
+                    static __JIT_ON: ::meta_jit::warm::OnFlag =
+                        const { ::meta_jit::warm::OnFlag::unknown() };
+                }
+                /// Whether the JIT is on on this thread (the native fast path's test).
+                #[doc(hidden)]
+                #[inline]
+                pub fn __jit_is_on() -> bool {
+                    match __JIT_ON.with(::meta_jit::warm::OnFlag::get) {
+                        Some(on) => on,
+                        None => with_driver(|d| d.is_on()),
+                    }
+                }
+            });
+        }
         // The jitcode-only run mode, with the native signature.
         let native_ret = inner_ty(&sig.ret);
         out.extend(quote! {

@@ -299,6 +299,9 @@ fn main() {
     if cfg!(debug_assertions) {
         println!("note: debug build; run with --release for meaningful figures");
     }
+    // What is measured is the interpreter with its hints, JIT off.
+    hinted_a::run::with_driver(|d| d.set_params("off").unwrap());
+    hinted_b::run::with_driver(|d| d.set_params("off").unwrap());
     let runners: [(&str, Timer); 4] = [
         ("hinted_a", time_hinted_a),
         ("hinted_b", time_hinted_b),

@@ -19,12 +19,17 @@ extern crate self as meta_jit;
 
 pub mod alloc;
 pub mod backend;
+pub mod blackhole;
 pub mod call;
 pub mod check;
 pub mod hints;
 pub mod interp;
 pub mod ir;
 pub mod jitcode;
+pub mod log;
 pub mod lower;
 pub mod opt;
+pub mod resume;
 pub mod testing;
+pub mod trace;
+pub mod warm;

@@ -19,4 +19,6 @@ chapters! {
     trace_ir = "trace-ir.md",
     optimizer = "optimizer.md",
     backend = "backend.md",
+    tracing = "tracing.md",
+    deopt = "deopt.md",
 }

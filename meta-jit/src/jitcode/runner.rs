@@ -32,18 +32,47 @@ pub unsafe fn run(code: &JitCode, args: &[Value]) -> Vec<Value> {
         frame.set(r, v);
     }
     // SAFETY: forwarded from this function's contract.
-    unsafe { frame.execute() }
+    match unsafe { frame.execute(false) } {
+        Exit::Return(values) => values,
+        Exit::MergePoint => unreachable!("merge points do not stop a plain run"),
+    }
 }
 
-struct Frame<'a> {
-    code: &'a JitCode,
+/// How [`Frame::execute`] stopped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Exit {
+    /// The frame returned these values.
+    Return(Vec<Value>),
+    /// The frame reached a `JitMergePoint` (only when asked to stop there); `pc` is its index.
+    MergePoint,
+}
+
+/// What one control-free op did (see [`Frame::exec`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Done {
+    /// The op ran; control goes on at the next op.
+    Next,
+    /// The op is a control-flow op, a call of another jitcode or a hint the caller handles
+    /// itself; nothing was done.
+    Control,
+}
+
+/// One activation of a jitcode: its pc and the three register banks (ordinary registers, then
+/// the constant pool, so a constant register reads like any other).
+#[derive(Clone, Debug)]
+pub struct Frame<'a> {
+    /// The jitcode.
+    pub code: &'a JitCode,
+    /// The index of the next op to execute.
+    pub pc: usize,
     ints: Vec<i64>,
     floats: Vec<f64>,
     refs: Vec<usize>,
 }
 
 impl<'a> Frame<'a> {
-    fn new(code: &'a JitCode) -> Frame<'a> {
+    /// A frame of `code` at pc 0 with every ordinary register zero.
+    pub fn new(code: &'a JitCode) -> Frame<'a> {
         let mut ints = vec![0; usize::from(code.num_regs[0])];
         ints.extend(&code.consts_int);
         let mut floats = vec![0.0; usize::from(code.num_regs[1])];
@@ -52,12 +81,14 @@ impl<'a> Frame<'a> {
         refs.extend(&code.consts_ref);
         Frame {
             code,
+            pc: 0,
             ints,
             floats,
             refs,
         }
     }
-    fn get(&self, r: Register) -> Value {
+    /// The value of a register (or constant).
+    pub fn get(&self, r: Register) -> Value {
         let i = usize::from(r.index);
         match r.kind {
             Kind::Int => Value::Int(self.ints[i]),
@@ -65,7 +96,8 @@ impl<'a> Frame<'a> {
             Kind::Ref => Value::Ref(self.refs[i]),
         }
     }
-    fn set(&mut self, r: Register, v: Value) {
+    /// Sets a register.
+    pub fn set(&mut self, r: Register, v: Value) {
         let i = usize::from(r.index);
         match r.kind {
             Kind::Int => self.ints[i] = v.int(),
@@ -83,156 +115,40 @@ impl<'a> Frame<'a> {
         self.refs[usize::from(r.index)]
     }
 
+    /// Runs from `self.pc` until the frame returns, or, with `stop_at_merge_point`, until it
+    /// reaches a `JitMergePoint` (which may be the op at `self.pc`); `self.pc` is then that
+    /// op's index. Inline calls run as nested frames; panics of the interpreter (Rust's
+    /// overflow and bounds checks, `panic!`) are raised here.
+    ///
     /// # Safety
-    /// See [`run`].
-    unsafe fn execute(&mut self) -> Vec<Value> {
+    /// See [`run`]; the registers hold values the native function could hold at `self.pc`.
+    pub unsafe fn execute(&mut self, stop_at_merge_point: bool) -> Exit {
         let code = self.code;
-        let mut pc = 0usize;
         loop {
+            let pc = self.pc;
             let op = &code.ops[pc];
-            pc += 1;
+            // SAFETY: forwarded from this function's contract.
+            match unsafe { self.exec(op) } {
+                Ok(Done::Next) => {
+                    self.pc = pc + 1;
+                    continue;
+                }
+                Ok(Done::Control) => {}
+                Err(msg) => panic!("{msg}"),
+            }
+            self.pc = pc + 1;
             match op {
-                Op::Move { dst, src } => self.set(*dst, self.get(*src)),
-                Op::IntBinary {
-                    op,
-                    ty,
-                    overflow,
-                    dst,
-                    a,
-                    b,
-                } => match int_binary(*op, *ty, *overflow, self.int(*a), self.int(*b)) {
-                    Ok(v) => self.ints[usize::from(dst.index)] = v,
-                    Err(msg) => panic!("{msg}"),
-                },
-                Op::IntUnary {
-                    op,
-                    ty,
-                    overflow,
-                    dst,
-                    a,
-                } => match int_unary(*op, *ty, *overflow, self.int(*a)) {
-                    Ok(v) => self.ints[usize::from(dst.index)] = v,
-                    Err(msg) => panic!("{msg}"),
-                },
-                Op::IntCompare {
-                    cmp,
-                    signed,
-                    dst,
-                    a,
-                    b,
-                } => {
-                    let (x, y) = (self.int(*a), self.int(*b));
-                    let r = if *signed {
-                        compare(*cmp, x, y)
-                    } else {
-                        compare(*cmp, x as u64, y as u64)
-                    };
-                    self.ints[usize::from(dst.index)] = i64::from(r);
-                }
-                Op::IntCast { from, to, dst, src } => {
-                    self.ints[usize::from(dst.index)] = to.canonical(from.widen(self.int(*src)));
-                }
-                Op::FloatBinary { op, dst, a, b } => {
-                    self.floats[usize::from(dst.index)] =
-                        float_binary(*op, self.float(*a), self.float(*b));
-                }
-                Op::FloatUnary { op, dst, a } => {
-                    let x = self.float(*a);
-                    self.floats[usize::from(dst.index)] = match op {
-                        FloatUnOp::Neg => -x,
-                        FloatUnOp::Abs => x.abs(),
-                    };
-                }
-                Op::FloatCompare { cmp, dst, a, b } => {
-                    let r = float_compare(*cmp, self.float(*a), self.float(*b));
-                    self.ints[usize::from(dst.index)] = i64::from(r);
-                }
-                Op::IntToFloat { from, dst, src } => {
-                    self.floats[usize::from(dst.index)] = from.widen(self.int(*src)) as f64;
-                }
-                Op::FloatToInt { to, dst, src } => {
-                    self.ints[usize::from(dst.index)] = float_to_int(*to, self.float(*src));
-                }
-                Op::RefCompare { eq, dst, a, b } => {
-                    let same = self.addr(*a) == self.addr(*b);
-                    self.ints[usize::from(dst.index)] = i64::from(same == *eq);
-                }
-                Op::RefAddr {
-                    dst,
-                    base,
-                    index,
-                    offset,
-                } => {
-                    let mut addr = self.addr(*base);
-                    if let Some((i, size)) = index {
-                        addr = addr.wrapping_add((self.int(*i) as usize).wrapping_mul(*size));
-                    }
-                    self.refs[usize::from(dst.index)] = addr.wrapping_add(*offset);
-                }
-                Op::GetField { dst, base, descr } => {
-                    // SAFETY: see `run`: the address is that of a live object holding this field.
-                    let v = unsafe { load(self.addr(*base) + descr.offset, descr) };
-                    self.set(*dst, v);
-                }
-                Op::SetField { base, src, descr } => {
-                    // SAFETY: as for GetField; the native code writes the same field.
-                    unsafe { store(self.addr(*base) + descr.offset, descr, self.get(*src)) };
-                }
-                Op::GetArrayItem {
-                    dst,
-                    base,
-                    index,
-                    descr,
-                } => {
-                    let addr = self.addr(*base)
-                        + (self.int(*index) as usize) * descr.item_size
-                        + descr.item.offset;
-                    // SAFETY: the index was checked against the length by a preceding CheckIndex.
-                    let v = unsafe { load(addr, &descr.item) };
-                    self.set(*dst, v);
-                }
-                Op::SetArrayItem {
-                    base,
-                    index,
-                    src,
-                    descr,
-                } => {
-                    let addr = self.addr(*base)
-                        + (self.int(*index) as usize) * descr.item_size
-                        + descr.item.offset;
-                    // SAFETY: as for GetArrayItem.
-                    unsafe { store(addr, &descr.item, self.get(*src)) };
-                }
-                Op::CheckIndex { index, len } => {
-                    let (i, n) = (self.int(*index) as u64, self.int(*len) as u64);
-                    if i >= n {
-                        panic!("index out of bounds: the len is {n} but the index is {i}");
-                    }
-                }
-                Op::Goto { target } => pc = *target as usize,
+                Op::Goto { target } => self.pc = *target as usize,
                 Op::GotoIfNot { cond, target } => {
                     if self.int(*cond) == 0 {
-                        pc = *target as usize;
+                        self.pc = *target as usize;
                     }
                 }
                 Op::Switch {
                     value,
                     cases,
                     default,
-                } => {
-                    let v = self.int(*value);
-                    pc = cases
-                        .iter()
-                        .find(|(c, _)| *c == v)
-                        .map_or(*default, |&(_, t)| t) as usize;
-                }
-                Op::Call { descr, args, dst } => {
-                    let vals: Vec<Value> = args.iter().map(|&r| self.get(r)).collect();
-                    let res = (descr.dynamic)(&vals);
-                    if let (Some(d), Some(v)) = (dst, res) {
-                        self.set(*d, v);
-                    }
-                }
+                } => self.pc = switch_target(self.int(*value), cases, *default),
                 Op::InlineCall { callee, args, dsts } => {
                     let vals: Vec<Value> = args.iter().map(|&r| self.get(r)).collect();
                     // SAFETY: the callee's jitcode comes from the same checked Rust program and
@@ -242,16 +158,177 @@ impl<'a> Frame<'a> {
                         self.set(d, v);
                     }
                 }
-                Op::Return { values } => return values.iter().map(|&r| self.get(r)).collect(),
+                Op::Return { values } => {
+                    return Exit::Return(values.iter().map(|&r| self.get(r)).collect())
+                }
                 Op::Panic { message } => panic!("{message}"),
-                Op::JitMergePoint { .. }
-                | Op::CanEnterJit { .. }
-                | Op::Promote { .. }
-                | Op::RecordKnownResult { .. }
-                | Op::RecordExactValue { .. } => {}
+                Op::JitMergePoint { .. } => {
+                    if stop_at_merge_point {
+                        self.pc = pc;
+                        return Exit::MergePoint;
+                    }
+                }
+                _ => unreachable!("exec handles every other op"),
             }
         }
     }
+
+    /// Executes one op that does not transfer control: arithmetic, loads, stores, bounds
+    /// checks, residual and elidable calls, and hints (no-ops here). Returns
+    /// [`Done::Control`] without doing anything for jumps, inline calls, returns, panics and
+    /// merge points, and the message of the panic Rust would raise, with no register changed,
+    /// for an op that fails (overflow, division by zero, index out of bounds). The tracer and
+    /// the blackhole interpreter execute ops through this, so all three agree.
+    ///
+    /// # Safety
+    /// See [`Frame::execute`].
+    pub unsafe fn exec(&mut self, op: &Op) -> Result<Done, String> {
+        match op {
+            Op::Move { dst, src } => self.set(*dst, self.get(*src)),
+            Op::IntBinary {
+                op,
+                ty,
+                overflow,
+                dst,
+                a,
+                b,
+            } => {
+                self.ints[usize::from(dst.index)] =
+                    int_binary(*op, *ty, *overflow, self.int(*a), self.int(*b))?
+            }
+            Op::IntUnary {
+                op,
+                ty,
+                overflow,
+                dst,
+                a,
+            } => self.ints[usize::from(dst.index)] = int_unary(*op, *ty, *overflow, self.int(*a))?,
+            Op::IntCompare {
+                cmp,
+                signed,
+                dst,
+                a,
+                b,
+            } => {
+                let (x, y) = (self.int(*a), self.int(*b));
+                let r = if *signed {
+                    compare(*cmp, x, y)
+                } else {
+                    compare(*cmp, x as u64, y as u64)
+                };
+                self.ints[usize::from(dst.index)] = i64::from(r);
+            }
+            Op::IntCast { from, to, dst, src } => {
+                self.ints[usize::from(dst.index)] = to.canonical(from.widen(self.int(*src)));
+            }
+            Op::FloatBinary { op, dst, a, b } => {
+                self.floats[usize::from(dst.index)] =
+                    float_binary(*op, self.float(*a), self.float(*b));
+            }
+            Op::FloatUnary { op, dst, a } => {
+                let x = self.float(*a);
+                self.floats[usize::from(dst.index)] = match op {
+                    FloatUnOp::Neg => -x,
+                    FloatUnOp::Abs => x.abs(),
+                };
+            }
+            Op::FloatCompare { cmp, dst, a, b } => {
+                let r = float_compare(*cmp, self.float(*a), self.float(*b));
+                self.ints[usize::from(dst.index)] = i64::from(r);
+            }
+            Op::IntToFloat { from, dst, src } => {
+                self.floats[usize::from(dst.index)] = from.widen(self.int(*src)) as f64;
+            }
+            Op::FloatToInt { to, dst, src } => {
+                self.ints[usize::from(dst.index)] = float_to_int(*to, self.float(*src));
+            }
+            Op::RefCompare { eq, dst, a, b } => {
+                let same = self.addr(*a) == self.addr(*b);
+                self.ints[usize::from(dst.index)] = i64::from(same == *eq);
+            }
+            Op::RefAddr {
+                dst,
+                base,
+                index,
+                offset,
+            } => {
+                let mut addr = self.addr(*base);
+                if let Some((i, size)) = index {
+                    addr = addr.wrapping_add((self.int(*i) as usize).wrapping_mul(*size));
+                }
+                self.refs[usize::from(dst.index)] = addr.wrapping_add(*offset);
+            }
+            Op::GetField { dst, base, descr } => {
+                // SAFETY: see `run`: the address is that of a live object holding this field.
+                let v = unsafe { load(self.addr(*base) + descr.offset, descr) };
+                self.set(*dst, v);
+            }
+            Op::SetField { base, src, descr } => {
+                // SAFETY: as for GetField; the native code writes the same field.
+                unsafe { store(self.addr(*base) + descr.offset, descr, self.get(*src)) };
+            }
+            Op::GetArrayItem {
+                dst,
+                base,
+                index,
+                descr,
+            } => {
+                let addr = self.addr(*base)
+                    + (self.int(*index) as usize) * descr.item_size
+                    + descr.item.offset;
+                // SAFETY: the index was checked against the length by a preceding CheckIndex.
+                let v = unsafe { load(addr, &descr.item) };
+                self.set(*dst, v);
+            }
+            Op::SetArrayItem {
+                base,
+                index,
+                src,
+                descr,
+            } => {
+                let addr = self.addr(*base)
+                    + (self.int(*index) as usize) * descr.item_size
+                    + descr.item.offset;
+                // SAFETY: as for GetArrayItem.
+                unsafe { store(addr, &descr.item, self.get(*src)) };
+            }
+            Op::CheckIndex { index, len } => {
+                let (i, n) = (self.int(*index) as u64, self.int(*len) as u64);
+                if i >= n {
+                    return Err(format!(
+                        "index out of bounds: the len is {n} but the index is {i}"
+                    ));
+                }
+            }
+            Op::Call { descr, args, dst } => {
+                let vals: Vec<Value> = args.iter().map(|&r| self.get(r)).collect();
+                let res = (descr.dynamic)(&vals);
+                if let (Some(d), Some(v)) = (dst, res) {
+                    self.set(*d, v);
+                }
+            }
+            Op::CanEnterJit { .. }
+            | Op::Promote { .. }
+            | Op::RecordKnownResult { .. }
+            | Op::RecordExactValue { .. } => {}
+            Op::Goto { .. }
+            | Op::GotoIfNot { .. }
+            | Op::Switch { .. }
+            | Op::InlineCall { .. }
+            | Op::Return { .. }
+            | Op::Panic { .. }
+            | Op::JitMergePoint { .. } => return Ok(Done::Control),
+        }
+        Ok(Done::Next)
+    }
+}
+
+/// The target of a `Switch` on `v`.
+pub fn switch_target(v: i64, cases: &[(i64, u32)], default: u32) -> usize {
+    cases
+        .iter()
+        .find(|(c, _)| *c == v)
+        .map_or(default, |&(_, t)| t) as usize
 }
 
 /// Loads the scalar `descr` describes from `addr`.
@@ -305,7 +382,8 @@ pub unsafe fn store(addr: usize, descr: &FieldDescr, v: Value) {
     }
 }
 
-fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
+/// A comparison on any ordered values.
+pub fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
     match cmp {
         Cmp::Eq => x == y,
         Cmp::Ne => x != y,

@@ -1,0 +1,127 @@
+//! The native side of the portal: what `#[jit::interpreter]` changes in the interpreter
+//! function itself so that it can enter compiled code.
+//!
+//! Every `can_enter_jit!()` becomes a call of the portal's driver (`meta_jit::warm`) with the
+//! values of the greens and reds; when the driver ran the JIT it hands back the greens and
+//! reds at the merge point, which are assigned (the `continue` that follows goes to the merge
+//! point), or the portal's return value, which is returned. Greens and reds that are
+//! parameters (not already `mut`) are rebound `let mut` at the top of the body so they can be
+//! assigned; greens and reds declared with `let` must be `let mut`.
+//! `jit_merge_point!()` stays a no-op natively. When the JIT is off the cost is one
+//! thread-local flag test per `can_enter_jit!`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{parse_quote, Expr, FnArg, Ident, ItemFn, Pat, Stmt};
+
+use crate::lower::Portal;
+
+/// Rewrites the native portal function.
+pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
+    let name = f.sig.ident.clone();
+    let vars: Vec<&Ident> = portal.greens.iter().chain(&portal.reds).collect();
+    let mut rebinds: Vec<Stmt> = Vec::new();
+    for arg in &f.sig.inputs {
+        if let FnArg::Typed(pt) = arg {
+            if let Pat::Ident(pi) = &*pt.pat {
+                let id = &pi.ident;
+                if vars.contains(&id) && pi.mutability.is_none() {
+                    rebinds.push(parse_quote!(#[allow(unused_mut, clippy::redundant_locals)] let mut #id = #id;));
+                }
+            }
+        }
+    }
+    let mut v = Expand {
+        name: name.clone(),
+        greens: portal.greens.iter().map(ToString::to_string).collect(),
+        reds: portal.reds.iter().map(ToString::to_string).collect(),
+        sites: 0,
+    };
+    v.visit_block_mut(&mut f.block);
+    if v.sites > 0 {
+        f.block.stmts.splice(0..0, rebinds);
+    }
+}
+
+/// The expansion of one `can_enter_jit!()`. The variables are named with the span of the
+/// macro call, so they resolve where it stands even when the body comes from a `macro_rules!`
+/// macro (hygiene).
+fn enter(v: &Expand, span: Span) -> TokenStream {
+    let w = quote!(::meta_jit::warm);
+    let name = &v.name;
+    let greens: Vec<Ident> = v.greens.iter().map(|g| Ident::new(g, span)).collect();
+    let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
+    quote! {{
+        #[allow(unsafe_code)]
+        if #name::__jit_is_on() {
+            let mut __jit_v = #w::Vals::default();
+            #( #w::Live::push_values(&#greens, &mut __jit_v); )*
+            let __jit_ng = __jit_v.len();
+            #( #w::Live::push_values(&#reds, &mut __jit_v); )*
+            // SAFETY: the values are this portal's greens and reds at `can_enter_jit!`, which
+            // is directly followed by the jump to the merge point; what comes back is assigned
+            // to them (or returned) before they are used again.
+            let __jit_r = #name::with_driver(|__jit_d| unsafe {
+                #w::can_enter_jit(__jit_d, &__jit_v, __jit_ng)
+            });
+            match __jit_r {
+                ::core::option::Option::None => {}
+                ::core::option::Option::Some(#w::Resumed::MergePoint(__jit_vals)) => {
+                    let mut __jit_it = __jit_vals.into_iter();
+                    // SAFETY: the driver hands back values of the greens' and reds' types
+                    // (those the interpreter's jitcode holds at the merge point).
+                    unsafe {
+                        #( #greens = #w::take(&mut __jit_it); )*
+                        #( #reds = #w::take(&mut __jit_it); )*
+                    }
+                }
+                ::core::option::Option::Some(#w::Resumed::Return(__jit_vals)) => {
+                    let mut __jit_it = __jit_vals.into_iter();
+                    // SAFETY: the values the portal's jitcode returned.
+                    return unsafe { #w::take(&mut __jit_it) };
+                }
+            }
+        }
+    }}
+}
+
+struct Expand {
+    name: Ident,
+    greens: Vec<String>,
+    reds: Vec<String>,
+    sites: usize,
+}
+
+fn is_can_enter(mac: &syn::Macro) -> bool {
+    mac.path
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "can_enter_jit")
+}
+
+impl VisitMut for Expand {
+    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+        if let Stmt::Macro(m) = s {
+            if is_can_enter(&m.mac) {
+                let call = enter(self, m.mac.path.span());
+                self.sites += 1;
+                *s = Stmt::Expr(parse_quote!(#call), None);
+                return;
+            }
+        }
+        syn::visit_mut::visit_stmt_mut(self, s);
+    }
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Macro(m) = e {
+            if is_can_enter(&m.mac) {
+                let call = enter(self, m.mac.path.span());
+                self.sites += 1;
+                *e = parse_quote!(#call);
+                return;
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}

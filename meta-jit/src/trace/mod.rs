@@ -1,0 +1,530 @@
+//! The meta-interpreter (RPython's `pyjitpl`): runs the interpreter's jitcode on concrete values
+//! and records, as trace IR, every operation that depends on something not constant.
+//!
+//! Every register of every active jitcode frame holds a concrete value (in a runner
+//! [`Frame`], executed by the runner's own [`Frame::exec`], so tracing, the runner and the
+//! blackhole interpreter agree on every op) and a *shadow*: what the trace knows of it, a
+//! constant or a trace op. An op whose inputs are all constant is folded on the spot (its
+//! shadow becomes the constant the concrete execution computed); the others are executed and
+//! recorded. Branching on a non-constant value records a guard whose resume data names every
+//! active frame, its pc and the shadows of its live registers ([`JitCode::live_at`]).
+//!
+//! The trace starts at the portal's merge point (a loop) or at a failed guard's resume state (a
+//! bridge) and ends where the caller's [`Close`] decision says, at a merge point of the portal
+//! frame. Everything that cannot be traced aborts cleanly with the concrete state the
+//! interpreter continues from ([`Traced::Aborted`]).
+//!
+//! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
+//! of each data op to IR is in [`record`]. Must not know: optimization, machine code, hot
+//! counters, or anything about a guest language.
+
+mod record;
+
+use hashbrown::HashMap;
+
+use crate::ir::{self, DescrKind, FrameInfo, Op as IrOp, OpRef, Opcode, Resume, Trace};
+use crate::jitcode::runner::Frame;
+use crate::jitcode::{JitCode, Kind, Op, Register, Value};
+
+pub use record::ir_type;
+
+/// The jitcodes a driver's traces refer to: resume data names a frame's jitcode by its index
+/// here.
+#[derive(Default, Debug)]
+pub struct Codes {
+    list: Vec<&'static JitCode>,
+}
+
+impl Codes {
+    /// The index of `code`, added on first use.
+    pub fn index(&mut self, code: &'static JitCode) -> u32 {
+        if let Some(i) = self.list.iter().position(|c| std::ptr::eq(*c, code)) {
+            return i as u32;
+        }
+        self.list.push(code);
+        self.list.len() as u32 - 1
+    }
+    /// The jitcode with index `i`.
+    pub fn get(&self, i: u32) -> &'static JitCode {
+        self.list[i as usize]
+    }
+}
+
+/// What to do when the portal frame reaches its merge point with some greens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Close {
+    /// Go on tracing.
+    Continue,
+    /// Close the loop: `jump` back to the trace's own start with the reds.
+    Loop,
+    /// `jump` to compiled loop `n` (a `Target(n)` descriptor) with the reds.
+    Jump(u32),
+    /// `finish` with the greens and the reds: the interpreter continues from there.
+    Finish,
+}
+
+/// Why tracing stopped without a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Abort {
+    /// The trace grew longer than the limit.
+    TooLong,
+    /// An op the tracer cannot record (with what it is).
+    Unsupported(String),
+    /// The interpreter is about to panic (overflow, bounds, `panic!`): the blackhole
+    /// interpreter re-executes the op natively and raises the panic.
+    Panic(String),
+    /// The portal returned before the loop closed.
+    PortalReturned,
+}
+
+impl std::fmt::Display for Abort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Abort::TooLong => write!(f, "trace too long"),
+            Abort::Unsupported(s) => write!(f, "unsupported: {s}"),
+            Abort::Panic(s) => write!(f, "the interpreter panics: {s}"),
+            Abort::PortalReturned => write!(f, "the portal returned"),
+        }
+    }
+}
+
+/// How tracing ended.
+#[derive(Debug)]
+pub enum Traced {
+    /// The trace is complete. `greens` and `reds` are the concrete values at the merge point
+    /// where it closed, which is where the interpreter stands now.
+    Closed {
+        /// The trace (not optimized).
+        trace: Trace,
+        /// How it ends.
+        close: Close,
+        /// The greens at the closing merge point.
+        greens: Vec<Value>,
+        /// The reds at the closing merge point.
+        reds: Vec<Value>,
+    },
+    /// Tracing stopped; the interpreter continues from `frames` (outermost first; the top
+    /// frame's pc is an op not executed yet, the others' pcs their inline calls).
+    Aborted {
+        /// Why.
+        reason: Abort,
+        /// The concrete state.
+        frames: Vec<Frame<'static>>,
+    },
+}
+
+/// Parameters of one tracing run.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Abort when the trace has more ops than this.
+    pub trace_limit: usize,
+}
+
+/// One frame of the meta-interpreter: the concrete frame and the shadows of its ordinary
+/// registers.
+pub struct TraceFrame {
+    /// The concrete registers and the pc.
+    pub frame: Frame<'static>,
+    /// Index of the jitcode in [`Codes`].
+    pub code_index: u32,
+    /// Shadows of the ordinary registers, per bank (int, float, ref).
+    pub shadow: [Vec<OpRef>; 3],
+}
+
+fn bank(k: Kind) -> usize {
+    match k {
+        Kind::Int => 0,
+        Kind::Float => 1,
+        Kind::Ref => 2,
+    }
+}
+
+/// Converts a jitcode value to a trace IR value.
+pub fn to_ir(v: Value) -> ir::Value {
+    match v {
+        Value::Int(i) => ir::Value::Int(i),
+        Value::Float(f) => ir::Value::Float(f),
+        Value::Ref(a) => ir::Value::Ref(a),
+    }
+}
+
+/// Converts a trace IR value to a jitcode value.
+pub fn from_ir(v: ir::Value) -> Value {
+    match v {
+        ir::Value::Int(i) => Value::Int(i),
+        ir::Value::Float(f) => Value::Float(f),
+        ir::Value::Ref(a) => Value::Ref(a),
+    }
+}
+
+impl TraceFrame {
+    /// A frame of `code` whose registers are all zero constants in the trace.
+    pub fn new(code: &'static JitCode, code_index: u32, zero: [OpRef; 3]) -> TraceFrame {
+        TraceFrame {
+            frame: Frame::new(code),
+            code_index,
+            shadow: [0, 1, 2].map(|b| vec![zero[b]; usize::from(code.num_regs[b])]),
+        }
+    }
+}
+
+/// The meta-interpreter.
+pub struct Tracer<'c> {
+    /// The trace being recorded.
+    pub trace: Trace,
+    /// The active frames, outermost (the portal) first.
+    pub frames: Vec<TraceFrame>,
+    codes: &'c mut Codes,
+    portal: &'static JitCode,
+    limits: Limits,
+    next_guard: u32,
+    field_descrs: HashMap<String, ir::DescrId>,
+    call_descrs: HashMap<usize, ir::DescrId>,
+}
+
+impl<'c> Tracer<'c> {
+    /// A tracer that starts a loop at the portal's merge point with these greens and reds
+    /// (one value per register of the merge point's greens and reds): greens become
+    /// constants, reds the trace's inputs. Guard ids start at `first_guard`.
+    pub fn at_merge_point(
+        codes: &'c mut Codes,
+        portal: &'static JitCode,
+        greens: &[Value],
+        reds: &[Value],
+        limits: Limits,
+        first_guard: u32,
+    ) -> Tracer<'c> {
+        let mp = merge_point_pc(portal);
+        let Op::JitMergePoint {
+            greens: gr,
+            reds: rr,
+        } = &portal.ops[mp]
+        else {
+            unreachable!()
+        };
+        let mut trace = Trace::new();
+        let inputs: Vec<OpRef> = rr.iter().map(|r| trace.input(ir_type(r.kind))).collect();
+        let mut t = Tracer::empty(codes, portal, trace, limits, first_guard);
+        let ci = t.codes.index(portal);
+        let zero = t.zeros();
+        let mut f = TraceFrame::new(portal, ci, zero);
+        for (&r, &v) in gr.iter().zip(greens) {
+            f.frame.set(r, v);
+            f.shadow[bank(r.kind)][usize::from(r.index)] = t.trace.constant(to_ir(v));
+        }
+        for ((&r, &v), &i) in rr.iter().zip(reds).zip(&inputs) {
+            f.frame.set(r, v);
+            f.shadow[bank(r.kind)][usize::from(r.index)] = i;
+        }
+        f.frame.pc = mp + 1;
+        t.frames.push(f);
+        t
+    }
+
+    /// A tracer that continues from `frames` (a bridge: the trace's inputs and the shadows
+    /// were set up by the caller from a guard's resume data).
+    pub fn with_frames(
+        codes: &'c mut Codes,
+        portal: &'static JitCode,
+        trace: Trace,
+        frames: Vec<TraceFrame>,
+        limits: Limits,
+        first_guard: u32,
+    ) -> Tracer<'c> {
+        let mut t = Tracer::empty(codes, portal, trace, limits, first_guard);
+        t.frames = frames;
+        t
+    }
+
+    fn empty(
+        codes: &'c mut Codes,
+        portal: &'static JitCode,
+        trace: Trace,
+        limits: Limits,
+        next_guard: u32,
+    ) -> Tracer<'c> {
+        Tracer {
+            trace,
+            frames: Vec::new(),
+            codes,
+            portal,
+            limits,
+            next_guard,
+            field_descrs: HashMap::new(),
+            call_descrs: HashMap::new(),
+        }
+    }
+
+    /// The zero constants of the three kinds.
+    pub fn zeros(&mut self) -> [OpRef; 3] {
+        [self.trace.int(0), self.trace.float(0.0), self.trace.ptr(0)]
+    }
+
+    /// The guard id the next guard gets (ids are unique per driver).
+    pub fn next_guard_id(&self) -> u32 {
+        self.next_guard
+    }
+
+    fn top(&mut self) -> &mut TraceFrame {
+        self.frames.last_mut().expect("a frame is active")
+    }
+
+    /// The shadow of a register of the top frame (a constant register is its constant).
+    fn shadow(&mut self, r: Register) -> OpRef {
+        let f = self.frames.last().expect("a frame is active");
+        if let Some(c) = f.frame.code.const_value(r) {
+            return self.trace.constant(to_ir(c));
+        }
+        f.shadow[bank(r.kind)][usize::from(r.index)]
+    }
+
+    fn set_shadow(&mut self, r: Register, s: OpRef) {
+        self.top().shadow[bank(r.kind)][usize::from(r.index)] = s;
+    }
+
+    fn value(&self, r: Register) -> Value {
+        self.frames.last().expect("a frame is active").frame.get(r)
+    }
+
+    /// Records a guard on the current state of every frame (the top frame resumes at its pc).
+    fn guard(&mut self, opcode: Opcode, args: &[OpRef]) {
+        let mut resume = Resume {
+            id: self.next_guard,
+            ..Resume::default()
+        };
+        self.next_guard += 1;
+        for f in &self.frames {
+            let pc = f.frame.pc;
+            let live = f.frame.code.live_at(pc).unwrap_or_else(|| {
+                panic!(
+                    "guard at pc {pc} of `{}`, no guard point",
+                    f.frame.code.name
+                )
+            });
+            let before = resume.values.len();
+            for r in live.iter() {
+                resume
+                    .values
+                    .push(f.shadow[bank(r.kind)][usize::from(r.index)]);
+            }
+            resume.frames.push(FrameInfo {
+                code: f.code_index,
+                pc: pc as u32,
+                len: (resume.values.len() - before) as u32,
+            });
+        }
+        self.trace
+            .push(IrOp::new(opcode, args.to_vec()).with_resume(resume));
+    }
+
+    /// Makes `r` a constant with a `guard_value` if it is not one (`promote!`).
+    fn promote(&mut self, r: Register) {
+        let s = self.shadow(r);
+        if !s.is_const() {
+            let c = self.trace.constant(to_ir(self.value(r)));
+            self.guard(Opcode::GuardValue, &[s, c]);
+            self.set_shadow(r, c);
+        }
+    }
+
+    /// Runs until the trace closes or tracing aborts. `decide` is asked at every merge point
+    /// of the portal frame, with the greens.
+    ///
+    /// # Safety
+    /// The frames hold a state the native interpreter could be in (see
+    /// [`crate::jitcode::runner::run`]): tracing executes the interpreter's loads, stores and
+    /// calls for real.
+    pub unsafe fn run(mut self, decide: &mut dyn FnMut(&[Value]) -> Close) -> Traced {
+        loop {
+            if self.trace.ops.len() > self.limits.trace_limit {
+                return self.abort(Abort::TooLong);
+            }
+            let f = self.frames.last().expect("a frame is active");
+            let code: &'static JitCode = f.frame.code;
+            let pc = f.frame.pc;
+            let op = &code.ops[pc];
+            // SAFETY: forwarded from this function's contract.
+            let step = unsafe { self.step(op) };
+            match step {
+                Step::Next => self.top().frame.pc = pc + 1,
+                Step::Jumped => {}
+                Step::Stop(t) => return t,
+                Step::MergePoint => {
+                    if let Some(t) = self.merge_point(op, decide) {
+                        return t;
+                    }
+                    self.top().frame.pc = pc + 1;
+                }
+            }
+        }
+    }
+
+    fn abort(self, reason: Abort) -> Traced {
+        Traced::Aborted {
+            reason,
+            frames: self.frames.into_iter().map(|f| f.frame).collect(),
+        }
+    }
+
+    /// One op of the top frame.
+    unsafe fn step(&mut self, op: &Op) -> Step {
+        let pc = self.frames.last().expect("a frame is active").frame.pc;
+        match op {
+            Op::Goto { target } => {
+                self.top().frame.pc = *target as usize;
+                Step::Jumped
+            }
+            Op::GotoIfNot { cond, target } => {
+                let taken = self.value(*cond).int() == 0;
+                let s = self.shadow(*cond);
+                if !s.is_const() {
+                    let g = if taken {
+                        Opcode::GuardFalse
+                    } else {
+                        Opcode::GuardTrue
+                    };
+                    self.guard(g, &[s]);
+                }
+                self.top().frame.pc = if taken { *target as usize } else { pc + 1 };
+                Step::Jumped
+            }
+            Op::Switch {
+                value,
+                cases,
+                default,
+            } => {
+                self.promote(*value);
+                let v = self.value(*value).int();
+                self.top().frame.pc = crate::jitcode::runner::switch_target(v, cases, *default);
+                Step::Jumped
+            }
+            Op::Promote { reg } => {
+                self.promote(*reg);
+                Step::Next
+            }
+            Op::InlineCall { callee, args, .. } => {
+                let code = (callee.get)();
+                let ci = self.codes.index(code);
+                let zero = self.zeros();
+                let mut nf = TraceFrame::new(code, ci, zero);
+                for (&a, &p) in args.iter().zip(&code.args) {
+                    let (v, s) = (self.value(a), self.shadow(a));
+                    nf.frame.set(p, v);
+                    nf.shadow[bank(p.kind)][usize::from(p.index)] = s;
+                }
+                self.frames.push(nf);
+                Step::Jumped
+            }
+            Op::Return { values } => {
+                if self.frames.len() == 1 {
+                    return Step::Stop(self.abort_here(Abort::PortalReturned));
+                }
+                let vals: Vec<(Value, OpRef)> = values
+                    .iter()
+                    .map(|&r| (self.value(r), self.shadow(r)))
+                    .collect();
+                self.frames.pop();
+                let f = self.top();
+                let Op::InlineCall { dsts, .. } = &f.frame.code.ops[f.frame.pc] else {
+                    unreachable!("a parent frame stands at its inline call")
+                };
+                for (&d, (v, s)) in dsts.iter().zip(vals) {
+                    f.frame.set(d, v);
+                    f.shadow[bank(d.kind)][usize::from(d.index)] = s;
+                }
+                f.frame.pc += 1;
+                Step::Jumped
+            }
+            Op::Panic { message } => Step::Stop(self.abort_here(Abort::Panic(message.clone()))),
+            Op::JitMergePoint { .. } => {
+                if self.frames.len() == 1 && std::ptr::eq(self.frames[0].frame.code, self.portal) {
+                    Step::MergePoint
+                } else {
+                    Step::Next
+                }
+            }
+            Op::CanEnterJit { .. } => Step::Next,
+            _ => {
+                let inputs = self.inputs(op);
+                // SAFETY: forwarded from `run`'s contract: the runner executes the op on a
+                // state the native interpreter could be in.
+                if let Err(msg) = unsafe { self.top().frame.exec(op) } {
+                    return Step::Stop(self.abort_here(Abort::Panic(msg)));
+                }
+                match self.record(op, &inputs) {
+                    Ok(()) => Step::Next,
+                    Err(reason) => {
+                        // The op has run: the interpreter continues after it.
+                        self.top().frame.pc += 1;
+                        Step::Stop(self.abort_here(reason))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Aborts with the top frame at its current op (not executed).
+    fn abort_here(&mut self, reason: Abort) -> Traced {
+        let frames = std::mem::take(&mut self.frames);
+        Traced::Aborted {
+            reason,
+            frames: frames.into_iter().map(|f| f.frame).collect(),
+        }
+    }
+
+    /// The portal frame is at its merge point: promote the greens, then ask `decide`.
+    fn merge_point(
+        &mut self,
+        op: &Op,
+        decide: &mut dyn FnMut(&[Value]) -> Close,
+    ) -> Option<Traced> {
+        let Op::JitMergePoint { greens, reds } = op else {
+            unreachable!()
+        };
+        for &g in greens {
+            self.promote(g);
+        }
+        let gv: Vec<Value> = greens.iter().map(|&r| self.value(r)).collect();
+        let close = decide(&gv);
+        let red_shadows: Vec<OpRef> = reds.iter().map(|&r| self.shadow(r)).collect();
+        let rv: Vec<Value> = reds.iter().map(|&r| self.value(r)).collect();
+        match close {
+            Close::Continue => return None,
+            Close::Loop => {
+                self.trace.emit(Opcode::Jump, &red_shadows);
+            }
+            Close::Jump(n) => {
+                let d = self.trace.descr(&format!("loop{n}"), DescrKind::Target(n));
+                self.trace
+                    .push(IrOp::new(Opcode::Jump, red_shadows).with_descr(d));
+            }
+            Close::Finish => {
+                let mut args: Vec<OpRef> = greens.iter().map(|&r| self.shadow(r)).collect();
+                args.extend(red_shadows);
+                self.trace.emit(Opcode::Finish, &args);
+            }
+        }
+        Some(Traced::Closed {
+            trace: std::mem::take(&mut self.trace),
+            close,
+            greens: gv,
+            reds: rv,
+        })
+    }
+}
+
+enum Step {
+    Next,
+    Jumped,
+    MergePoint,
+    Stop(Traced),
+}
+
+/// The pc of the portal's merge point.
+pub fn merge_point_pc(portal: &JitCode) -> usize {
+    portal
+        .ops
+        .iter()
+        .position(|op| matches!(op, Op::JitMergePoint { .. }))
+        .expect("the portal has a merge point")
+}

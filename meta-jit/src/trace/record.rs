@@ -1,0 +1,599 @@
+//! How the tracer records each data op of jitcode as trace IR.
+//!
+//! Jitcode ops are typed like Rust (integer widths, Rust's overflow rules); trace IR ints are
+//! 64-bit words. So a narrow op is recorded as the 64-bit op followed by the truncation and
+//! extension of its type (`int_signext`, `int_and`), and an overflow check as a guard on the
+//! exact result (`*_ovf` + `guard_no_overflow` for `i64`, a range check otherwise). Every
+//! recorded value is computed twice: by the runner (the concrete execution) and by
+//! [`crate::ir::semantics`] on the recorded ops; the two must agree, which is asserted, so a
+//! wrong mapping shows up in the first test that traces it rather than as a miscompile.
+//!
+//! An op whose IR form would need something the IR lacks (unsigned 64-bit division, float
+//! remainder, ...) aborts tracing unless its inputs are constant.
+#![deny(unsafe_code)]
+
+use super::{from_ir, to_ir, Abort, Tracer};
+use crate::ir::semantics::{eval_ovf, eval_pure};
+use crate::ir::{self, DescrKind, Effects, Op as IrOp, OpRef, Opcode, Type};
+use crate::jitcode::{
+    ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, IntBinOp, IntTy,
+    IntUnOp, Kind, Op, Overflow, Register, Value,
+};
+
+/// A trace value with the concrete value it has now.
+pub(super) type Tv = (OpRef, ir::Value);
+
+/// The trace IR type of a register kind.
+pub fn ir_type(k: Kind) -> Type {
+    match k {
+        Kind::Int => Type::Int,
+        Kind::Float => Type::Float,
+        Kind::Ref => Type::Ref,
+    }
+}
+
+fn same(a: ir::Value, b: ir::Value) -> bool {
+    match (a, b) {
+        (ir::Value::Float(x), ir::Value::Float(y)) => {
+            x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan()
+        }
+        _ => a == b,
+    }
+}
+
+impl Tracer<'_> {
+    fn tv(&mut self, r: Register) -> Tv {
+        (self.shadow(r), to_ir(self.value(r)))
+    }
+
+    fn konst(&mut self, v: ir::Value) -> Tv {
+        (self.trace.constant(v), v)
+    }
+
+    /// A pure op: folded when every argument is constant.
+    fn pure(&mut self, opcode: Opcode, args: &[Tv]) -> Tv {
+        let vals: Vec<ir::Value> = args.iter().map(|a| a.1).collect();
+        let v = eval_pure(opcode, &vals).expect("a pure op");
+        if args.iter().all(|a| a.0.is_const()) {
+            return self.konst(v);
+        }
+        let refs: Vec<OpRef> = args.iter().map(|a| a.0).collect();
+        (self.trace.emit(opcode, &refs), v)
+    }
+
+    /// A guard on values that hold now; nothing is recorded when they are constant.
+    fn check(&mut self, opcode: Opcode, args: &[Tv]) {
+        if args.iter().all(|a| a.0.is_const()) {
+            return;
+        }
+        let refs: Vec<OpRef> = args.iter().map(|a| a.0).collect();
+        self.guard(opcode, &refs);
+    }
+
+    fn int(&mut self, i: i64) -> Tv {
+        self.konst(ir::Value::Int(i))
+    }
+
+    /// Truncates and extends a 64-bit result to the canonical form of `ty`.
+    fn canon(&mut self, ty: IntTy, x: Tv) -> Tv {
+        if ty.bits == 64 {
+            x
+        } else if ty.signed {
+            let n = self.int(i64::from(ty.bits / 8));
+            self.pure(Opcode::IntSignext, &[x, n])
+        } else {
+            let m = self.int((1i64 << ty.bits) - 1);
+            self.pure(Opcode::IntAnd, &[x, m])
+        }
+    }
+
+    /// Guards that the exact 64-bit result `raw` fits `ty` (narrow types).
+    fn fits(&mut self, ty: IntTy, raw: Tv) {
+        if ty.signed {
+            let n = self.int(i64::from(ty.bits / 8));
+            let e = self.pure(Opcode::IntSignext, &[raw, n]);
+            let ok = self.pure(Opcode::IntEq, &[e, raw]);
+            self.check(Opcode::GuardTrue, &[ok]);
+        } else {
+            let m = self.int(ty.max() as i64);
+            let ok = self.pure(Opcode::UintLe, &[raw, m]);
+            self.check(Opcode::GuardTrue, &[ok]);
+        }
+    }
+
+    fn ovf(&mut self, opcode: Opcode, a: Tv, b: Tv) -> Tv {
+        let (v, o) = eval_ovf(opcode, a.1.int(), b.1.int());
+        debug_assert!(!o, "the concrete op did not overflow");
+        if a.0.is_const() && b.0.is_const() {
+            return self.int(v);
+        }
+        let r = self.trace.emit(opcode, &[a.0, b.0]);
+        self.guard(Opcode::GuardNoOverflow, &[]);
+        (r, ir::Value::Int(v))
+    }
+
+    fn int_binary(
+        &mut self,
+        op: IntBinOp,
+        ty: IntTy,
+        overflow: Overflow,
+        a: Tv,
+        b: Tv,
+    ) -> Result<Tv, Abort> {
+        use IntBinOp::*;
+        let both_const = a.0.is_const() && b.0.is_const();
+        let unsupported = |what: &str| Err(Abort::Unsupported(format!("{what} on {}", ty.name())));
+        Ok(match op {
+            Add | Sub | Mul => {
+                let (plain, checked) = match op {
+                    Add => (Opcode::IntAdd, Opcode::IntAddOvf),
+                    Sub => (Opcode::IntSub, Opcode::IntSubOvf),
+                    _ => (Opcode::IntMul, Opcode::IntMulOvf),
+                };
+                match (overflow, ty.bits == 64, ty.signed) {
+                    (Overflow::Wrap, _, _) => {
+                        let r = self.pure(plain, &[a, b]);
+                        self.canon(ty, r)
+                    }
+                    (Overflow::Check, true, true) => self.ovf(checked, a, b),
+                    (Overflow::Check, true, false) => match op {
+                        Add => {
+                            let r = self.pure(plain, &[a, b]);
+                            let wrapped = self.pure(Opcode::UintLt, &[r, a]);
+                            self.check(Opcode::GuardFalse, &[wrapped]);
+                            r
+                        }
+                        Sub => {
+                            let borrow = self.pure(Opcode::UintLt, &[a, b]);
+                            self.check(Opcode::GuardFalse, &[borrow]);
+                            self.pure(plain, &[a, b])
+                        }
+                        _ if both_const => self.pure(plain, &[a, b]),
+                        _ => return unsupported("checked multiplication"),
+                    },
+                    (Overflow::Check, false, _) => {
+                        let r = self.pure(plain, &[a, b]);
+                        self.fits(ty, r);
+                        r
+                    }
+                }
+            }
+            Div | Rem => {
+                if ty.bits == 64 && !ty.signed && !both_const {
+                    return unsupported("division");
+                }
+                self.check(Opcode::GuardTrue, &[b]);
+                if ty.signed {
+                    let min = self.int(ty.min() as i64);
+                    let m1 = self.int(-1);
+                    let x = self.pure(Opcode::IntEq, &[a, min]);
+                    let y = self.pure(Opcode::IntEq, &[b, m1]);
+                    let both = self.pure(Opcode::IntAnd, &[x, y]);
+                    self.check(Opcode::GuardFalse, &[both]);
+                }
+                let opc = if op == Div {
+                    Opcode::IntFloorDiv
+                } else {
+                    Opcode::IntMod
+                };
+                self.pure(opc, &[a, b])
+            }
+            And | Or | Xor => {
+                let opc = match op {
+                    And => Opcode::IntAnd,
+                    Or => Opcode::IntOr,
+                    _ => Opcode::IntXor,
+                };
+                self.pure(opc, &[a, b])
+            }
+            Shl | Shr => {
+                let bits = self.int(i64::from(ty.bits));
+                let amount = if overflow == Overflow::Check {
+                    let ok = self.pure(Opcode::UintLt, &[b, bits]);
+                    self.check(Opcode::GuardTrue, &[ok]);
+                    b
+                } else {
+                    let m = self.int(i64::from(ty.bits) - 1);
+                    self.pure(Opcode::IntAnd, &[b, m])
+                };
+                if op == Shl {
+                    let r = self.pure(Opcode::IntLshift, &[a, amount]);
+                    self.canon(ty, r)
+                } else if ty.signed {
+                    self.pure(Opcode::IntRshift, &[a, amount])
+                } else {
+                    self.pure(Opcode::UintRshift, &[a, amount])
+                }
+            }
+        })
+    }
+
+    fn int_unary(
+        &mut self,
+        op: IntUnOp,
+        ty: IntTy,
+        overflow: Overflow,
+        a: Tv,
+    ) -> Result<Tv, Abort> {
+        Ok(match op {
+            IntUnOp::Neg => match (overflow, ty.bits == 64) {
+                (Overflow::Check, true) if ty.signed => {
+                    let z = self.int(0);
+                    self.ovf(Opcode::IntSubOvf, z, a)
+                }
+                (Overflow::Check, false) if ty.signed => {
+                    let r = self.pure(Opcode::IntNeg, &[a]);
+                    self.fits(ty, r);
+                    r
+                }
+                (Overflow::Check, _) if !a.0.is_const() => {
+                    return Err(Abort::Unsupported(format!(
+                        "checked negation of {}",
+                        ty.name()
+                    )))
+                }
+                _ => {
+                    let r = self.pure(Opcode::IntNeg, &[a]);
+                    self.canon(ty, r)
+                }
+            },
+            IntUnOp::Not => {
+                let r = self.pure(Opcode::IntInvert, &[a]);
+                if ty.signed {
+                    r
+                } else {
+                    self.canon(ty, r)
+                }
+            }
+        })
+    }
+
+    fn int_cast(&mut self, from: IntTy, to: IntTy, x: Tv) -> Tv {
+        let widening = from.bits < to.bits && (from.signed == to.signed || !from.signed);
+        if to.bits == 64 || widening {
+            x
+        } else {
+            self.canon(to, x)
+        }
+    }
+
+    fn field_descr(&mut self, d: &FieldDescr) -> ir::DescrId {
+        let kind = DescrKind::Field(ir::FieldDescr {
+            offset: d.offset as u32,
+            size: d.size,
+            signed: d.signed,
+            kind: ir_type(d.kind),
+            immutable: d.immutable,
+            quasi_immutable: false,
+        });
+        self.named_descr(&format!("{}_{}", d.name, d.offset), kind)
+    }
+
+    fn array_descr(&mut self, d: &ArrayDescr) -> ir::DescrId {
+        let kind = DescrKind::Array(ir::ArrayDescr {
+            base: 0,
+            item_size: d.item.size,
+            signed: d.item.signed,
+            kind: ir_type(d.item.kind),
+        });
+        self.named_descr(&format!("{}_items{}", d.item.name, d.item_size), kind)
+    }
+
+    /// A descriptor with a name unique to its contents (the trace's table is keyed by name).
+    fn named_descr(&mut self, base: &str, kind: DescrKind) -> ir::DescrId {
+        let base: String = base
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let mut name = base.clone();
+        let mut n = 1;
+        loop {
+            match self.field_descrs.get(&name) {
+                None => {
+                    let id = self.trace.descr(&name, kind);
+                    self.field_descrs.insert(name, id);
+                    return id;
+                }
+                Some(&id) if self.trace.get_descr(id).kind == kind => return id,
+                Some(_) => {
+                    n += 1;
+                    name = format!("{base}_{n}");
+                }
+            }
+        }
+    }
+
+    fn call_descr(&mut self, d: &CallDescr) -> (OpRef, ir::DescrId) {
+        let f = self.trace.func(d.name, d.shim);
+        if let Some(&id) = self.call_descrs.get(&d.shim) {
+            return (f, id);
+        }
+        let kind = DescrKind::Call(ir::CallDescr {
+            args: d.arg_kinds.iter().map(|&k| ir_type(k)).collect(),
+            ret: d.result_kind.map_or(Type::Void, ir_type),
+            effects: if d.effect == Effect::Elidable {
+                Effects::elidable()
+            } else {
+                Effects::anything()
+            },
+        });
+        let id = self.named_descr(&format!("call_{}", d.name), kind);
+        self.call_descrs.insert(d.shim, id);
+        (f, id)
+    }
+
+    /// `base + index * size + offset` as a reference.
+    fn address(&mut self, base: Tv, index: Option<(Tv, usize)>, offset: usize) -> Tv {
+        let mut p = self.pure(Opcode::CastPtrToInt, &[base]);
+        if let Some((i, size)) = index {
+            let s = self.int(size as i64);
+            let m = self.pure(Opcode::IntMul, &[i, s]);
+            p = self.pure(Opcode::IntAdd, &[p, m]);
+        }
+        if offset != 0 {
+            let o = self.int(offset as i64);
+            p = self.pure(Opcode::IntAdd, &[p, o]);
+        }
+        self.pure(Opcode::CastIntToPtr, &[p])
+    }
+
+    fn load(&mut self, opcode: Opcode, args: &[Tv], d: ir::DescrId, v: Value) -> Tv {
+        let refs = args.iter().map(|a| a.0).collect();
+        (
+            self.trace.push(IrOp::new(opcode, refs).with_descr(d)),
+            to_ir(v),
+        )
+    }
+
+    fn store(&mut self, opcode: Opcode, args: &[Tv], d: ir::DescrId) {
+        let refs = args.iter().map(|a| a.0).collect();
+        self.trace.push(IrOp::new(opcode, refs).with_descr(d));
+    }
+
+    /// Whether an array access is a plain one (scalars laid out back to back).
+    fn plain_array(d: &ArrayDescr) -> bool {
+        d.item.offset == 0 && usize::from(d.item.size) == d.item_size
+    }
+
+    /// The inputs of a data op, read before it executes (it may overwrite one of them).
+    pub(super) fn inputs(&mut self, op: &Op) -> Vec<Tv> {
+        crate::jitcode::liveness::uses(op)
+            .into_iter()
+            .map(|r| self.tv(r))
+            .collect()
+    }
+
+    /// Records a data op the top frame has just executed concretely, from its `inputs`.
+    pub(super) fn record(&mut self, op: &Op, uses: &[Tv]) -> Result<(), Abort> {
+        let u = |k: usize| uses[k];
+        let result: Option<(Register, Tv)> = match op {
+            Op::Move { dst, .. } => Some((*dst, u(0))),
+            Op::IntBinary {
+                op,
+                ty,
+                overflow,
+                dst,
+                ..
+            } => Some((*dst, self.int_binary(*op, *ty, *overflow, u(0), u(1))?)),
+            Op::IntUnary {
+                op,
+                ty,
+                overflow,
+                dst,
+                ..
+            } => Some((*dst, self.int_unary(*op, *ty, *overflow, u(0))?)),
+            Op::IntCompare {
+                cmp, signed, dst, ..
+            } => {
+                use Cmp::*;
+                let opc = match (cmp, signed) {
+                    (Eq, _) => Opcode::IntEq,
+                    (Ne, _) => Opcode::IntNe,
+                    (Lt, true) => Opcode::IntLt,
+                    (Le, true) => Opcode::IntLe,
+                    (Gt, true) => Opcode::IntGt,
+                    (Ge, true) => Opcode::IntGe,
+                    (Lt, false) => Opcode::UintLt,
+                    (Le, false) => Opcode::UintLe,
+                    (Gt, false) => Opcode::UintGt,
+                    (Ge, false) => Opcode::UintGe,
+                };
+                Some((*dst, self.pure(opc, &[u(0), u(1)])))
+            }
+            Op::IntCast { from, to, dst, .. } => Some((*dst, self.int_cast(*from, *to, u(0)))),
+            Op::FloatBinary { op, dst, .. } => {
+                let opc = match op {
+                    FloatBinOp::Add => Opcode::FloatAdd,
+                    FloatBinOp::Sub => Opcode::FloatSub,
+                    FloatBinOp::Mul => Opcode::FloatMul,
+                    FloatBinOp::Div => Opcode::FloatTrueDiv,
+                    FloatBinOp::Rem => {
+                        let v = to_ir(self.value(*dst));
+                        if u(0).0.is_const() && u(1).0.is_const() {
+                            let c = self.konst(v);
+                            self.set_shadow(*dst, c.0);
+                            return Ok(());
+                        }
+                        return Err(Abort::Unsupported("float remainder".into()));
+                    }
+                };
+                Some((*dst, self.pure(opc, &[u(0), u(1)])))
+            }
+            Op::FloatUnary { op, dst, .. } => {
+                let opc = match op {
+                    FloatUnOp::Neg => Opcode::FloatNeg,
+                    FloatUnOp::Abs => Opcode::FloatAbs,
+                };
+                Some((*dst, self.pure(opc, &[u(0)])))
+            }
+            Op::FloatCompare { cmp, dst, .. } => {
+                let opc = match cmp {
+                    Cmp::Eq => Opcode::FloatEq,
+                    Cmp::Ne => Opcode::FloatNe,
+                    Cmp::Lt => Opcode::FloatLt,
+                    Cmp::Le => Opcode::FloatLe,
+                    Cmp::Gt => Opcode::FloatGt,
+                    Cmp::Ge => Opcode::FloatGe,
+                };
+                Some((*dst, self.pure(opc, &[u(0), u(1)])))
+            }
+            Op::IntToFloat { from, dst, .. } => {
+                if from.bits == 64 && !from.signed && !u(0).0.is_const() {
+                    return Err(Abort::Unsupported("u64 to f64".into()));
+                }
+                let r = if u(0).0.is_const() {
+                    let v = to_ir(self.value(*dst));
+                    self.konst(v)
+                } else {
+                    self.pure(Opcode::CastIntToFloat, &[u(0)])
+                };
+                Some((*dst, r))
+            }
+            Op::FloatToInt { to, dst, .. } => {
+                let r = if u(0).0.is_const() {
+                    let v = to_ir(self.value(*dst));
+                    self.konst(v)
+                } else if *to == IntTy::I64 {
+                    self.pure(Opcode::CastFloatToInt, &[u(0)])
+                } else {
+                    return Err(Abort::Unsupported(format!("f64 to {}", to.name())));
+                };
+                Some((*dst, r))
+            }
+            Op::RefCompare { eq, dst, .. } => {
+                let opc = if *eq { Opcode::PtrEq } else { Opcode::PtrNe };
+                Some((*dst, self.pure(opc, &[u(0), u(1)])))
+            }
+            Op::RefAddr {
+                dst, index, offset, ..
+            } => {
+                let idx = index.map(|(_, size)| (u(1), size));
+                Some((*dst, self.address(u(0), idx, *offset)))
+            }
+            Op::GetField { dst, descr, .. } => {
+                let v = self.value(*dst);
+                let r = if u(0).0.is_const() && descr.immutable {
+                    self.konst(to_ir(v))
+                } else {
+                    let d = self.field_descr(descr);
+                    self.load(Opcode::getfield(ir_type(descr.kind)), &[u(0)], d, v)
+                };
+                Some((*dst, r))
+            }
+            Op::SetField { descr, .. } => {
+                let d = self.field_descr(descr);
+                self.store(Opcode::Setfield, &[u(0), u(1)], d);
+                None
+            }
+            Op::GetArrayItem { dst, descr, .. } => {
+                let v = self.value(*dst);
+                let ty = ir_type(descr.item.kind);
+                let r = if u(0).0.is_const() && u(1).0.is_const() && descr.item.immutable {
+                    self.konst(to_ir(v))
+                } else if Self::plain_array(descr) {
+                    let d = self.array_descr(descr);
+                    self.load(Opcode::getarrayitem(ty), &[u(0), u(1)], d, v)
+                } else {
+                    let p = self.address(u(0), Some((u(1), descr.item_size)), 0);
+                    let d = self.field_descr(&descr.item);
+                    self.load(Opcode::getfield(ty), &[p], d, v)
+                };
+                Some((*dst, r))
+            }
+            Op::SetArrayItem { descr, .. } => {
+                if Self::plain_array(descr) {
+                    let d = self.array_descr(descr);
+                    self.store(Opcode::Setarrayitem, &[u(0), u(1), u(2)], d);
+                } else {
+                    let p = self.address(u(0), Some((u(1), descr.item_size)), 0);
+                    let d = self.field_descr(&descr.item);
+                    self.store(Opcode::Setfield, &[p, u(2)], d);
+                }
+                None
+            }
+            Op::CheckIndex { .. } => {
+                let ok = self.pure(Opcode::UintLt, &[u(0), u(1)]);
+                self.check(Opcode::GuardTrue, &[ok]);
+                None
+            }
+            Op::Call { descr, dst, .. } => self.call(descr, uses, *dst),
+            Op::RecordKnownResult { descr, .. } => {
+                let args: Vec<Value> = uses[1..].iter().map(|a| from_ir(a.1)).collect();
+                let actual = (descr.dynamic)(&args);
+                if actual != Some(from_ir(uses[0].1)) {
+                    crate::check::report_violation(crate::check::Violation {
+                        hint: "record_known_result!",
+                        file: "<traced jitcode>",
+                        line: 0,
+                        column: 0,
+                        call: format!("{}({args:?})", descr.name),
+                        arguments: vec![],
+                        claimed: format!("{:?}", from_ir(uses[0].1)),
+                        actual: format!("{actual:?}"),
+                    });
+                }
+                let (fun, d) = self.call_descr(descr);
+                let mut refs = vec![uses[0].0, fun];
+                refs.extend(uses[1..].iter().map(|a| a.0));
+                self.trace
+                    .push(IrOp::new(Opcode::RecordKnownResult, refs).with_descr(d));
+                None
+            }
+            Op::RecordExactValue { reg, .. } => {
+                let (v, c) = (u(0), u(1));
+                if !same(v.1, c.1) {
+                    crate::check::report_violation(crate::check::Violation {
+                        hint: "record_exact_value!",
+                        file: "<traced jitcode>",
+                        line: 0,
+                        column: 0,
+                        call: format!("{reg:?}"),
+                        arguments: vec![],
+                        claimed: format!("{:?}", c.1),
+                        actual: format!("{:?}", v.1),
+                    });
+                }
+                if !v.0.is_const() {
+                    self.trace.emit(Opcode::RecordExactValue, &[v.0, c.0]);
+                }
+                Some((*reg, c))
+            }
+            Op::CanEnterJit { .. } | Op::Promote { .. } => None,
+            _ => unreachable!("control ops are the tracer's"),
+        };
+        if let Some((dst, r)) = result {
+            let concrete = to_ir(self.value(dst));
+            debug_assert!(
+                same(r.1, concrete),
+                "tracer bug: {op:?} recorded as a value {:?}, the runner computed {concrete:?}",
+                r.1
+            );
+            self.set_shadow(dst, r.0);
+        }
+        Ok(())
+    }
+
+    fn call(
+        &mut self,
+        descr: &CallDescr,
+        args: &[Tv],
+        dst: Option<Register>,
+    ) -> Option<(Register, Tv)> {
+        let res = dst.map(|d| to_ir(self.value(d)));
+        let elidable = descr.effect == Effect::Elidable;
+        if elidable && args.iter().all(|a| a.0.is_const()) {
+            return dst.zip(res).map(|(d, v)| (d, self.konst(v)));
+        }
+        let (fun, d) = self.call_descr(descr);
+        let mut refs = vec![fun];
+        refs.extend(args.iter().map(|a| a.0));
+        let ret = descr.result_kind.map_or(Type::Void, ir_type);
+        let opcode = match (elidable, Opcode::call_pure(ret)) {
+            (true, Some(p)) => p,
+            (true, None) => return None,
+            (false, _) => Opcode::call(ret),
+        };
+        let r = self.trace.push(IrOp::new(opcode, refs).with_descr(d));
+        dst.zip(res).map(|(d, v)| (d, (r, v)))
+    }
+}

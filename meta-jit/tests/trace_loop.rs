@@ -1,0 +1,264 @@
+//! The tracer on a small register interpreter: one iteration of a guest loop is recorded, the
+//! trace (unoptimized, optimized, compiled) runs the rest of the loop, and the failing guard's
+//! resume data plus the blackhole interpreter bring the interpreter to its next merge point,
+//! with the same state a native run reaches.
+
+use meta_jit::backend::{Backend, CompileOptions};
+use meta_jit::blackhole::{self, Landed};
+use meta_jit::hints as jit;
+use meta_jit::hints::*;
+use meta_jit::interp::{self, Outcome};
+use meta_jit::ir::{self, Trace};
+use meta_jit::jitcode::Value;
+use meta_jit::opt::{optimize, Options};
+use meta_jit::resume;
+use meta_jit::trace::{Close, Codes, Limits, Traced, Tracer};
+
+#[derive(Clone, Copy, Debug, JitLayout)]
+#[repr(C, u8)]
+pub enum Ins {
+    Dec(u8),
+    AddTo(u8, u8),
+    JumpIfPos(u8, u32),
+    Halt,
+}
+
+#[derive(JitLayout)]
+pub struct Code {
+    #[jit(immutable, immutable_items)]
+    pub ops: Vec<Ins>,
+}
+
+#[derive(JitLayout, Clone, Debug, PartialEq)]
+pub struct Regs {
+    pub r: [i64; 4],
+}
+
+#[jit::interpreter(greens(pc, code), reds(regs))]
+pub fn run(code: &Code, regs: &mut Regs) -> i64 {
+    let mut pc: usize = 0;
+    loop {
+        jit_merge_point!();
+        match code.ops[pc] {
+            Ins::Dec(r) => regs.r[r as usize] -= 1,
+            Ins::AddTo(d, s) => regs.r[d as usize] += regs.r[s as usize],
+            Ins::JumpIfPos(r, t) => {
+                if regs.r[r as usize] > 0 {
+                    pc = t as usize;
+                    can_enter_jit!();
+                    continue;
+                }
+            }
+            Ins::Halt => return regs.r[0],
+        }
+        pc += 1;
+    }
+}
+
+fn program() -> Code {
+    Code {
+        ops: vec![
+            Ins::AddTo(0, 1),
+            Ins::Dec(1),
+            Ins::JumpIfPos(1, 0),
+            Ins::Halt,
+        ],
+    }
+}
+
+fn record(code: &Code, regs: &mut Regs, codes: &mut Codes) -> Trace {
+    let greens = [Value::Int(0), Value::Ref(code as *const Code as usize)];
+    let reds = [Value::Ref(regs as *mut Regs as usize)];
+    let start = greens.to_vec();
+    let tracer = Tracer::at_merge_point(
+        codes,
+        run::jitcode(),
+        &greens,
+        &reds,
+        Limits { trace_limit: 1000 },
+        0,
+    );
+    // SAFETY: the greens and reds are those of `run` at its merge point, with live objects.
+    let traced = unsafe {
+        tracer.run(&mut |g| {
+            if g == start.as_slice() {
+                Close::Loop
+            } else {
+                Close::Continue
+            }
+        })
+    };
+    match traced {
+        Traced::Closed {
+            trace,
+            close,
+            greens,
+            ..
+        } => {
+            assert_eq!(close, Close::Loop);
+            assert_eq!(greens, start);
+            trace
+        }
+        Traced::Aborted { reason, .. } => panic!("aborted: {reason}"),
+    }
+}
+
+/// Deoptimizes from a guard failure of `t` and lands at the next merge point.
+fn deopt(codes: &Codes, t: &Trace, op: usize, saved: &[ir::Value]) -> Landed {
+    let r = t.ops[op].resume.as_ref().unwrap();
+    let frames = resume::frames(codes, t, r, saved);
+    // SAFETY: the frames are rebuilt from a state the trace left the interpreter in.
+    unsafe { blackhole::run(frames) }
+}
+
+#[test]
+fn one_iteration_is_recorded_and_finishes_the_loop_like_native() {
+    let code = program();
+    let mut native = Regs { r: [0, 100, 0, 0] };
+    assert_eq!(run(&code, &mut native), 5050);
+
+    for variant in ["trace", "optimized", "compiled"] {
+        let mut codes = Codes::default();
+        let mut regs = Regs { r: [0, 100, 0, 0] };
+        let t = record(&code, &mut regs, &mut codes);
+        // Tracing ran one iteration for real.
+        assert_eq!(regs.r[..2], [100, 99], "{t}");
+        let t = match variant {
+            "trace" => t,
+            _ => optimize(&t, &Options::all()),
+        };
+        let inputs = [ir::Value::Ref(&mut regs as *mut Regs as usize)];
+        let outcome = if variant == "compiled" {
+            let mut b = Backend::new();
+            let id = b.compile(&t, &CompileOptions::default()).unwrap();
+            b.run(id, &inputs).unwrap().outcome
+        } else {
+            interp::run(&t, &inputs).unwrap()
+        };
+        let Outcome::GuardFailed { op, saved, .. } = outcome else {
+            panic!("{variant}: {outcome:?}\n{t}")
+        };
+        let landed = deopt(&codes, &t, op, &saved);
+        assert_eq!(
+            landed,
+            Landed::MergePoint {
+                greens: vec![Value::Int(3), Value::Ref(&code as *const Code as usize)],
+                reds: vec![Value::Ref(&mut regs as *mut Regs as usize)],
+            },
+            "{variant}\n{t}"
+        );
+        assert_eq!(regs, native, "{variant}\n{t}");
+    }
+}
+
+#[test]
+fn the_trace_is_specialized_to_the_program() {
+    let code = program();
+    let mut regs = Regs { r: [0, 100, 0, 0] };
+    let mut codes = Codes::default();
+    let t = optimize(&record(&code, &mut regs, &mut codes), &Options::all());
+    let text = t.to_string();
+    // The dispatch on the opcode, the operands and the bounds checks of the constant program
+    // fold away; what is left are the register accesses, the arithmetic and the loop test.
+    assert!(!text.contains("guard_value"), "{text}");
+    assert_eq!(text.matches("guard_").count(), 3, "{text}");
+    assert!(
+        text.contains("int_add_ovf") && text.contains("int_sub_ovf"),
+        "{text}"
+    );
+}
+
+/// A guard whose resume data holds a virtual object: the optimizer removed the allocation of a
+/// `Regs` (it exists only in the guard's resume data, described by its fields); when the guard
+/// fails, resume allocates and fills it and the blackhole interpreter lands with it as the red.
+#[test]
+fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
+    use meta_jit::ir::{DescrKind, FieldDescr, FrameInfo, Op, Opcode, Resume, SizeDescr, Type};
+    let code = program();
+    let portal = run::jitcode();
+    let mut codes = Codes::default();
+    assert_eq!(codes.index(portal), 0);
+    let mp = meta_jit::trace::merge_point_pc(portal);
+
+    let mut t = Trace::new();
+    let i0 = t.input(Type::Int);
+    let size = t.descr(
+        "Regs",
+        DescrKind::Size(SizeDescr {
+            size: std::mem::size_of::<Regs>() as u32,
+            align: 8,
+        }),
+    );
+    let field = |t: &mut Trace, k: u32| {
+        t.descr(
+            &format!("r{k}"),
+            DescrKind::Field(FieldDescr {
+                offset: 8 * k,
+                size: 8,
+                signed: true,
+                kind: Type::Int,
+                immutable: false,
+                quasi_immutable: false,
+            }),
+        )
+    };
+    let (r0, r1) = (field(&mut t, 0), field(&mut t, 1));
+    let p1 = t.push(Op::new(Opcode::New, vec![]).with_descr(size));
+    t.push(Op::new(Opcode::Setfield, vec![p1, i0]).with_descr(r0));
+    let five = t.int(5);
+    t.push(Op::new(Opcode::Setfield, vec![p1, five]).with_descr(r1));
+    let ten = t.int(10);
+    let c = t.emit(Opcode::IntGt, &[i0, ten]);
+    // The portal's frame at its merge point: pc = 0, `code`, and the virtual `Regs` as `regs`.
+    let live = portal.live_at(mp).unwrap();
+    let values = live
+        .iter()
+        .map(|r| match portal.name_of(r) {
+            Some("pc") => t.int(0),
+            Some("code") => t.ptr(&code as *const Code as usize),
+            Some("regs") => p1,
+            other => panic!("unexpected live register {other:?}"),
+        })
+        .collect::<Vec<_>>();
+    let resume = Resume {
+        id: 0,
+        frames: vec![FrameInfo {
+            code: 0,
+            pc: mp as u32,
+            len: values.len() as u32,
+        }],
+        values,
+        virtuals: vec![],
+    };
+    t.push(Op::new(Opcode::GuardTrue, vec![c]).with_resume(resume));
+    t.emit(Opcode::Finish, &[i0]);
+
+    let opt = optimize(&t, &Options::all());
+    assert_eq!(
+        opt.ops.iter().filter(|o| o.opcode == Opcode::New).count(),
+        0,
+        "{opt}"
+    );
+    let guard = opt
+        .ops
+        .iter()
+        .position(|o| o.opcode == Opcode::GuardTrue)
+        .unwrap();
+    assert_eq!(
+        opt.ops[guard].resume.as_ref().unwrap().virtuals.len(),
+        1,
+        "{opt}"
+    );
+
+    let Outcome::GuardFailed { op, saved, .. } = interp::run(&opt, &[ir::Value::Int(3)]).unwrap()
+    else {
+        panic!("the guard fails for 3")
+    };
+    let Landed::MergePoint { greens, reds } = deopt(&codes, &opt, op, &saved) else {
+        panic!("lands at the merge point")
+    };
+    assert_eq!(greens[0], Value::Int(0));
+    // SAFETY: the red is the `Regs` resume allocated and filled from the virtual's fields.
+    let regs = unsafe { &*(reds[0].addr() as *const Regs) };
+    assert_eq!(regs.r, [3, 5, 0, 0]);
+}

@@ -1,0 +1,144 @@
+//! End to end: the register VM runs with the JIT on and off and must agree; shape checks on
+//! what was compiled; deoptimization after a heap write; bridges; aborts.
+
+mod regvm;
+
+use regvm::{run_with, stats, Ins, Ins::*, Vm};
+
+const HOT: &str = "threshold=3,trace_eagerness=5";
+
+/// `r0 = sum over i in 1..=n of (i * 3 + 16 + hash(i)) + f-part`, with floats and calls.
+fn mixed(n: i64) -> Vec<Ins> {
+    vec![
+        Li(1, n),
+        Li(3, 3),
+        // loop body (pc 2)
+        MulPromoted(2, 1, 3),
+        Add(0, 0, 2),
+        AddSq(0, 4),
+        Ins::Hash(4, 1),
+        Add(0, 0, 4),
+        Fma(0, 0.5, 1),
+        DecJnz(1, 2),
+        FtoI(5, 0),
+        Add(0, 0, 5),
+        Halt,
+    ]
+}
+
+#[test]
+fn a_hot_loop_is_compiled_and_agrees_with_the_interpreter() {
+    let prog = mixed(1000);
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with(HOT, &prog, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!(s.loops(), 1, "{}", s.summary());
+    assert!(s.entries >= 1);
+    let lp = &s.traces[0];
+    // The elidable call on a constant folded while tracing; the look-inside hash's elidable
+    // helper is a pure call whose record_known_result left the trace; the promoted multiplier
+    // is a guard_value and then a constant.
+    assert_eq!(
+        lp.recorded.to_string().matches("call_pure_i").count(),
+        1,
+        "{}",
+        lp.recorded
+    );
+    assert_eq!(lp.count("record_known_result"), 0, "{}", lp.optimized);
+    assert!(lp.recorded.to_string().contains("record_known_result"));
+    assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized);
+    assert!(
+        lp.optimized.to_string().contains("int_mul(i"),
+        "{}",
+        lp.optimized
+    );
+    assert!(
+        lp.optimized.to_string().contains(", 3)"),
+        "{}",
+        lp.optimized
+    );
+    // No dispatch is left: the program is constant.
+    assert_eq!(lp.count("float_mul"), 1, "{}", lp.optimized);
+}
+
+#[test]
+fn a_heap_write_before_the_failing_guard_is_neither_repeated_nor_lost() {
+    // mem[2] += 1 until it reaches r1: the loop's last guard fails after the increment of the
+    // same interpreter step; the blackhole interpreter finishes the step from there.
+    let prog = vec![Li(1, 500), IncMemJlt(1, 2, 1), Li(0, 7), Halt];
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with(HOT, &prog, Vm::new());
+    assert_eq!(off.1.mem[2], 500);
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!(s.loops(), 1, "{}", s.summary());
+    assert!(s.guard_failures >= 1, "{}", s.summary());
+}
+
+#[test]
+fn a_residual_call_before_the_failing_guard_happens_once() {
+    let prog = vec![Li(1, 300), EmitDecJnz(1, 1), Halt];
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with(HOT, &prog, Vm::new());
+    assert_eq!(off.2.len(), 300);
+    assert_eq!(on, off);
+    assert_eq!(stats().loops(), 1);
+}
+
+#[test]
+fn a_branch_that_flips_after_warm_up_runs_in_a_bridge() {
+    // r1 counts down from 1000; Bump adds 1 while r1 < 400, else 3: the loop is traced while
+    // r1 >= 400, then the guard on the comparison starts failing and gets a bridge that jumps
+    // back into the loop.
+    let prog = vec![Li(1, 1000), Li(2, 400), Bump(2, 1, 0), DecJnz(1, 2), Halt];
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with(HOT, &prog, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!((s.loops(), s.bridges()), (1, 1), "{}", s.summary());
+    let bridge = &s.traces[1];
+    assert!(
+        bridge.optimized.to_string().contains("jump("),
+        "{}",
+        bridge.optimized
+    );
+    assert!(
+        s.guard_failures <= 10,
+        "the bridge took over: {}",
+        s.summary()
+    );
+}
+
+#[test]
+fn an_over_long_trace_aborts_and_the_program_still_finishes() {
+    let prog = mixed(200);
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with("threshold=3,trace_limit=10,max_aborts=2", &prog, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!(s.loops(), 0);
+    assert_eq!(s.aborts.len(), 2, "{:?}", s.aborts);
+    assert!(s.aborts[0].contains("too long"), "{:?}", s.aborts);
+}
+
+#[test]
+fn an_overflow_panics_like_the_interpreter() {
+    // Add is checked: r0 doubles until it overflows; natively and through the JIT the same
+    // panic comes out.
+    let prog = vec![Li(0, 1), Li(1, 100), Add(0, 0, 0), DecJnz(1, 2), Halt];
+    let msg = |params: &'static str| {
+        let prog = prog.clone();
+        std::thread::spawn(move || run_with(params, &prog, Vm::new()))
+            .join()
+            .err()
+            .and_then(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            })
+    };
+    let off = msg("off");
+    assert_eq!(off.as_deref(), Some("attempt to add with overflow"));
+    assert_eq!(msg(HOT), off);
+}

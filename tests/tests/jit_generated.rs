@@ -1,0 +1,81 @@
+//! JIT on vs off on generated register-VM programs: a counted loop around a random body (int
+//! and float arithmetic, the branchy opcode, calls of every policy, promotion), with a low
+//! threshold and trace eagerness so loops, guard failures and bridges all happen. The result,
+//! the VM and what it emitted (or the panic) must be the same.
+
+mod regvm;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
+use regvm::{run_with, stats, Ins, Vm};
+
+#[derive(Clone, Debug)]
+struct Program(Vec<Ins>);
+
+impl Arbitrary for Program {
+    fn arbitrary(g: &mut Gen) -> Program {
+        let reg = |g: &mut Gen| u8::arbitrary(g) % 7;
+        let n = i64::from(u8::arbitrary(g) % 60) + 1;
+        let mut ops = vec![Ins::Li(7, n), Ins::Li(1, 3), Ins::Li(2, -5)];
+        let body = usize::arbitrary(g) % 8 + 1;
+        for _ in 0..body {
+            let (a, b, c) = (reg(g), reg(g), reg(g));
+            ops.push(match u8::arbitrary(g) % 11 {
+                0 => Ins::Li(a, i64::from(i8::arbitrary(g))),
+                1 => Ins::Add(a, b, c),
+                2 => Ins::Sub(a, b, c),
+                3 => Ins::Mul(a, b, c),
+                4 => Ins::Fma(a % 4, *g.choose(&[0.5, 1.5, -2.0]).unwrap(), b),
+                5 => Ins::FtoI(a, b % 4),
+                6 => Ins::Bump(a, 7, c),
+                7 => Ins::AddSq(a, i64::from(i8::arbitrary(g))),
+                8 => Ins::Hash(a, b),
+                9 => Ins::MulPromoted(a, b, c),
+                _ => Ins::Bump(a, b, c),
+            });
+        }
+        ops.push(Ins::DecJnz(7, 3));
+        ops.push(Ins::Halt);
+        Program(ops)
+    }
+}
+
+type Run = Result<(i64, Vm, Vec<i64>), String>;
+
+fn outcome(params: &str, ops: &[Ins]) -> Run {
+    catch_unwind(AssertUnwindSafe(|| run_with(params, ops, Vm::new()))).map_err(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
+}
+
+#[test]
+fn jit_on_and_off_agree_on_generated_programs() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static LOOPS: AtomicUsize = AtomicUsize::new(0);
+    static BRIDGES: AtomicUsize = AtomicUsize::new(0);
+    fn prop(p: Program) -> TestResult {
+        let off = outcome("off", &p.0);
+        let on = outcome("threshold=2,trace_eagerness=2", &p.0);
+        let s = stats();
+        LOOPS.fetch_add(s.loops(), Relaxed);
+        BRIDGES.fetch_add(s.bridges(), Relaxed);
+        if on == off {
+            TestResult::passed()
+        } else {
+            TestResult::error(format!("{:?}\noff: {off:?}\non:  {on:?}", p.0))
+        }
+    }
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    QuickCheck::new()
+        .tests(2000)
+        .quickcheck(prop as fn(Program) -> TestResult);
+    std::panic::set_hook(prev);
+    let (l, b) = (LOOPS.load(Relaxed), BRIDGES.load(Relaxed));
+    println!("loops: {l}, bridges: {b}");
+    assert!(l > 200 && b > 20, "loops: {l}, bridges: {b}");
+}

@@ -395,9 +395,9 @@ impl JitDriver {
         match traced {
             Traced::Closed {
                 trace,
+                close,
                 greens,
                 reds,
-                ..
             } => {
                 let loop_no = state.loops.len() as u32;
                 match self.compile(state, params, &trace, TraceKind::Loop, None) {
@@ -405,10 +405,22 @@ impl JitDriver {
                         state.loops.push(id);
                         state.backend.define_target(loop_no, id);
                         state.cells.insert(key, CellState::Compiled { loop_no });
+                        // The tracer stands at the merge point where the trace closed: its own
+                        // start, or another compiled loop's, or neither.
+                        let next = match close {
+                            Close::Loop => Some(id),
+                            Close::Jump(n) => Some(state.loops[n as usize]),
+                            Close::Continue | Close::Finish => None,
+                        };
+                        let Some(next) = next else {
+                            let mut v = greens;
+                            v.extend(reds);
+                            return Resumed::MergePoint(v);
+                        };
                         state.stats.entries += 1;
                         // SAFETY: the tracer left the interpreter at the merge point with
-                        // these greens and reds.
-                        unsafe { self.run_compiled(state, params, id, &greens, &reds) }
+                        // these greens and reds, the entry of `next`.
+                        unsafe { self.run_compiled(state, params, next, &greens, &reds) }
                     }
                     Err(e) => {
                         self.aborted(state, &format!("compilation failed: {e}"));

@@ -20,13 +20,13 @@ pub enum Item {
     /// `+` repeated (wrapping, so 255 is `-`).
     Add(u8),
     /// Move the pointer by this much (clamped to the cells).
-    Move(i8),
+    Seek(i8),
     /// `.`
     Out,
     /// `,`
     In,
     /// A loop with this body.
-    Loop(Vec<Item>),
+    Bracket(Vec<Item>),
 }
 
 /// A generated program and the input it reads.
@@ -62,11 +62,11 @@ fn render(items: &[Item], pos: &mut i64, bases: &mut Vec<i64>, out: &mut String)
             Item::In if !bases.contains(pos) => out.push(','),
             Item::Add(_) | Item::In => {}
             Item::Out => out.push('.'),
-            Item::Move(d) => {
+            Item::Seek(d) => {
                 let to = (*pos + *d as i64).clamp(0, CELLS - 1);
                 move_to(pos, to, out);
             }
-            Item::Loop(body) => {
+            Item::Bracket(body) => {
                 // A loop on the cell of an enclosing loop would change that loop's counter.
                 if bases.len() >= MAX_DEPTH || bases.contains(pos) {
                     continue;
@@ -94,10 +94,10 @@ fn gen_items(g: &mut Gen, depth: usize) -> Vec<Item> {
     (0..n)
         .map(|_| match u8::arbitrary(g) % 10 {
             0..=2 => Item::Add(u8::arbitrary(g)),
-            3..=5 => Item::Move(i8::arbitrary(g) % 4),
+            3..=5 => Item::Seek(i8::arbitrary(g) % 4),
             6 => Item::Out,
             7 => Item::In,
-            _ if depth < MAX_DEPTH => Item::Loop(gen_items(g, depth + 1)),
+            _ if depth < MAX_DEPTH => Item::Bracket(gen_items(g, depth + 1)),
             _ => Item::Out,
         })
         .collect()
@@ -139,13 +139,13 @@ fn shrink_items(items: &[Item]) -> Vec<Vec<Item>> {
         let mut v = items.to_vec();
         v.remove(i);
         out.push(v);
-        if let Item::Loop(body) = &items[i] {
+        if let Item::Bracket(body) = &items[i] {
             let mut v = items.to_vec();
             v.splice(i..=i, body.iter().cloned());
             out.push(v);
             for b in shrink_items(body) {
                 let mut v = items.to_vec();
-                v[i] = Item::Loop(b);
+                v[i] = Item::Bracket(b);
                 out.push(v);
             }
         }

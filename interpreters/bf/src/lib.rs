@@ -14,14 +14,14 @@ pub mod gen;
 mod parse;
 pub use parse::{parse, ParseError};
 
-/// One instruction. Runs of `+`/`-` and `>`/`<` are folded into one `Add`/`Move`.
+/// One instruction. Runs of `+`/`-` and `>`/`<` are folded into one `Add`/`Seek`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, JitLayout)]
 #[repr(C, u8)]
 pub enum Op {
     /// Add to the current cell (wrapping).
     Add(u8),
     /// Move the pointer by this many cells.
-    Move(i64),
+    Seek(i64),
     /// Write the current cell.
     Out,
     /// Read a byte into the current cell (0 at the end of input).
@@ -157,7 +157,7 @@ pub fn interpret(program: &Program, tape: &mut Tape, io: &mut Io) -> i64 {
         jit_merge_point!();
         match program.ops[pc] {
             Op::Add(n) => tape.cells[ptr] = tape.cells[ptr].wrapping_add(n),
-            Op::Move(d) => {
+            Op::Seek(d) => {
                 let p = ptr as i64 + d;
                 if p < 0 {
                     return -1 - pc as i64;

@@ -61,8 +61,8 @@ pub fn parse(src: &[u8]) -> Result<Program, ParseError> {
             b'>' | b'<' => {
                 let d: i64 = if c == b'>' { 1 } else { -1 };
                 match ops.last_mut() {
-                    Some(Op::Move(n)) => *n += d,
-                    _ => ops.push(Op::Move(d)),
+                    Some(Op::Seek(n)) => *n += d,
+                    _ => ops.push(Op::Seek(d)),
                 }
             }
             b'.' => ops.push(Op::Out),
@@ -86,7 +86,7 @@ pub fn parse(src: &[u8]) -> Result<Program, ParseError> {
         return Err(ParseError::UnclosedBracket { line, column });
     }
     // Runs that cancel out leave no op.
-    ops.retain(|op| !matches!(op, Op::Add(0) | Op::Move(0)));
+    ops.retain(|op| !matches!(op, Op::Add(0) | Op::Seek(0)));
     // Retaining shifted indices: recompute the bracket targets.
     let mut stack = Vec::new();
     for i in 0..ops.len() {

@@ -1,19 +1,36 @@
-//! Random programs that always end (`bf::gen`): the native interpreter and the jitcode-only
-//! run of the same annotated loop give the same output and the same final tape.
+//! Random programs that always end (`bf::gen`): the native interpreter with the JIT off, with
+//! the JIT on (a low threshold, so loops compile and guards fail), and the jitcode-only run of
+//! the same annotated loop give the same output and the same final tape.
 
 use bf::gen::Generated;
 use quickcheck::{Gen, QuickCheck, TestResult};
 
-fn run(g: &Generated, jitcode: bool) -> (Vec<u8>, Vec<u8>) {
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    NoJit,
+    Jit,
+    Jitcode,
+}
+
+fn run(g: &Generated, mode: Mode) -> (Vec<u8>, Vec<u8>) {
     let program = bf::parse(g.source().as_bytes()).expect("generated programs parse");
+    // Each program is new, maybe at the address of a freed one: compiled loops keyed by that
+    // address must go (see `JitDriver::reset`).
+    bf::interpret::with_driver(|d| {
+        d.reset();
+        let params = match mode {
+            Mode::Jit => "on,threshold=3,trace_eagerness=2",
+            _ => "off",
+        };
+        d.set_params(params).unwrap();
+    });
     let mut out = Vec::new();
     let mut input: &[u8] = &g.input;
     let mut tape = bf::Tape::new();
     let mut io = bf::Io::new(&mut input, &mut out);
-    let r = if jitcode {
-        bf::run_jitcode(&program, &mut tape, &mut io)
-    } else {
-        bf::run(&program, &mut tape, &mut io)
+    let r = match mode {
+        Mode::Jitcode => bf::run_jitcode(&program, &mut tape, &mut io),
+        _ => bf::run(&program, &mut tape, &mut io),
     };
     r.expect("generated programs stay on the tape");
     tape.cells.truncate(bf::gen::CELLS as usize);
@@ -21,19 +38,20 @@ fn run(g: &Generated, jitcode: bool) -> (Vec<u8>, Vec<u8>) {
 }
 
 #[test]
-fn jitcode_runs_like_the_native_interpreter() {
+fn jit_and_jitcode_run_like_the_native_interpreter() {
     fn prop(g: Generated) -> TestResult {
-        let native = run(&g, false);
-        let jitcode = run(&g, true);
-        if native == jitcode {
-            TestResult::passed()
-        } else {
-            TestResult::error(format!(
-                "program {:?} input {:?}: native {native:?}, jitcode {jitcode:?}",
-                g.source(),
-                g.input
-            ))
+        let native = run(&g, Mode::NoJit);
+        for mode in [Mode::Jit, Mode::Jitcode] {
+            let other = run(&g, mode);
+            if other != native {
+                return TestResult::error(format!(
+                    "program {:?} input {:?}: no JIT {native:?}, {mode:?} {other:?}",
+                    g.source(),
+                    g.input
+                ));
+            }
         }
+        TestResult::passed()
     }
     QuickCheck::new()
         .rng(Gen::from_size_and_seed(100, 0x6266))
@@ -71,5 +89,32 @@ fn generated_programs_have_nested_loops_and_io() {
         total_len > 20_000,
         "programs average {} characters",
         total_len / 1000
+    );
+}
+
+/// Found by the property above: a new loop trace that ends by jumping into an older compiled
+/// loop must hand over to that loop, not start itself again with the older loop's state.
+#[test]
+fn a_trace_that_jumps_into_another_loop_continues_there() {
+    let g = Generated {
+        items: vec![
+            bf::gen::Item::Add(142),
+            bf::gen::Item::Seek(1),
+            bf::gen::Item::Add(144),
+            bf::gen::Item::Bracket(vec![
+                bf::gen::Item::Seek(-2),
+                bf::gen::Item::Add(1),
+                bf::gen::Item::Bracket(vec![]),
+            ]),
+        ],
+        input: vec![],
+    };
+    let native = run(&g, Mode::NoJit);
+    assert_eq!(run(&g, Mode::Jit), native);
+    let stats = bf::interpret::with_driver(|d| d.stats());
+    assert_eq!(
+        stats.loops(),
+        2,
+        "the inner loop, then the outer one jumping into it"
     );
 }

@@ -1,4 +1,5 @@
-//! `bf [--no-jit | --jitcode] FILE`: runs a Brainfuck program, reading stdin and writing stdout.
+//! `bf [--no-jit | --jitcode] [--jit-param name=value]... FILE`: runs a Brainfuck program with
+//! the JIT (or without it, or on its jitcode alone), reading stdin and writing stdout.
 //!
 //! Exit status: 0 when the program ends, 1 when it stops with an error (unbalanced brackets,
 //! the pointer left of cell 0, the tape exhausted, I/O), 2 for a bad command line or an
@@ -7,19 +8,31 @@
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: bf [--no-jit | --jitcode] FILE";
+const USAGE: &str = "usage: bf [--no-jit | --jitcode] [--jit-param name=value]... FILE";
 
 enum Mode {
-    Native,
+    Jit,
+    NoJit,
     Jitcode,
 }
 
 fn main() -> ExitCode {
-    let mut mode = Mode::Native;
+    let mut mode = Mode::Jit;
     let mut file = None;
-    for arg in std::env::args().skip(1) {
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--no-jit" => mode = Mode::Native,
+            "--jit-param" => {
+                let Some(p) = args.next() else {
+                    eprintln!("bf: --jit-param needs name=value\n{USAGE}");
+                    return ExitCode::from(2);
+                };
+                if let Err(e) = bf::interpret::with_driver(|d| d.set_params(&p)) {
+                    eprintln!("bf: --jit-param {p}: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+            "--no-jit" => mode = Mode::NoJit,
             "--jitcode" => mode = Mode::Jitcode,
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -62,7 +75,11 @@ fn main() -> ExitCode {
     let result = {
         let mut io = bf::Io::new(&mut input, &mut output);
         match mode {
-            Mode::Native => bf::run(&program, &mut tape, &mut io),
+            Mode::Jit => bf::run(&program, &mut tape, &mut io),
+            Mode::NoJit => {
+                bf::interpret::with_driver(|d| d.set_params("off")).expect("`off` is a parameter");
+                bf::run(&program, &mut tape, &mut io)
+            }
             Mode::Jitcode => bf::run_jitcode(&program, &mut tape, &mut io),
         }
     };

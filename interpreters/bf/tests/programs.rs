@@ -155,3 +155,22 @@ fn bad_command_line() {
     assert_eq!(code, 2);
     assert!(err.contains("usage: bf"), "{err}");
 }
+
+#[test]
+fn jit_parameters_and_modes() {
+    let f = temp_file("loop.bf", b"++++++++[>++++++++<-]>+.");
+    for args in [
+        vec!["--no-jit", f.as_str()],
+        vec!["--jitcode", f.as_str()],
+        vec!["--jit-param", "threshold=2", f.as_str()],
+    ] {
+        assert_eq!(
+            bf(&args, b""),
+            (0, "A".to_string(), String::new()),
+            "{args:?}"
+        );
+    }
+    let (code, _, err) = bf(&["--jit-param", "frob=1", &f], b"");
+    assert_eq!(code, 2);
+    assert!(err.contains("--jit-param frob=1"), "{err}");
+}

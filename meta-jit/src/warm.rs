@@ -413,9 +413,7 @@ impl JitDriver {
                             Close::Continue | Close::Finish => None,
                         };
                         let Some(next) = next else {
-                            let mut v = greens;
-                            v.extend(reds);
-                            return Resumed::MergePoint(v);
+                            return merge_point(greens, reds);
                         };
                         state.stats.entries += 1;
                         // SAFETY: the tracer left the interpreter at the merge point with
@@ -425,9 +423,7 @@ impl JitDriver {
                     Err(e) => {
                         self.aborted(state, &format!("compilation failed: {e}"));
                         state.cells.insert(key, CellState::DontTrace);
-                        let mut v = greens;
-                        v.extend(reds);
-                        Resumed::MergePoint(v)
+                        merge_point(greens, reds)
                     }
                 }
             }
@@ -656,11 +652,7 @@ impl JitDriver {
                         state.loops[n as usize],
                         reds.iter().map(|v| to_ir(*v)).collect(),
                     ),
-                    _ => {
-                        let mut v = greens;
-                        v.extend(reds);
-                        BridgeEnd::Resumed(Resumed::MergePoint(v))
-                    }
+                    _ => BridgeEnd::Resumed(merge_point(greens, reds)),
                 }
             }
             Traced::Aborted { reason, frames } => {
@@ -677,12 +669,15 @@ enum BridgeEnd {
     Resumed(Resumed),
 }
 
+/// The interpreter continues at the merge point with these greens and reds.
+fn merge_point(mut greens: Vec<Value>, reds: Vec<Value>) -> Resumed {
+    greens.extend(reds);
+    Resumed::MergePoint(greens)
+}
+
 fn landed(l: Landed) -> Resumed {
     match l {
-        Landed::MergePoint { mut greens, reds } => {
-            greens.extend(reds);
-            Resumed::MergePoint(greens)
-        }
+        Landed::MergePoint { greens, reds } => merge_point(greens, reds),
         Landed::Return(v) => Resumed::Return(v),
     }
 }

@@ -71,6 +71,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                         quasi_immutable: #quasi,
                         immutable_items: #items,
                         deep: false,
+                        private: false,
                     },));
                 }
             }

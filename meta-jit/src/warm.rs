@@ -47,10 +47,7 @@ pub struct Params {
     /// After this many aborts at one location, it is never traced again; before that, each
     /// abort doubles the count needed to trace it again.
     pub max_aborts: u32,
-    /// The optimizer's stages. The heap cache is off by default: it assumes that different
-    /// field descriptors never alias, and the codewriter's descriptors (keyed by field name and
-    /// offset) do not guarantee that when the interpreter reaches one field both through its
-    /// struct and through a reference to an inner struct.
+    /// The optimizer's stages (all by default).
     pub enable_opts: Options,
 }
 
@@ -62,10 +59,7 @@ impl Default for Params {
             trace_eagerness: 200,
             trace_limit: 6000,
             max_aborts: 4,
-            enable_opts: Options {
-                heap: false,
-                ..Options::all()
-            },
+            enable_opts: Options::all(),
         }
     }
 }

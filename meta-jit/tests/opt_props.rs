@@ -9,7 +9,7 @@
 //! in the text form, inputs and heap) and the optimized trace with both outcomes.
 
 use meta_jit::opt::Options;
-use meta_jit::testing::{check_optimized, prop_runner, Case};
+use meta_jit::testing::{check_optimized, check_peeled, prop_runner, Case};
 use quickcheck::{Arbitrary, Gen, TestResult};
 
 /// The default seed of the case generator.
@@ -45,13 +45,14 @@ impl Arbitrary for Stages {
             heap: bool::arbitrary(g),
             virtuals: bool::arbitrary(g),
             dce: bool::arbitrary(g),
+            unroll: bool::arbitrary(g),
         })
     }
 
     fn shrink(&self) -> Box<dyn Iterator<Item = Stages>> {
         let o = self.0.clone();
         let mut out = Vec::new();
-        let off: [fn(&mut Options) -> &mut bool; 7] = [
+        let off: [fn(&mut Options) -> &mut bool; 8] = [
             |o| &mut o.fold,
             |o| &mut o.pure,
             |o| &mut o.exact,
@@ -59,6 +60,7 @@ impl Arbitrary for Stages {
             |o| &mut o.heap,
             |o| &mut o.virtuals,
             |o| &mut o.dce,
+            |o| &mut o.unroll,
         ];
         for f in off {
             let mut s = o.clone();
@@ -87,4 +89,13 @@ fn optimized_with_some_stages_runs_like_unoptimized() {
         result(check_optimized(&case, &stages.0))
     }
     prop_runner(SEED, 1, 3_000).quickcheck(prop as fn(Case, Stages) -> TestResult);
+}
+
+#[test]
+fn peeled_loop_runs_like_the_loop() {
+    fn prop(case: Case) -> TestResult {
+        show(&case);
+        result(check_peeled(&case))
+    }
+    prop_runner(SEED, 2, 5_000).quickcheck(prop as fn(Case) -> TestResult);
 }

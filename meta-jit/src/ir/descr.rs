@@ -1,7 +1,14 @@
 //! Descriptors: what an op needs to know about memory and calls that its arguments do not say.
-//! A trace owns a table of them, and ops name one by [`DescrId`]. Two memory descriptors alias
-//! only if they are the same entry of the table: whoever creates descriptors (the codewriter,
-//! a test's text) makes one per field of a type and one per array item type, as RPython does.
+//! A trace owns a table of them, and ops name one by [`DescrId`].
+//!
+//! Aliasing: every field and array descriptor belongs to an *alias class*. Accesses through
+//! descriptors of different classes never touch the same memory. A descriptor without an
+//! `alias` name is a class of its own (one per field of a type and one per array item type, as
+//! RPython makes them); descriptors that share an `alias` name are one class, and accesses
+//! through them may touch the same memory, unless they are provably apart (see
+//! [`Descr::alias_class`]). The codewriter names classes by the stored Rust type, because it
+//! may reach one `u8` both as a field of a struct and through a reference to it, with two
+//! different offsets.
 
 use super::Type;
 
@@ -49,6 +56,8 @@ pub struct FieldDescr {
     pub immutable: bool,
     /// The field rarely changes: compiled code may fold it, and a write invalidates that code.
     pub quasi_immutable: bool,
+    /// The alias class shared with other descriptors, if any (see the module doc).
+    pub alias: Option<String>,
 }
 
 /// Array items: where the first is and how to load one.
@@ -62,6 +71,8 @@ pub struct ArrayDescr {
     pub signed: bool,
     /// The kind of value stored.
     pub kind: Type,
+    /// The alias class shared with other descriptors, if any (see the module doc).
+    pub alias: Option<String>,
 }
 
 /// A struct's size and alignment.
@@ -154,6 +165,16 @@ impl Descr {
     pub fn array(&self) -> Option<&ArrayDescr> {
         match &self.kind {
             DescrKind::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The alias class name of a field or array descriptor, if it shares one (see the module
+    /// doc). Descriptors without one alias only themselves.
+    pub fn alias_class(&self) -> Option<&str> {
+        match &self.kind {
+            DescrKind::Field(f) => f.alias.as_deref(),
+            DescrKind::Array(a) => a.alias.as_deref(),
             _ => None,
         }
     }

@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! descr x = field(offset=8, size=8, kind=i, signed)
+//! descr y = field(offset=0, size=8, kind=i, alias=i64)
 //! [p0, i1]
 //! i2 = getfield_i(p0, descr=x)
 //! i3 = int_add(i2, i1)
@@ -459,6 +460,21 @@ impl Parser<'_> {
             }
         };
         let has = |f: &str| flags.contains(&f);
+        let alias = || -> R<Option<String>> {
+            match kv.get("alias") {
+                None => Ok(None),
+                Some(v)
+                    if !v.is_empty()
+                        && v.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') =>
+                {
+                    Ok(Some(v.to_string()))
+                }
+                Some(v) => Err(format!(
+                    "bad alias class `{v}` (letters, digits, `_` and `.`)"
+                )),
+            }
+        };
         let size8 = |n: u32| -> R<u8> {
             if matches!(n, 1 | 2 | 4 | 8) {
                 Ok(n as u8)
@@ -474,12 +490,14 @@ impl Parser<'_> {
                 kind: ty("kind")?,
                 immutable: has("immutable"),
                 quasi_immutable: has("quasi_immutable"),
+                alias: alias()?,
             }),
             "array" => DescrKind::Array(ArrayDescr {
                 base: num("base")?,
                 item_size: size8(num("item")?)?,
                 signed: has("signed"),
                 kind: ty("kind")?,
+                alias: alias()?,
             }),
             "size" => DescrKind::Size(SizeDescr {
                 size: num("size")?,

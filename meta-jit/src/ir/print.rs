@@ -159,22 +159,28 @@ fn descr_text(trace: &Trace, k: &DescrKind) -> String {
             String::new()
         }
     };
+    let alias = |a: &Option<String>| match a {
+        Some(name) => format!(", alias={name}"),
+        None => String::new(),
+    };
     match k {
         DescrKind::Field(f) => format!(
-            "field(offset={}, size={}, kind={}{}{}{})",
+            "field(offset={}, size={}, kind={}{}{}{}{})",
             f.offset,
             f.size,
             f.kind.letter(),
             flag(f.signed, "signed"),
             flag(f.immutable, "immutable"),
             flag(f.quasi_immutable, "quasi_immutable"),
+            alias(&f.alias),
         ),
         DescrKind::Array(a) => format!(
-            "array(base={}, item={}, kind={}{})",
+            "array(base={}, item={}, kind={}{}{})",
             a.base,
             a.item_size,
             a.kind.letter(),
-            flag(a.signed, "signed")
+            flag(a.signed, "signed"),
+            alias(&a.alias),
         ),
         DescrKind::Size(s) => format!("size(size={}, align={})", s.size, s.align),
         DescrKind::Call(c) => {

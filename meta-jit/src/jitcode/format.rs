@@ -268,6 +268,11 @@ pub struct FieldDescr {
     /// The field rarely changes (`#[jit(quasi_immutable)]`): loads from a constant object fold
     /// under `guard_not_invalidated`, and a write invalidates machine code that folded it.
     pub quasi_immutable: bool,
+    /// The alias class: two accesses whose classes differ never touch the same memory. It is
+    /// the stored type's name (safe Rust reaches a `u8` only as a `u8`, wherever it lives), or a
+    /// name of its own for a location only the framework's projections reach (a `Vec`'s
+    /// pointer and length, a slice reference's two words, an enum's tag).
+    pub class: String,
 }
 
 /// An array of items laid out `item_size` apart from a data pointer, and the scalar inside each

@@ -92,6 +92,9 @@ pub struct FieldFlags {
     pub immutable_items: bool,
     /// The place lies inside an immutable item: everything in it is immutable too.
     pub deep: bool,
+    /// Only the framework's own projections reach the place (a `Vec`'s pointer or length):
+    /// its alias class is its name, not its type.
+    pub private: bool,
 }
 
 impl<T: ?Sized> Ptr<T> {

@@ -99,6 +99,16 @@ pub fn scalar_descr<T: Scalar>(p: &Ptr<T>) -> FieldDescr {
         kind: T::KIND,
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
+        class: alias_class::<T>(p),
+    }
+}
+
+/// The alias class of a place holding a `T` (see [`FieldDescr::class`]).
+pub fn alias_class<T: ?Sized>(p: &Ptr<T>) -> String {
+    if p.flags.private {
+        p.field.to_string()
+    } else {
+        std::any::type_name::<T>().to_string()
     }
 }
 
@@ -218,9 +228,11 @@ impl<T> Indexable for Ptr<Vec<T>> {
         let mut pp = self.cast::<&T>();
         pp.offset += ptr_off;
         pp.field = "Vec.ptr";
+        pp.flags.private = true;
         let mut lp = self.cast::<usize>();
         lp.offset += len_off;
         lp.field = "Vec.len";
+        lp.flags.private = true;
         let data = <&T as Stored>::load(b, pp);
         let len = <usize as Stored>::load(b, lp);
         (data, len)
@@ -386,6 +398,7 @@ impl<E: JitEnum> Scrutinee for Ptr<E> {
             kind: Kind::Int,
             immutable: self.flags.immutable,
             quasi_immutable: self.flags.quasi_immutable,
+            class: format!("{}.tag", E::NAME),
         };
         match self.index {
             None => b.emit(Op::GetField {

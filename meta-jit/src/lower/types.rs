@@ -251,6 +251,7 @@ fn ref_descr<T: ?Sized>(
         kind,
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
+        class: super::place::alias_class(p),
     }
 }
 
@@ -306,9 +307,11 @@ macro_rules! slice_jit_type {
                 let base = addr_of(&p);
                 let mut d = ref_descr(&p, 8, Kind::Ref, false);
                 d.offset += ptr_off;
+                d.class += ".ptr";
                 emit_load(b, base, d, ptr);
                 let mut d = ref_descr(&p, 8, Kind::Int, false);
                 d.offset += len_off;
+                d.class += ".len";
                 emit_load(b, base, d, len);
                 SliceRef::new(ptr, len)
             }
@@ -317,9 +320,11 @@ macro_rules! slice_jit_type {
                 let base = addr_of(&p);
                 let mut d = ref_descr(&p, 8, Kind::Ref, false);
                 d.offset += ptr_off;
+                d.class += ".ptr";
                 emit_store(b, base, d, v.ptr);
                 let mut d = ref_descr(&p, 8, Kind::Int, false);
                 d.offset += len_off;
+                d.class += ".len";
                 emit_store(b, base, d, v.len);
             }
         }

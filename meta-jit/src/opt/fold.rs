@@ -72,6 +72,15 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             }
             _ => Step::Next(op),
         },
+        (IntAnd, Some(c2)) => match inner(o, a.unwrap(), IntAnd) {
+            // (x & c1) & c2  ==>  x & (c1 & c2), which is (x & c1) if c2 keeps all of c1.
+            Some((_, Some(c1))) if c1 & c2 == c1 => Step::Replace(a.unwrap()),
+            Some((x, Some(c1))) => {
+                let c = o.out.int(c1 & c2);
+                optimize(o, Op::new(IntAnd, vec![x, c]))
+            }
+            _ => Step::Next(op),
+        },
         (IntMul, Some(c)) if c > 0 && (c as u64).is_power_of_two() => {
             let k = o.out.int(c.trailing_zeros() as i64);
             Step::Next(Op::new(IntLshift, vec![a.unwrap(), k]))

@@ -7,27 +7,86 @@
 //! `int_and` is emitted for it, and dies if unused). So a store is redundant exactly when the
 //! cache already holds the value stored.
 //!
-//! The cache holds what a *load* would return: after a store to a location narrower than 8
-//! bytes, the stored value truncated and extended as the descriptor says (an `int_signext` or
-//! `int_and` is emitted for it, and dies if unused). So a store is redundant exactly when the
-//! cache already holds the value stored.
-//!
 //! A location is (descriptor, object) for fields and (descriptor, array, index) for items,
-//! with object and index after `find`. Aliasing follows the descriptor contract of
-//! [`crate::ir`]: different descriptors never alias; the same descriptor on two objects may,
-//! unless the objects are the same value. A store to an array item with a constant index keeps
-//! what is known of other constant indices of the same array. A residual call forgets every
-//! location whose descriptor its effects may write (immutable fields are never forgotten).
+//! with object and index after `find`. Aliasing follows the alias classes of [`crate::ir`]'s
+//! descriptors: a store forgets only what it may overwrite, which is a location of its class
+//! other than those provably apart from it: another field at a disjoint offset of the same
+//! object, or another item of the same array whose index differs by a known constant (`i` and
+//! `i + 1`, or two different constants). A residual call forgets every location whose class its
+//! effects may write (immutable fields are never forgotten).
+//!
+//! Loops: at the label, the cache keeps what it knows of locations that the loop's carried
+//! values do not name (RPython imports the preamble's heap state). That is only true on the
+//! next iteration if the body leaves those locations as they were, which is known at the
+//! `jump`: if the body changed one, the optimizer is run again without importing it
+//! ([`Cache::broken`], [`Cache::banned`]).
 
 use super::{Optimizer, Step};
-use crate::ir::{DescrId, Op, OpRef, Opcode};
+use crate::ir::{Access, DescrId, Op, OpRef, Opcode, Trace, Value};
 use hashbrown::HashMap;
+
+/// A field location: descriptor and object.
+pub type FieldKey = (DescrId, OpRef);
+/// An item location: descriptor, array and index.
+pub type ItemKey = (DescrId, OpRef, OpRef);
+
+/// A location the cache may know across a loop's label.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Imported {
+    /// A field.
+    Field(FieldKey),
+    /// An array item.
+    Item(ItemKey),
+}
 
 /// What the optimizer knows memory holds.
 #[derive(Default)]
 pub struct Cache {
-    fields: HashMap<(DescrId, OpRef), OpRef>,
-    items: HashMap<(DescrId, OpRef, OpRef), OpRef>,
+    fields: HashMap<FieldKey, OpRef>,
+    items: HashMap<ItemKey, OpRef>,
+    /// The alias class of each descriptor (by table index): equal numbers may alias.
+    classes: Vec<u32>,
+    /// What was known at the label, to be checked at the loop's `jump`.
+    imported: Vec<(Imported, OpRef)>,
+    /// Locations not to import at the label (the body changes them).
+    pub banned: Vec<Imported>,
+    /// Imported locations the body changed: the loop must be optimized again without them.
+    pub broken: Vec<Imported>,
+}
+
+impl Cache {
+    /// An empty cache for the descriptors of `t`.
+    pub fn new(t: &Trace) -> Cache {
+        let mut names = HashMap::<&str, u32>::new();
+        let mut next = 0u32;
+        let classes = t
+            .descrs
+            .iter()
+            .map(|d| {
+                let own = next;
+                next += 1;
+                match d.alias_class() {
+                    Some(n) => *names.entry(n).or_insert(own),
+                    None => own,
+                }
+            })
+            .collect();
+        Cache {
+            classes,
+            ..Cache::default()
+        }
+    }
+
+    /// Forgets everything (the descriptors' classes stay).
+    pub fn clear(&mut self) {
+        self.fields.clear();
+        self.items.clear();
+        self.imported.clear();
+    }
+
+    fn class(&self, d: DescrId) -> u32 {
+        self.classes[d.0 as usize]
+    }
 }
 
 /// The heap stage.
@@ -49,6 +108,10 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
             if o.heap.items.get(&(d.unwrap(), op.args[0], op.args[1])) == Some(&op.args[2]) {
                 return Step::Remove;
             }
+            None
+        }
+        Jump if d.is_none() => {
+            check_imported(o);
             None
         }
         _ => None,
@@ -76,17 +139,54 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
         }
         Setfield => {
             let d = d.unwrap();
-            o.heap.fields.retain(|k, _| k.0 != d);
+            let obj = args[0];
+            let class = o.heap.class(d);
+            let descrs = &o.out.descrs;
+            let apart = |k: &FieldKey| {
+                let (a, b) = (
+                    descrs[d.0 as usize].field(),
+                    descrs[k.0 .0 as usize].field(),
+                );
+                let (a, b) = (a.expect("verified"), b.expect("verified"));
+                let size = u32::from(a.size.max(b.size));
+                k.1 == obj && k.0 != d && a.offset.abs_diff(b.offset) >= size
+            };
+            let classes = &o.heap.classes;
+            o.heap
+                .fields
+                .retain(|k, _| classes[k.0 .0 as usize] != class || apart(k));
+            o.heap
+                .items
+                .retain(|k, _| classes[k.0 .0 as usize] != class);
             let f = o.out.get_descr(d).field().expect("verified");
             let v = o.narrowed(args[1], f.size, f.signed);
-            o.heap.fields.insert((d, args[0]), v);
+            o.heap.fields.insert((d, obj), v);
         }
         Setarrayitem => {
             let d = d.unwrap();
             let (p, i) = (args[0], args[1]);
-            o.heap.items.retain(|k, _| {
-                k.0 != d || (k.1 == p && k.2.is_const() && i.is_const() && k.2 != i)
-            });
+            let class = o.heap.class(d);
+            let at = index_parts(o, i);
+            let keys: Vec<ItemKey> = o
+                .heap
+                .items
+                .keys()
+                .filter(|k| o.heap.class(k.0) == class)
+                .copied()
+                .collect();
+            for k in keys {
+                let apart = k.0 == d && k.1 == p && {
+                    let other = index_parts(o, k.2);
+                    other.0 == at.0 && other.1 != at.1
+                };
+                if !apart {
+                    o.heap.items.remove(&k);
+                }
+            }
+            let classes = &o.heap.classes;
+            o.heap
+                .fields
+                .retain(|k, _| classes[k.0 .0 as usize] != class);
             let a = o.out.get_descr(d).array().expect("verified");
             let v = o.narrowed(args[2], a.item_size, a.signed);
             o.heap.items.insert((d, p, i), v);
@@ -99,12 +199,87 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 .expect("verified");
             let writes = cd.effects.writes.clone();
             let descrs = &o.out.descrs;
+            let classes = &o.heap.classes;
+            let touched = |d: DescrId| match &writes {
+                Access::Nothing => false,
+                Access::Everything => true,
+                Access::Descrs(ds) => ds
+                    .iter()
+                    .any(|w| classes[w.0 as usize] == classes[d.0 as usize]),
+            };
             let immutable = |d: DescrId| descrs[d.0 as usize].field().is_some_and(|f| f.immutable);
-            o.heap
-                .fields
-                .retain(|k, _| immutable(k.0) || !writes.may_touch(k.0));
-            o.heap.items.retain(|k, _| !writes.may_touch(k.0));
+            o.heap.fields.retain(|k, _| immutable(k.0) || !touched(k.0));
+            o.heap.items.retain(|k, _| !touched(k.0));
         }
         _ => {}
+    }
+}
+
+/// An index as (base, constant offset): `x + c` is `(x, c)`, a constant `c` is `(0, c)`.
+/// Two indices with the same base and different offsets are different.
+fn index_parts(o: &mut Optimizer, i: OpRef) -> (OpRef, i64) {
+    if let Some(Value::Int(c)) = o.const_value(i) {
+        return (OpRef::constant(0), c);
+    }
+    let i = o.find(i);
+    let Some(op) = o.producer(i) else {
+        return (i, 0);
+    };
+    let (opcode, args) = (op.opcode, op.args.clone());
+    let sign = match opcode {
+        Opcode::IntAdd => 1,
+        Opcode::IntSub => -1,
+        _ => return (i, 0),
+    };
+    match (o.const_value(args[0]), o.const_value(args[1])) {
+        (_, Some(Value::Int(c))) => (o.find(args[0]), c.wrapping_mul(sign)),
+        (Some(Value::Int(c)), _) if sign == 1 => (o.find(args[1]), c),
+        _ => (i, 0),
+    }
+}
+
+/// At a loop's label: keeps what is known of locations the loop-carried values `vars` do not
+/// name and that the body is not known to change; forgets the rest.
+pub fn at_label(o: &mut Optimizer, vars: &[OpRef]) {
+    let named = |v: &OpRef| vars.contains(v);
+    let mut kept = Vec::new();
+    for (&k, &v) in &o.heap.fields {
+        let key = Imported::Field(k);
+        if !named(&k.1) && !named(&v) && !o.heap.banned.contains(&key) {
+            kept.push((key, v));
+        }
+    }
+    for (&k, &v) in &o.heap.items {
+        let key = Imported::Item(k);
+        if !named(&k.1) && !named(&k.2) && !named(&v) && !o.heap.banned.contains(&key) {
+            kept.push((key, v));
+        }
+    }
+    kept.sort_by_key(|&(k, _)| match k {
+        Imported::Field((d, a)) => (d, a, OpRef::constant(0)),
+        Imported::Item((d, a, i)) => (d, a, i),
+    });
+    o.heap.fields.clear();
+    o.heap.items.clear();
+    for &(k, v) in &kept {
+        match k {
+            Imported::Field(k) => o.heap.fields.insert(k, v),
+            Imported::Item(k) => o.heap.items.insert(k, v),
+        };
+    }
+    o.heap.imported = kept;
+}
+
+/// At the loop's `jump`: every imported location must still hold what it held at the label.
+fn check_imported(o: &mut Optimizer) {
+    let imported = std::mem::take(&mut o.heap.imported);
+    for (k, v) in imported {
+        let now = match k {
+            Imported::Field(k) => o.heap.fields.get(&k),
+            Imported::Item(k) => o.heap.items.get(&k),
+        };
+        if now != Some(&v) {
+            o.heap.broken.push(k);
+        }
     }
 }

@@ -25,6 +25,7 @@ pub mod fold;
 pub mod guards;
 pub mod heap;
 pub mod pure;
+pub mod unroll;
 pub mod virtuals;
 
 #[cfg(test)]
@@ -50,6 +51,8 @@ pub struct Options {
     pub virtuals: bool,
     /// The backward dead-code sweep.
     pub dce: bool,
+    /// Loop peeling: a trace that loops to its inputs is optimized as preamble and loop.
+    pub unroll: bool,
 }
 
 impl Options {
@@ -63,6 +66,7 @@ impl Options {
             heap: true,
             virtuals: true,
             dce: true,
+            unroll: true,
         }
     }
 
@@ -76,6 +80,7 @@ impl Options {
             heap: false,
             virtuals: false,
             dce: false,
+            unroll: false,
         }
     }
 
@@ -95,6 +100,7 @@ impl Options {
                 "heap" => &mut o.heap,
                 "virtuals" => &mut o.virtuals,
                 "dce" => &mut o.dce,
+                "unroll" => &mut o.unroll,
                 _ => return Err(format!("unknown optimization `{name}`")),
             };
             *flag = true;
@@ -126,10 +132,26 @@ pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
 
 /// Optimizes a trace and reports what its caller must know.
 pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
-    let mut o = Optimizer::new(trace, opts);
-    for (i, op) in trace.ops.iter().enumerate() {
-        o.process_input(i, op);
-    }
+    let peeled = opts.unroll.then(|| unroll::peel(trace)).flatten();
+    let trace = peeled.as_ref().map_or(trace, |p| &p.trace);
+    // A loop whose body changes a location the heap cache imported at the label is optimized
+    // again without importing it; each round bans at least one more location, and after a few
+    // rounds nothing is imported at all.
+    let mut banned = Vec::new();
+    let mut rounds = 0;
+    let o = loop {
+        let mut o = Optimizer::new(trace, opts);
+        o.heap.banned = banned.clone();
+        o.heap_import = rounds < 4;
+        for (i, op) in trace.ops.iter().enumerate() {
+            o.process_input(i, op);
+        }
+        if o.heap.broken.is_empty() {
+            break o;
+        }
+        banned.extend(o.heap.broken.iter().copied());
+        rounds += 1;
+    };
     let mut out = o.out;
     if opts.dce {
         out = dce::sweep(&out);
@@ -192,6 +214,8 @@ pub struct Optimizer<'a> {
     /// Whether the previous input op was an `*_ovf` op that was not emitted, and if so whether
     /// it overflowed (the guard after it is then decided).
     pending_ovf: Option<bool>,
+    /// Whether the heap cache may carry what it knows across the label.
+    heap_import: bool,
 }
 
 impl<'a> Optimizer<'a> {
@@ -206,11 +230,12 @@ impl<'a> Optimizer<'a> {
             uf_key: Vec::with_capacity(input.ops.len()),
             pure: pure::Table::default(),
             guards: guards::Facts::default(),
-            heap: heap::Cache::default(),
+            heap: heap::Cache::new(input),
             virtuals: virtuals::Virtuals::default(),
             loop_vars: Vec::new(),
             label_at: 0,
             pending_ovf: None,
+            heap_import: true,
         }
     }
 
@@ -477,11 +502,15 @@ impl<'a> Optimizer<'a> {
             op.args[k] = v;
         }
         // Facts about values other than the loop-carried ones still hold in the loop (they are
-        // loop-invariant), except what memory holds and whether the code was invalidated: the
-        // loop body may change those on every iteration.
+        // loop-invariant). What memory holds may change on every iteration: the heap cache
+        // keeps what it knows only of locations the body turns out to leave alone.
         pure::forget(self, &op.args);
         guards::forget(self, &op.args);
-        self.heap = heap::Cache::default();
+        if self.heap_import {
+            heap::at_label(self, &op.args);
+        } else {
+            self.heap.clear();
+        }
         self.pending_ovf = None;
         let args = op.args.clone();
         self.loop_vars = args.clone();

@@ -52,10 +52,45 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     if !op.opcode.is_pure() {
         return Step::Next(op);
     }
-    match o.pure.seen.get(&key(&op)) {
-        Some(&v) => Step::Replace(v),
-        None => Step::Next(op),
+    if let Some(&v) = o.pure.seen.get(&key(&op)) {
+        return Step::Replace(v);
     }
+    // A comparison whose negation is known (a guard decided it): `a < b` after `a >= b`
+    // was found false.
+    if let Some(neg) = negated(op.opcode) {
+        let k = Key {
+            opcode: neg,
+            args: op.args.clone(),
+            descr: None,
+        };
+        if let Some(&v) = o.pure.seen.get(&k) {
+            if let Some(crate::ir::Value::Int(c)) = o.const_value(v) {
+                return Step::Replace(o.out.int(i64::from(c == 0)));
+            }
+        }
+    }
+    Step::Next(op)
+}
+
+/// The integer comparison that is true exactly when `opcode` is false (float comparisons have
+/// none: NaN makes both false).
+fn negated(opcode: Opcode) -> Option<Opcode> {
+    use Opcode::*;
+    Some(match opcode {
+        IntLt => IntGe,
+        IntGe => IntLt,
+        IntLe => IntGt,
+        IntGt => IntLe,
+        UintLt => UintGe,
+        UintGe => UintLt,
+        UintLe => UintGt,
+        UintGt => UintLe,
+        IntEq => IntNe,
+        IntNe => IntEq,
+        PtrEq => PtrNe,
+        PtrNe => PtrEq,
+        _ => return None,
+    })
 }
 
 /// Records an emitted pure op.

@@ -71,6 +71,11 @@ fn check_opts(opts: &Options, input: &str, expected: &str, run_both: bool) -> Re
         .unwrap_or_else(|e| panic!("expected: {e}"));
     let (got, report) = optimize_with_report(&t, opts);
     assert_eq!(print(&got), print(&want), "\ninput:\n{input}\n");
+    // A peeled loop counts iterations from its label: run the reference peeled too.
+    let t = match opts.unroll.then(|| super::unroll::peel(&t)).flatten() {
+        Some(p) => p.trace,
+        None => t,
+    };
     if run_both && t.inputs().all(|r| t.type_of(r) == Type::Int) {
         let samples = [0i64, 1, -1, 2, 7, 42, i64::MIN, i64::MAX, 0x6161];
         for k in 0..samples.len() {
@@ -587,6 +592,22 @@ fn guard_resume_data_is_mapped() {
     );
 }
 
+#[test]
+fn fold_and_of_and() {
+    check(
+        "[i0]\ni1 = int_and(i0, 255)\ni2 = int_and(i1, 255)\ni3 = int_and(i1, 15)\nfinish(i2, i3)",
+        "[i0]\ni1 = int_and(i0, 255)\ni2 = int_and(i0, 15)\nfinish(i1, i2)",
+    );
+}
+
+#[test]
+fn comparison_decided_by_a_guard_on_its_negation() {
+    check(
+        "[i0, i1]\ni2 = uint_ge(i0, i1)\nguard_false(i2) []\ni3 = uint_lt(i0, i1)\nguard_true(i3) []\ni4 = int_lt(i0, i1)\nfinish(i4)",
+        "[i0, i1]\ni2 = uint_ge(i0, i1)\nguard_false(i2) []\ni3 = int_lt(i0, i1)\nfinish(i3)",
+    );
+}
+
 // ---- heap ----------------------------------------------------------------------------------
 
 #[test]
@@ -611,6 +632,66 @@ fn heap_redundant_store_goes() {
         "[p0]\ni1 = getfield_i(p0, descr=x)\nsetfield(p0, i1, descr=x)\nsetfield(p0, 5, descr=y)\nsetfield(p0, 5, descr=y)\nfinish(i1)",
         "[p0]\ni1 = getfield_i(p0, descr=x)\nsetfield(p0, 5, descr=y)\nfinish(i1)",
     );
+}
+
+/// Descriptors that share the alias class `i64`: two fields and the items of an array.
+const ALIASED: &str = "descr ax = field(offset=0, size=8, kind=i, signed, alias=i64)
+descr ay = field(offset=8, size=8, kind=i, signed, alias=i64)
+descr aitems = array(base=0, item=8, kind=i, signed, alias=i64)
+";
+
+#[test]
+fn heap_same_class_other_descriptor_may_alias() {
+    // p1 may be an inner struct of p0 whose `ay` is p0's `ax`.
+    let t = format!("{ALIASED}[p0, p1, i0]\ni1 = getfield_i(p0, descr=ax)\nsetfield(p1, i0, descr=ay)\ni2 = getfield_i(p0, descr=ax)\nfinish(i1, i2)");
+    check(&t, &t);
+}
+
+#[test]
+fn heap_same_class_other_offset_of_the_same_object_is_apart() {
+    check(
+        &format!("{ALIASED}[p0, i0]\ni1 = getfield_i(p0, descr=ax)\nsetfield(p0, i0, descr=ay)\ni2 = getfield_i(p0, descr=ax)\nfinish(i2)"),
+        &format!("{ALIASED}[p0, i0]\ni1 = getfield_i(p0, descr=ax)\nsetfield(p0, i0, descr=ay)\nfinish(i1)"),
+    );
+}
+
+#[test]
+fn heap_other_class_is_apart() {
+    check(
+        &format!("{ALIASED}[p0, p1, i0]\ni1 = getfield_i(p0, descr=ax)\nsetfield(p1, i0, descr=x)\nsetarrayitem(p1, i0, i0, descr=ints)\ni2 = getfield_i(p0, descr=ax)\nfinish(i2)"),
+        &format!("{ALIASED}[p0, p1, i0]\ni1 = getfield_i(p0, descr=ax)\nsetfield(p1, i0, descr=x)\nsetarrayitem(p1, i0, i0, descr=ints)\nfinish(i1)"),
+    );
+}
+
+#[test]
+fn heap_item_and_field_of_one_class_may_alias() {
+    // A reference to an array item, read as a field at offset 0.
+    let t = format!("{ALIASED}[p0, p1, i0]\ni1 = getarrayitem_i(p0, 3, descr=aitems)\nsetfield(p1, i0, descr=ax)\ni2 = getarrayitem_i(p0, 3, descr=aitems)\ni3 = getfield_i(p1, descr=ax)\nsetarrayitem(p0, 3, 7, descr=aitems)\ni4 = getfield_i(p1, descr=ax)\nfinish(i1, i2, i3, i4)");
+    check(
+        &t,
+        &format!("{ALIASED}[p0, p1, i0]\ni1 = getarrayitem_i(p0, 3, descr=aitems)\nsetfield(p1, i0, descr=ax)\ni2 = getarrayitem_i(p0, 3, descr=aitems)\nsetarrayitem(p0, 3, 7, descr=aitems)\ni4 = getfield_i(p1, descr=ax)\nfinish(i1, i2, i0, i4)"),
+    );
+}
+
+#[test]
+fn heap_items_at_index_plus_constant_are_apart() {
+    check(
+        "[p0, i0, i1]\ni2 = int_add(i0, 1)\ni3 = getarrayitem_i(p0, i0, descr=ints)\nsetarrayitem(p0, i2, i1, descr=ints)\ni4 = int_sub(i0, 1)\nsetarrayitem(p0, i4, i1, descr=ints)\ni5 = getarrayitem_i(p0, i0, descr=ints)\ni6 = getarrayitem_i(p0, i2, descr=ints)\nfinish(i5, i6)",
+        "[p0, i0, i1]\ni2 = int_add(i0, 1)\ni3 = getarrayitem_i(p0, i0, descr=ints)\nsetarrayitem(p0, i2, i1, descr=ints)\ni4 = int_add(i0, -1)\nsetarrayitem(p0, i4, i1, descr=ints)\nfinish(i3, i1)",
+    );
+}
+
+#[test]
+fn heap_item_at_a_constant_and_at_index_plus_constant_may_alias() {
+    // i0 + 1 may be 3.
+    let t = "[p0, i0, i1]\ni2 = getarrayitem_i(p0, 3, descr=ints)\ni3 = int_add(i0, 1)\nsetarrayitem(p0, i3, i1, descr=ints)\ni4 = getarrayitem_i(p0, 3, descr=ints)\nfinish(i2, i4)";
+    check(t, t);
+}
+
+#[test]
+fn heap_items_at_unrelated_indices_may_alias() {
+    let t = "[p0, i0, i1, i2]\ni3 = getarrayitem_i(p0, i0, descr=ints)\nsetarrayitem(p0, i1, i2, descr=ints)\ni4 = getarrayitem_i(p0, i0, descr=ints)\nfinish(i3, i4)";
+    check(t, t);
 }
 
 #[test]
@@ -796,7 +877,7 @@ fn virtuals_off_keeps_allocation() {
 fn virtual_jump_argument_is_forced() {
     check(
         "[p0]\np1 = new(descr=S)\nsetfield(p1, p0, descr=next)\njump(p1)",
-        "[p0]\np1 = new(descr=S)\nsetfield(p1, p0, descr=next)\njump(p1)",
+        "[p0]\np1 = new(descr=S)\nsetfield(p1, p0, descr=next)\np2 = same_as_r(p1)\nlabel(p2)\np3 = new(descr=S)\nsetfield(p3, p2, descr=next)\njump(p3)",
     );
 }
 
@@ -846,9 +927,54 @@ fn label_forces_virtuals_mutated_in_the_loop() {
 
 #[test]
 fn loop_without_label_optimizes_each_iteration() {
-    check(
-        "[i0, i1]\ni2 = int_add(i0, 1)\ni3 = int_add(i0, 1)\ni4 = int_lt(i2, i1)\nguard_true(i4) [i2]\njump(i3, i1)",
+    let t = "[i0, i1]\ni2 = int_add(i0, 1)\ni3 = int_add(i0, 1)\ni4 = int_lt(i2, i1)\nguard_true(i4) [i2]\njump(i3, i1)";
+    check_with(
+        &Options {
+            unroll: false,
+            ..Options::all()
+        },
+        t,
         "[i0, i1]\ni2 = int_add(i0, 1)\ni3 = int_lt(i2, i1)\nguard_true(i3) [i2]\njump(i2, i1)",
+    );
+    // Peeled: the invariant i1 is not carried.
+    check(
+        t,
+        "[i0, i1]\ni2 = int_add(i0, 1)\ni3 = int_lt(i2, i1)\nguard_true(i3) [i2]\ni4 = same_as_i(i2)\nlabel(i4)\ni5 = int_add(i4, 1)\ni6 = int_lt(i5, i1)\nguard_true(i6) [i5]\njump(i5)",
+    );
+}
+
+#[test]
+fn label_imports_what_memory_holds_of_invariant_objects() {
+    // The load from p0 (not loop-carried) is hoisted: the body never writes x.
+    check(
+        "[p0, i0]\ni1 = getfield_i(p0, descr=x)\nlabel(i0)\ni2 = getfield_i(p0, descr=x)\ni3 = int_add(i0, i2)\nsetfield(p0, i3, descr=y)\njump(i3)",
+        "[p0, i0]\ni1 = getfield_i(p0, descr=x)\nlabel(i0)\ni3 = int_add(i0, i1)\nsetfield(p0, i3, descr=y)\njump(i3)",
+    );
+}
+
+#[test]
+fn label_does_not_import_what_the_body_changes() {
+    // The body writes x: what the preamble loaded is not what the next iteration finds.
+    check(
+        "[p0, i0]\ni1 = getfield_i(p0, descr=x)\nlabel(i0)\ni2 = getfield_i(p0, descr=x)\ni3 = int_add(i0, i2)\nsetfield(p0, i3, descr=x)\njump(i3)",
+        "[p0, i0]\nlabel(i0)\ni2 = getfield_i(p0, descr=x)\ni3 = int_add(i0, i2)\nsetfield(p0, i3, descr=x)\njump(i3)",
+    );
+}
+
+#[test]
+fn label_does_not_import_what_a_call_in_the_body_may_change() {
+    check(
+        "[p0, i0]\ni1 = getfield_i(p0, descr=x)\nlabel(i0)\ni2 = getfield_i(p0, descr=x)\ncall_n(ConstFn(escape), i2, descr=escape)\njump(i0)",
+        "[p0, i0]\nlabel(i0)\ni2 = getfield_i(p0, descr=x)\ncall_n(ConstFn(escape), i2, descr=escape)\njump(i0)",
+    );
+}
+
+#[test]
+fn label_imports_invariant_array_items_but_not_changed_ones() {
+    // Item 0 is only read, item 1 is written by the body.
+    check(
+        "[p0, i0]\ni1 = getarrayitem_i(p0, 0, descr=ints)\ni2 = getarrayitem_i(p0, 1, descr=ints)\nlabel(i0)\ni3 = getarrayitem_i(p0, 0, descr=ints)\ni4 = getarrayitem_i(p0, 1, descr=ints)\ni5 = int_add(i3, i4)\nsetarrayitem(p0, 1, i5, descr=ints)\njump(i5)",
+        "[p0, i0]\ni1 = getarrayitem_i(p0, 0, descr=ints)\nlabel(i0)\ni4 = getarrayitem_i(p0, 1, descr=ints)\ni5 = int_add(i1, i4)\nsetarrayitem(p0, 1, i5, descr=ints)\njump(i5)",
     );
 }
 

@@ -118,6 +118,10 @@ pub struct Descrs {
     pub arr: DescrId,
     /// Arrays of unsigned bytes (`new_array` only).
     pub bytes: DescrId,
+    /// A signed 64-bit word at offset 0 of a reference into the middle of an object or array:
+    /// alias class `w64`, which `a64` and the items of `arr` share, so that an access through
+    /// it may touch what `a64` or an item names.
+    pub w64: DescrId,
     /// One call descriptor per entry of [`super::funcs::FUNCS`].
     pub funcs: Vec<DescrId>,
 }
@@ -135,6 +139,7 @@ impl Descrs {
                     kind: f.kind,
                     immutable: f.immutable,
                     quasi_immutable: false,
+                    alias: (f.name == "a64").then(|| "w64".to_string()),
                 }),
             )
         });
@@ -152,6 +157,7 @@ impl Descrs {
                 item_size: 8,
                 signed: true,
                 kind: Type::Int,
+                alias: Some("w64".to_string()),
             }),
         );
         let bytes = t.descr(
@@ -161,6 +167,19 @@ impl Descrs {
                 item_size: 1,
                 signed: false,
                 kind: Type::Int,
+                alias: None,
+            }),
+        );
+        let w64 = t.descr(
+            "w64",
+            DescrKind::Field(FieldDescr {
+                offset: 0,
+                size: 8,
+                signed: true,
+                kind: Type::Int,
+                immutable: false,
+                quasi_immutable: false,
+                alias: Some("w64".to_string()),
             }),
         );
         let mut d = Descrs {
@@ -168,6 +187,7 @@ impl Descrs {
             obj,
             arr,
             bytes,
+            w64,
             funcs: Vec::new(),
         };
         for f in super::funcs::FUNCS {
@@ -326,6 +346,17 @@ impl Heap {
             return Some(self.objs.len());
         }
         self.objs.iter().position(|&a| a == addr)
+    }
+
+    /// Whether `addr` lies inside a heap object or the array (interior references are made by
+    /// `w64` accesses).
+    pub fn inside(&self, addr: usize) -> bool {
+        let within = |start: usize, len: usize| addr >= start && addr < start + len;
+        within(self.arr, ARR_LEN * 8)
+            || self
+                .objs
+                .iter()
+                .any(|&o| within(o, std::mem::size_of::<Obj>()))
     }
 
     /// A name for an address: `obj2`, `arr`, or the address itself.

@@ -68,14 +68,23 @@ pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickche
 use crate::alloc::Tracker;
 use crate::interp::Outcome;
 use crate::ir::{print::print, verify::verify, Opcode, Trace};
+use crate::opt::unroll::peel;
 use crate::opt::{optimize, Options};
 
 /// Property (a) for one case: the optimized trace verifies, and it runs to the same result as
 /// the unoptimized one in the reference interpreter. On failure, the message holds both
 /// traces in the text form, the inputs, the heap and both outcomes.
+///
+/// With [`Options::unroll`], a loop is compared with its peeled form ([`check_peeled`] checks
+/// that peeling preserves meaning): the two then count iterations and name guards alike.
 pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
-    let built = case.build();
+    let mut built = case.build();
     let opt = optimize(&built.trace, opts);
+    if opts.unroll {
+        if let Some(p) = peel(&built.trace) {
+            built.trace = p.trace;
+        }
+    }
     let report = |what: &str, outcomes: Option<(&Outcome, &Outcome)>| {
         let mut s = format!(
             "{what}\noptions: {opts:?}\nmax_iterations: {}, invalidated: {}\nheap:\n{}inputs: {}\n\
@@ -130,8 +139,76 @@ pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
     })
 }
 
+/// Property (c) for one case: a peeled loop ([`crate::opt::unroll`]), not optimized, runs like
+/// the loop: with one iteration fewer (its preamble is the loop's first iteration), it ends
+/// the same way, its loop guards fail as the loop's (ids less the peel's offset), and its last
+/// `jump` passes what the loop's passes to its carried inputs.
+pub fn check_peeled(case: &Case) -> Result<(), String> {
+    let built = case.build();
+    let Some(p) = peel(&built.trace) else {
+        return Ok(());
+    };
+    let mut peeled = p.trace.clone();
+    for op in peeled.ops.iter_mut() {
+        if let Some(r) = op.resume.as_deref_mut() {
+            if r.id >= p.id_offset {
+                r.id -= p.id_offset;
+            }
+        }
+    }
+    let report = |what: &str| {
+        format!(
+            "{what}\nmax_iterations: {}\nheap:\n{}inputs: {}\n--- loop:\n{}--- peeled:\n{}",
+            built.run.max_iterations,
+            built.heap_text(),
+            built.inputs_text(),
+            print(&built.trace),
+            print(&p.trace)
+        )
+    };
+    if let Err(e) = verify(&p.trace) {
+        return Err(report(&format!("the peeled trace does not verify: {e}")));
+    }
+    if built.run.max_iterations < 2 {
+        return Ok(());
+    }
+    let tracker = Tracker::new();
+    let a = built
+        .run(&built.trace)
+        .map_err(|e| report(&format!("the loop does not run: {e:?}")))?;
+    let mut shorter = built.run.clone();
+    shorter.max_iterations -= 1;
+    let b = built
+        .observe(|inputs| shorter.run(&peeled, inputs))
+        .map_err(|e| report(&format!("the peeled trace does not run: {e:?}")))?;
+    let outcome_a = match &a.outcome {
+        Outcome::Iterations(args) => {
+            Outcome::Iterations(p.carried.iter().map(|&k| args[k]).collect())
+        }
+        o => o.clone(),
+    };
+    let ra = RunResult {
+        trace: &built.trace,
+        outcome: &outcome_a,
+        heap: &a.heap,
+    };
+    let rb = RunResult {
+        trace: &peeled,
+        outcome: &b.outcome,
+        heap: &b.heap,
+    };
+    let result = compare(ra, rb, &tracker);
+    drop(tracker);
+    result.map_err(|e| {
+        report(&format!(
+            "results differ: {e}\n--- loop run: {:?}\n--- peeled run: {:?}",
+            a.outcome, b.outcome
+        ))
+    })
+}
+
 /// A safety net run before an optimized trace: every memory op and every call whose
-/// reference argument is a constant must name a heap object, so that an optimizer that
+/// reference argument is a constant must point into a heap object, so that an optimizer that
 /// invents a pointer constant fails the property with a report instead of crashing the
 /// process. (Out-of-bounds indices are not caught here.)
 fn constant_pointers_are_objects(t: &Trace, heap: &heap::Heap) -> Result<(), String> {
@@ -145,7 +222,7 @@ fn constant_pointers_are_objects(t: &Trace, heap: &heap::Heap) -> Result<(), Str
         };
         for &a in refs {
             if let Some(crate::ir::Value::Ref(p)) = t.const_value(a) {
-                if heap.root_index(p).is_none() {
+                if !heap.inside(p) {
                     return Err(format!(
                         "op {i} ({}) of the optimized trace goes through ConstPtr({p:#x}), \
                          which is not a heap object (not run: it would crash)",

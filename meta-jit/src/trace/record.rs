@@ -265,6 +265,7 @@ impl Tracer<'_> {
             kind: ir_type(d.kind),
             immutable: d.immutable,
             quasi_immutable: false,
+            alias: Some(alias_name(&d.class)),
         });
         self.named_descr(&format!("{}_{}", d.name, d.offset), kind)
     }
@@ -275,6 +276,7 @@ impl Tracer<'_> {
             item_size: d.item.size,
             signed: d.item.signed,
             kind: ir_type(d.item.kind),
+            alias: Some(alias_name(&d.item.class)),
         });
         self.named_descr(&format!("{}_items{}", d.item.name, d.item_size), kind)
     }
@@ -596,4 +598,20 @@ impl Tracer<'_> {
         let r = self.trace.push(IrOp::new(opcode, refs).with_descr(d));
         dst.zip(res).map(|(d, v)| (d, (r, v)))
     }
+}
+
+/// An alias class name the text form can hold: a Rust type name with every character other
+/// than letters, digits and `.` made `_` (two types that become one name share a class, which
+/// only makes the optimizer more careful).
+fn alias_name(class: &str) -> String {
+    class
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

@@ -206,6 +206,7 @@ impl Builder<'_> {
                 }
                 _ => {}
             },
+            Kind::Item if (s.y / 4) % 4 == 3 => self.interior(s),
             Kind::Item => self.item(s),
             Kind::New => self.new_obj(s),
             Kind::NewArray => {
@@ -521,6 +522,48 @@ impl Builder<'_> {
         }
     }
 
+    /// A reference into the middle of a heap object (at `a64`) or of a heap array (at an
+    /// item), read or written through `w64`: the same memory under another descriptor of the
+    /// same alias class.
+    fn interior(&mut self, s: &Step) {
+        use Opcode::*;
+        let fixed = |list: &[OpRef], b: &Self| -> Vec<OpRef> {
+            list.iter().copied().filter(|&r| b.sim(r).inv).collect()
+        };
+        let objs = fixed(&self.objs, self);
+        let arrays: Vec<OpRef> = fixed(&self.arrays, self)
+            .into_iter()
+            .filter(|&a| matches!(self.sim(a).class, Class::Array { descr, len } if descr == self.d.arr && len > 0))
+            .collect();
+        let (base, offset) = if s.y & 1 == 0 {
+            let Some(p) = pick(&objs, s.x) else { return };
+            (
+                p,
+                std::mem::offset_of!(crate::testing::heap::Obj, a64) as i64,
+            )
+        } else {
+            let Some(a) = pick(&arrays, s.x) else { return };
+            let Class::Array { len, .. } = self.sim(a).class else {
+                unreachable!("filtered above");
+            };
+            let k = match s.a {
+                Arg::Val(k) => k as i64,
+                Arg::Imm(c) => c,
+            };
+            (a, 8 * k.rem_euclid(len as i64))
+        };
+        let b = self.op(CastPtrToInt, &[base]);
+        let o = self.t.int(offset);
+        let at = self.op(IntAdd, &[b, o]);
+        let q = self.op(CastIntToPtr, &[at]);
+        if s.fail {
+            let v = self.int(s.b);
+            self.op_d(Setfield, &[q, v], self.d.w64);
+        } else {
+            self.op_d(GetfieldI, &[q], self.d.w64);
+        }
+    }
+
     fn item(&mut self, s: &Step) {
         use Opcode::*;
         let Some(arr) = pick(&self.arrays, s.x) else {
@@ -539,18 +582,25 @@ impl Builder<'_> {
         let mut exec = true;
         let x = self.int(s.a);
         // A bounds check on an address-derived index that fails would be skipped: mask it.
-        let mode = if s.y % 3 == 2 && self.sim(x).addr {
+        let mode = if s.y % 4 == 2 && self.sim(x).addr {
             1
         } else {
-            s.y % 3
+            s.y % 4
         };
+        // The largest mask 2^k - 1 below `len`.
+        let mask = ((len as u64 + 1).next_power_of_two() / 2 - 1) as i64;
         let idx = match mode {
             0 => self.t.int(konst(s.a).rem_euclid(len as i64)),
             1 => {
-                // The largest mask 2^k - 1 below `len`.
-                let mask = ((len as u64 + 1).next_power_of_two() / 2 - 1) as i64;
                 let m = self.t.int(mask);
                 self.op(IntAnd, &[x, m])
+            }
+            3 => {
+                // `(x & m) + c`, in bounds: items at a base plus different constants.
+                let m = self.t.int(mask / 2);
+                let base = self.op(IntAnd, &[x, m]);
+                let c = self.t.int(konst(s.c).rem_euclid(len as i64 - mask / 2));
+                self.op(IntAdd, &[base, c])
             }
             _ => {
                 let n = self.t.int(len as i64);

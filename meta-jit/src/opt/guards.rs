@@ -8,6 +8,11 @@
 //! earlier, so the failing guard and its resume data stay those of the input): `guard_value`
 //! on a boolean becomes `guard_true`/`guard_false`, and a guard on `int_is_true(x)` or
 //! `int_is_zero(x)` tests `x` directly.
+//!
+//! A guard's own condition in its resume data is known when the guard fails: 0 after
+//! `guard_true(x)`, 1 after `guard_false(b)` on a boolean, null after `guard_nonnull(p)`.
+//! [`on_failure`] writes that constant into the resume data, so the condition is not kept
+//! alive only to be saved (and the backend can fuse its comparison into the guard).
 
 use super::fold::is_bool;
 use super::{Optimizer, Step};
@@ -147,4 +152,33 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
 pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
     o.guards.nonzero.retain(|v| !values.contains(v));
     o.guards.not_invalidated = false;
+}
+
+/// Writes what a guard's failure says of its condition into its resume data (see the module
+/// doc).
+pub fn on_failure(o: &mut Optimizer, op: &mut Op) {
+    use Opcode::*;
+    let Some(&c) = op.args.first() else {
+        return;
+    };
+    let known = match op.opcode {
+        GuardTrue => o.out.int(0),
+        GuardFalse if is_bool(o, c) => o.out.int(1),
+        GuardNonnull => o.out.ptr(0),
+        _ => return,
+    };
+    if let Some(r) = op.resume.as_deref_mut() {
+        for v in r.values.iter_mut() {
+            if *v == c {
+                *v = known;
+            }
+        }
+        for virt in r.virtuals.iter_mut() {
+            for f in virt.fields.iter_mut() {
+                if f.1 == c {
+                    f.1 = known;
+                }
+            }
+        }
+    }
 }

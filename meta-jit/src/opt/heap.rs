@@ -18,8 +18,14 @@
 //! Loops: at the label, the cache keeps what it knows of locations that the loop's carried
 //! values do not name (RPython imports the preamble's heap state). That is only true on the
 //! next iteration if the body leaves those locations as they were, which is known at the
-//! `jump`: if the body changed one, the optimizer is run again without importing it
-//! ([`Cache::broken`], [`Cache::banned`]).
+//! `jump`. If the body changed one, the optimizer runs again ([`Cache::broken`]). If the body
+//! knows the new value (it stored it), this time the loop *carries* that location's value
+//! ([`Cache::carried`]): the label gets one more argument holding it, and the `jump` passes
+//! what the location holds at the end of the body (the value the cache knows, or a load
+//! emitted just before the `jump` if a later round lost it). So a value stored in one
+//! iteration and loaded in the next stays in a register. If the body does not know the new
+//! value (a call or an aliasing store changed it), the location is not imported
+//! ([`Cache::banned`]).
 
 use super::{Optimizer, Step};
 use crate::ir::{Access, DescrId, Op, OpRef, Opcode, Trace, Value};
@@ -48,10 +54,16 @@ pub struct Cache {
     classes: Vec<u32>,
     /// What was known at the label, to be checked at the loop's `jump`.
     imported: Vec<(Imported, OpRef)>,
-    /// Locations not to import at the label (the body changes them).
+    /// Locations whose value the loop carries in a label argument (the body changes them).
+    pub carried: Vec<Imported>,
+    /// The carried locations the label got an argument for, in the label's order.
+    carried_now: Vec<Imported>,
+    /// Locations not to import at the label (the body changes them to something it does not
+    /// know).
     pub banned: Vec<Imported>,
-    /// Imported locations the body changed: the loop must be optimized again without them.
-    pub broken: Vec<Imported>,
+    /// Imported locations the body changed: the loop must be optimized again, carrying them
+    /// (`true`: the body knows the new value) or not importing them (`false`).
+    pub broken: Vec<(Imported, bool)>,
 }
 
 impl Cache {
@@ -82,6 +94,7 @@ impl Cache {
         self.fields.clear();
         self.items.clear();
         self.imported.clear();
+        self.carried_now.clear();
     }
 
     fn class(&self, d: DescrId) -> u32 {
@@ -112,7 +125,9 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
         }
         Jump if d.is_none() => {
             check_imported(o);
-            None
+            let mut op = op;
+            op.args.extend(carried_values(o));
+            return Step::Next(op);
         }
         _ => None,
     };
@@ -152,9 +167,10 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 k.1 == obj && k.0 != d && a.offset.abs_diff(b.offset) >= size
             };
             let classes = &o.heap.classes;
-            o.heap
-                .fields
-                .retain(|k, _| classes[k.0 .0 as usize] != class || apart(k));
+            let ops = &o.out.ops;
+            o.heap.fields.retain(|k, _| {
+                classes[k.0 .0 as usize] != class || apart(k) || distinct(ops, obj, k.1)
+            });
             o.heap
                 .items
                 .retain(|k, _| classes[k.0 .0 as usize] != class);
@@ -175,10 +191,11 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 .copied()
                 .collect();
             for k in keys {
-                let apart = k.0 == d && k.1 == p && {
-                    let other = index_parts(o, k.2);
-                    other.0 == at.0 && other.1 != at.1
-                };
+                let apart = distinct(&o.out.ops, p, k.1)
+                    || k.0 == d && k.1 == p && {
+                        let other = index_parts(o, k.2);
+                        other.0 == at.0 && other.1 != at.1
+                    };
                 if !apart {
                     o.heap.items.remove(&k);
                 }
@@ -215,6 +232,16 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
     }
 }
 
+/// Whether two object values are surely different objects: one is allocated by the trace
+/// (`new`, `new_array`) after the other was computed, so the other cannot be it.
+fn distinct(ops: &[Op], a: OpRef, b: OpRef) -> bool {
+    if !a.is_op() || !b.is_op() || a == b {
+        return false;
+    }
+    let newer = a.index().max(b.index());
+    matches!(ops[newer].opcode, Opcode::New | Opcode::NewArray)
+}
+
 /// An index as (base, constant offset): `x + c` is `(x, c)`, a constant `c` is `(0, c)`.
 /// Two indices with the same base and different offsets are different.
 fn index_parts(o: &mut Optimizer, i: OpRef) -> (OpRef, i64) {
@@ -238,20 +265,22 @@ fn index_parts(o: &mut Optimizer, i: OpRef) -> (OpRef, i64) {
     }
 }
 
-/// At a loop's label: keeps what is known of locations the loop-carried values `vars` do not
-/// name and that the body is not known to change; forgets the rest.
-pub fn at_label(o: &mut Optimizer, vars: &[OpRef]) {
+/// At a loop's label, before it is emitted: keeps what is known of locations the
+/// loop-carried values `vars` do not name, and forgets the rest. Returns the label's extra
+/// arguments: a fresh box for each carried location, which the cache then says it holds.
+pub fn at_label(o: &mut Optimizer, vars: &[OpRef]) -> Vec<OpRef> {
     let named = |v: &OpRef| vars.contains(v);
     let mut kept = Vec::new();
+    let banned = &o.heap.banned;
     for (&k, &v) in &o.heap.fields {
         let key = Imported::Field(k);
-        if !named(&k.1) && !named(&v) && !o.heap.banned.contains(&key) {
+        if !named(&k.1) && !named(&v) && !banned.contains(&key) {
             kept.push((key, v));
         }
     }
     for (&k, &v) in &o.heap.items {
         let key = Imported::Item(k);
-        if !named(&k.1) && !named(&k.2) && !named(&v) && !o.heap.banned.contains(&key) {
+        if !named(&k.1) && !named(&k.2) && !named(&v) && !banned.contains(&key) {
             kept.push((key, v));
         }
     }
@@ -261,13 +290,56 @@ pub fn at_label(o: &mut Optimizer, vars: &[OpRef]) {
     });
     o.heap.fields.clear();
     o.heap.items.clear();
-    for &(k, v) in &kept {
+    let mut imported = Vec::new();
+    let mut boxes = Vec::new();
+    o.heap.carried_now.clear();
+    for (k, mut v) in kept {
+        if o.heap.carried.contains(&k) {
+            let ty = o.type_of(v);
+            v = o.emit_box(v, ty);
+            boxes.push(v);
+            o.heap.carried_now.push(k);
+        } else {
+            imported.push((k, v));
+        }
         match k {
             Imported::Field(k) => o.heap.fields.insert(k, v),
             Imported::Item(k) => o.heap.items.insert(k, v),
         };
     }
-    o.heap.imported = kept;
+    o.heap.imported = imported;
+    boxes
+}
+
+/// At the loop's `jump`: what each carried location holds now, loaded if the cache does not
+/// know (the location is one the preamble accessed, through values that do not change).
+fn carried_values(o: &mut Optimizer) -> Vec<OpRef> {
+    let carried = o.heap.carried_now.clone();
+    let mut out = Vec::with_capacity(carried.len());
+    for k in carried {
+        let known = match k {
+            Imported::Field(k) => o.heap.fields.get(&k),
+            Imported::Item(k) => o.heap.items.get(&k),
+        };
+        let v = match known {
+            Some(&v) => o.find(v),
+            None => {
+                let load = match k {
+                    Imported::Field((d, obj)) => {
+                        let ty = o.out.get_descr(d).field().expect("verified").kind;
+                        Op::new(Opcode::getfield(ty), vec![obj]).with_descr(d)
+                    }
+                    Imported::Item((d, a, i)) => {
+                        let ty = o.out.get_descr(d).array().expect("verified").kind;
+                        Op::new(Opcode::getarrayitem(ty), vec![a, i]).with_descr(d)
+                    }
+                };
+                o.derived(load)
+            }
+        };
+        out.push(v);
+    }
+    out
 }
 
 /// At the loop's `jump`: every imported location must still hold what it held at the label.
@@ -279,7 +351,7 @@ fn check_imported(o: &mut Optimizer) {
             Imported::Item(k) => o.heap.items.get(&k),
         };
         if now != Some(&v) {
-            o.heap.broken.push(k);
+            o.heap.broken.push((k, now.is_some()));
         }
     }
 }

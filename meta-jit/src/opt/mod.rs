@@ -135,12 +135,13 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
     let peeled = opts.unroll.then(|| unroll::peel(trace)).flatten();
     let trace = peeled.as_ref().map_or(trace, |p| &p.trace);
     // A loop whose body changes a location the heap cache imported at the label is optimized
-    // again without importing it; each round bans at least one more location, and after a few
-    // rounds nothing is imported at all.
-    let mut banned = Vec::new();
+    // again, carrying that location's value in a label argument or not importing it; each
+    // round settles at least one more location, and after a few rounds nothing is imported.
+    let (mut carried, mut banned) = (Vec::new(), Vec::new());
     let mut rounds = 0;
     let o = loop {
         let mut o = Optimizer::new(trace, opts);
+        o.heap.carried = carried.clone();
         o.heap.banned = banned.clone();
         o.heap_import = rounds < 4;
         for (i, op) in trace.ops.iter().enumerate() {
@@ -149,7 +150,13 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
         if o.heap.broken.is_empty() {
             break o;
         }
-        banned.extend(o.heap.broken.iter().copied());
+        for &(k, known) in &o.heap.broken {
+            if known {
+                carried.push(k);
+            } else {
+                banned.push(k);
+            }
+        }
         rounds += 1;
     };
     let mut out = o.out;
@@ -401,6 +408,9 @@ impl<'a> Optimizer<'a> {
     pub fn emit(&mut self, mut op: Op) -> OpRef {
         if let Some(r) = op.resume.take() {
             op.resume = Some(Box::new(self.finish_resume(*r)));
+            if self.opts.guards {
+                guards::on_failure(self, &mut op);
+            }
         }
         let r = self.push(op);
         if self.opts.pure {
@@ -413,6 +423,12 @@ impl<'a> Optimizer<'a> {
             heap::emitted(self, r);
         }
         r
+    }
+
+    /// Emits `same_as(v)`: a value equal to `v` that the union-find does not know is `v` (a
+    /// label argument).
+    pub fn emit_box(&mut self, v: OpRef, ty: Type) -> OpRef {
+        self.push(Op::new(Opcode::same_as(ty), vec![v]))
     }
 
     fn push(&mut self, op: Op) -> OpRef {
@@ -507,7 +523,8 @@ impl<'a> Optimizer<'a> {
         pure::forget(self, &op.args);
         guards::forget(self, &op.args);
         if self.heap_import {
-            heap::at_label(self, &op.args);
+            let boxes = heap::at_label(self, &op.args);
+            op.args.extend(boxes);
         } else {
             self.heap.clear();
         }

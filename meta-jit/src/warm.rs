@@ -722,9 +722,9 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
 /// Whether the JIT is on, as a thread-local flag the native interpreter tests at every
 /// `can_enter_jit!` (`None` until the driver has been created on this thread).
 ///
-/// An `Option<bool>` is one byte (rustc stores `Some(b)` as `b`), so with the JIT off the test the native
-/// interpreter makes is one compare of a thread-local byte with 0 (the hint overhead benchmark
-/// measures it: `hint_overhead --callgrind`, in `meta-jit/examples`).
+/// An `Option<bool>` is one byte (rustc stores `Some(b)` as `b`), so with the JIT off the
+/// test the native interpreter makes is one compare of a thread-local byte with 0 (the hint
+/// overhead benchmark measures it: `hint_overhead --callgrind`, in `meta-jit/examples`).
 pub struct OnFlag(Cell<Option<bool>>);
 
 impl OnFlag {

@@ -1,16 +1,27 @@
-//! What the hints cost the native interpreter (JIT off): the same small bytecode interpreter,
-//! compiled once with meta-jit's hints and once with the hints compiled out, run side by side in
-//! one process; prints the ratio of their times.
+//! What the hints cost the native interpreter: the same small bytecode interpreter, compiled once
+//! with meta-jit's hints and once with the hints compiled out, run on the same guest program.
+//!
+//! Deterministic figures (instruction counts, needs valgrind):
+//!
+//! `cargo run --release -p meta-jit --example hint_overhead -- --callgrind [iterations]`
+//!
+//! runs this executable under `valgrind --tool=callgrind` once per variant and size and prints
+//! the instructions one iteration of the guest loop costs: the plain interpreter, the hinted one
+//! with the JIT off (as `bf --no-jit` or `METAJIT_PARAMS=off` turn it off), and the hinted one
+//! with the JIT on but the loop never hot. See the `callgrind` module below.
+//!
+//! Times (noisy):
 //!
 //! `cargo run --release -p meta-jit --example hint_overhead [iterations] [rounds]`
 //!
-//! The native code of the two `run` functions is the same instruction for instruction (the
-//! policy attributes leave the function untouched and the hint macros expand to nothing in
-//! release builds), so what the ratio measures beyond noise is where the linker placed each copy:
-//! that placement effect alone can be 10-20% on a small hot loop. Each side is therefore compiled
-//! twice (two modules), the ratio of two copies of the same code is printed as the noise floor,
-//! and the ratio is given both for the mean of the two placements and for the best one. Building
-//! with `RUSTFLAGS="-C llvm-args=-align-all-functions=6 -C llvm-args=-align-all-nofallthru-blocks=5"`
+//! runs both copies side by side in one process and prints the ratio of their times. The two
+//! `run` functions differ only around `can_enter_jit!` (a thread-local flag test, and the
+//! greens and reds it may assign), so what the ratio measures beyond that is mostly where the
+//! linker placed each copy: that placement effect alone can be 10-20% on a small hot loop. Each
+//! side is therefore compiled twice (two modules), the ratio of two copies of the same code is
+//! printed as the noise floor, and the ratio is given both for the mean of the two placements
+//! and for the best one. Building with
+//! `RUSTFLAGS="-C llvm-args=-align-all-functions=6 -C llvm-args=-align-all-nofallthru-blocks=5"`
 //! removes most of the placement effect.
 //!
 //! The interpreter source is written once, in `interpreter!`, which receives the attributes to
@@ -288,14 +299,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let n: i64 = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--callgrind") => callgrind::report(&args[1..]),
+        Some("--run") => callgrind::run_one(&args[1..]),
+        _ => timing(&args),
+    }
+}
+
+/// The timing mode: all four copies side by side, rotated, medians and ratios.
+fn timing(args: &[String]) {
+    let n: i64 = args
+        .first()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3_000_000);
-    let rounds: usize = std::env::args()
-        .nth(2)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(15);
+    let rounds: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(15);
     if cfg!(debug_assertions) {
         println!("note: debug build; run with --release for meaningful figures");
     }
@@ -344,4 +362,132 @@ fn main() {
         "  ratio hinted/plain, best placement of each:  {best:.4} ({:+.2}%)",
         (best - 1.0) * 100.0
     );
+}
+
+/// The deterministic mode: instruction counts under callgrind instead of times.
+///
+/// `--callgrind [n]` runs this same executable under `valgrind --tool=callgrind` once per
+/// variant and size (`--run VARIANT SIZE`), reads the total instruction count (`Ir`) of each
+/// run from callgrind's output file, and prints the instructions one iteration of the guest loop
+/// costs: `(I(2n) - I(n)) / n`, which cancels everything that does not depend on the number of
+/// iterations (process start-up, building the program, creating the JIT driver). Instruction
+/// counts do not depend on where the linker placed the code, and they repeat exactly from run to
+/// run, so a difference of a fraction of a percent is real. They are not times: an instruction
+/// that misses the cache counts as one. The output files stay in the directory printed, for
+/// `callgrind_annotate` (build with `CARGO_PROFILE_RELEASE_DEBUG=line-tables-only` to get
+/// per-line figures).
+mod callgrind {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    /// The variants: the plain interpreter, the hinted one with the JIT turned off as
+    /// `bf --no-jit` turns it off (`set_params("off")`, the same as `METAJIT_PARAMS=off`), and
+    /// the hinted one with the JIT on but the loop never reaching the threshold (every
+    /// `can_enter_jit!` counts).
+    const VARIANTS: [(&str, &str); 3] = [
+        ("plain", "plain (hints compiled out)"),
+        ("hinted-off", "hinted, JIT off"),
+        ("hinted-cold", "hinted, JIT on, loop cold"),
+    ];
+
+    /// `--run VARIANT N`: one run of one variant, its result on standard output.
+    pub fn run_one(args: &[String]) {
+        let (Some(variant), Some(n)) = (args.first(), args.get(1).and_then(|s| s.parse().ok()))
+        else {
+            panic!("usage: hint_overhead --run VARIANT ITERATIONS");
+        };
+        let r = match variant.as_str() {
+            "plain" => super::time_plain_a(n).1,
+            "hinted-off" => {
+                super::hinted_a::run::with_driver(|d| d.set_params("off")).unwrap();
+                super::time_hinted_a(n).1
+            }
+            "hinted-cold" => {
+                super::hinted_a::run::with_driver(|d| d.set_params("threshold=4294967295"))
+                    .unwrap();
+                let r = super::time_hinted_a(n).1;
+                let stats = super::hinted_a::run::with_driver(|d| d.stats());
+                assert_eq!(stats.loops(), 0, "the loop was meant to stay cold");
+                r
+            }
+            v => panic!("unknown variant `{v}`"),
+        };
+        println!("{r}");
+    }
+
+    /// Runs `variant` with `n` iterations under callgrind: the result it printed and its total
+    /// instruction count.
+    fn measure(dir: &Path, variant: &str, n: i64) -> Result<(String, u64), String> {
+        let out = dir.join(format!("callgrind.{variant}.{n}"));
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let o = Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", out.display()))
+            .arg(exe)
+            .args(["--run", variant, &n.to_string()])
+            .env_remove("METAJIT_PARAMS")
+            .env_remove("METAJIT_LOG")
+            .output()
+            .map_err(|e| format!("cannot run valgrind ({e}); is it installed?"))?;
+        if !o.status.success() {
+            return Err(format!(
+                "valgrind on `{variant}` failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+        let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let total = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("summary:")
+                    .or_else(|| l.strip_prefix("totals:"))
+            })
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .ok_or_else(|| format!("{}: no instruction total", out.display()))?;
+        Ok((String::from_utf8_lossy(&o.stdout).trim().to_string(), total))
+    }
+
+    /// `--callgrind [n]`: measures every variant at `n` and `2n` iterations and prints the
+    /// instructions per iteration and the ratios to the plain interpreter.
+    pub fn report(args: &[String]) {
+        let n: i64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(200_000);
+        if cfg!(debug_assertions) {
+            println!("note: debug build; run with --release for meaningful figures");
+        }
+        let dir: PathBuf = std::env::temp_dir().join("hint_overhead");
+        std::fs::create_dir_all(&dir).expect("cannot create the output directory");
+        let mut per_iter = Vec::new();
+        let mut result = None;
+        for (variant, _) in VARIANTS {
+            let mut counts = [0u64; 2];
+            for (k, size) in [n, 2 * n].into_iter().enumerate() {
+                let (r, total) = measure(&dir, variant, size).unwrap_or_else(|e| {
+                    eprintln!("hint_overhead: {e}");
+                    std::process::exit(1)
+                });
+                counts[k] = total;
+                if k == 1 {
+                    // Every variant must compute the same thing.
+                    assert_eq!(*result.get_or_insert(r.clone()), r, "{variant} disagrees");
+                }
+            }
+            per_iter.push((counts[1] - counts[0]) as f64 / n as f64);
+        }
+        println!(
+            "instructions per iteration of the guest loop (callgrind Ir, (I(2n) - I(n)) / n, \
+             n = {n}):"
+        );
+        for ((_, label), ins) in VARIANTS.iter().zip(&per_iter) {
+            let ratio = ins / per_iter[0];
+            println!(
+                "  {label:<28} {ins:>9.2}   ratio {ratio:.4} ({:+.2}%)",
+                (ratio - 1.0) * 100.0
+            );
+        }
+        println!(
+            "callgrind output: {}/callgrind.VARIANT.{} (callgrind_annotate FILE)",
+            dir.display(),
+            2 * n
+        );
+    }
 }

@@ -715,24 +715,25 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
 
 /// Whether the JIT is on, as a thread-local flag the native interpreter tests at every
 /// `can_enter_jit!` (`None` until the driver has been created on this thread).
-pub struct OnFlag(Cell<u8>);
+///
+/// An `Option<bool>` is one byte (rustc stores `Some(b)` as `b`), so with the JIT off the
+/// test the native interpreter makes is one compare of a thread-local byte with 0 (the hint
+/// overhead benchmark measures it: `hint_overhead --callgrind`, in `meta-jit/examples`).
+pub struct OnFlag(Cell<Option<bool>>);
 
 impl OnFlag {
     /// Not known yet.
     pub const fn unknown() -> OnFlag {
-        OnFlag(Cell::new(0))
+        OnFlag(Cell::new(None))
     }
     /// The flag.
     #[inline]
     pub fn get(&self) -> Option<bool> {
-        match self.0.get() {
-            0 => None,
-            v => Some(v == 1),
-        }
+        self.0.get()
     }
     /// Sets the flag.
     pub fn set(&self, on: bool) {
-        self.0.set(if on { 1 } else { 2 });
+        self.0.set(Some(on));
     }
 }
 
@@ -743,6 +744,7 @@ pub struct Vals {
 }
 
 impl Default for Vals {
+    #[inline]
     fn default() -> Vals {
         Vals {
             len: 0,
@@ -753,6 +755,7 @@ impl Default for Vals {
 
 impl Vals {
     /// Appends a value (at most 16 registers of greens and reds).
+    #[inline]
     pub fn push(&mut self, v: Value) {
         assert!(
             self.len < 16,
@@ -762,10 +765,12 @@ impl Vals {
         self.len += 1;
     }
     /// The values.
+    #[inline]
     pub fn as_slice(&self) -> &[Value] {
         &self.v[..self.len]
     }
     /// How many values.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
@@ -784,6 +789,9 @@ pub trait Live {
 macro_rules! live_scalar {
     ($($t:ty),*) => {$(
         impl Live for $t {
+            // Inlined so that the portal never passes the address of a green or red to an
+            // opaque function: that would keep the variable in memory in the whole loop.
+            #[inline]
             fn push_values(&self, out: &mut Vals) {
                 out.push(crate::lower::Scalar::to_value(*self));
             }

@@ -123,6 +123,20 @@ pub struct Report {
     /// `(object address, field descriptor name)` of quasi-immutable fields whose value the
     /// optimized code assumes: a write to one must invalidate it.
     pub quasi_immutable: Vec<(usize, String)>,
+    /// Set if the loop was peeled ([`unroll`]).
+    pub peeled: Option<PeelReport>,
+    /// For a loop without label: whether its `jump` passes back each input's own value.
+    same_at_jump: Vec<bool>,
+}
+
+/// How a peeled loop relates to the loop it came from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PeelReport {
+    /// The inputs the loop carries, in the order of the label's first arguments (the label may
+    /// have more: values of memory the loop carries).
+    pub carried: Vec<usize>,
+    /// Guards of the loop body have the resume id of their preamble copy plus this.
+    pub id_offset: u32,
 }
 
 /// Optimizes a trace with the given stages.
@@ -132,11 +146,31 @@ pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
 
 /// Optimizes a trace and reports what its caller must know.
 pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
-    let peeled = opts.unroll.then(|| unroll::peel(trace)).flatten();
-    let trace = peeled.as_ref().map_or(trace, |p| &p.trace);
-    // A loop whose body changes a location the heap cache imported at the label is optimized
-    // again, carrying that location's value in a label argument or not importing it; each
-    // round settles at least one more location, and after a few rounds nothing is imported.
+    if !opts.unroll || unroll::peel(trace).is_none() {
+        return optimize_rounds(trace, opts);
+    }
+    // A loop is optimized once as it is, only to learn which inputs its `jump` passes back
+    // unchanged (`ptr + 1 - 1` is `ptr`): those stay loop-invariant when it is peeled.
+    let once = Options {
+        unroll: false,
+        ..opts.clone()
+    };
+    let (_, first) = optimize_rounds(trace, &once);
+    let p = unroll::peel_with(trace, |k| first.same_at_jump.get(k) == Some(&true))
+        .expect("peelable, checked above");
+    let (out, mut report) = optimize_rounds(&p.trace, &once);
+    report.peeled = Some(PeelReport {
+        carried: p.carried,
+        id_offset: p.id_offset,
+    });
+    (out, report)
+}
+
+/// One optimization of a trace as it is (no peeling). A loop whose body changes a location
+/// the heap cache imported at the label is optimized again, carrying that location's value in
+/// a label argument or not importing it; each round settles at least one more location, and
+/// after a few rounds nothing is imported.
+fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report) {
     let (mut carried, mut banned) = (Vec::new(), Vec::new());
     let mut rounds = 0;
     let o = loop {
@@ -350,6 +384,12 @@ impl<'a> Optimizer<'a> {
                 }
             }
             virtuals::import(self, r);
+        }
+        if op.opcode == Opcode::Jump && op.descr.is_none() && self.loop_vars.is_empty() {
+            let n = self.input.num_inputs();
+            self.report.same_at_jump = (0..n)
+                .map(|k| new.args.get(k) == Some(&self.find(OpRef::op(k))))
+                .collect();
         }
         let result = if op.opcode == Opcode::Label {
             self.label(new)

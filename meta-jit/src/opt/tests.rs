@@ -4,7 +4,7 @@
 //! interpreter, which must agree.
 
 use super::{optimize_with_report, Options, Report};
-use crate::interp::{materialize, run, Outcome};
+use crate::interp::{materialize, Outcome};
 use crate::ir::parse::{parse_with, Env};
 use crate::ir::print::print;
 use crate::ir::{Trace, Type, Value};
@@ -71,20 +71,27 @@ fn check_opts(opts: &Options, input: &str, expected: &str, run_both: bool) -> Re
         .unwrap_or_else(|e| panic!("expected: {e}"));
     let (got, report) = optimize_with_report(&t, opts);
     assert_eq!(print(&got), print(&want), "\ninput:\n{input}\n");
-    // A peeled loop counts iterations from its label: run the reference peeled too.
-    let t = match opts.unroll.then(|| super::unroll::peel(&t)).flatten() {
-        Some(p) => p.trace,
-        None => t,
-    };
     if run_both && t.inputs().all(|r| t.type_of(r) == Type::Int) {
+        // A peeled loop runs one iteration fewer (its preamble is the first), names its body's
+        // guards by their preamble copies and passes only the changing inputs.
+        let (got, extra, carried) = match &report.peeled {
+            Some(p) => (
+                crate::testing::ids_as_loop(&got, p.id_offset),
+                1,
+                Some(p.carried.clone()),
+            ),
+            None => (got, 0, None),
+        };
+        // The optimized loop's own carried values come first in its `jump`.
+        let own: Option<Vec<usize>> = carried.as_ref().map(|c| (0..c.len()).collect());
         let samples = [0i64, 1, -1, 2, 7, 42, i64::MIN, i64::MAX, 0x6161];
         for k in 0..samples.len() {
             let inputs: Vec<Value> = (0..t.num_inputs())
                 .map(|j| Value::Int(samples[(k + j) % samples.len()]))
                 .collect();
             assert_eq!(
-                observe(&t, &inputs),
-                observe(&got, &inputs),
+                observe(&t, &inputs, 1000 + extra, carried.as_deref()),
+                observe(&got, &inputs, 1000, own.as_deref()),
                 "inputs {inputs:?}"
             );
         }
@@ -94,7 +101,9 @@ fn check_opts(opts: &Options, input: &str, expected: &str, run_both: bool) -> Re
 
 /// How a run ended, comparable across optimization: a failed guard by its id and the frame
 /// values it rebuilds (references blanked: their addresses differ between runs).
-fn observe(t: &Trace, inputs: &[Value]) -> String {
+/// `iterations` is the run's limit; `carried`, for a loop that is peeled, which of the last
+/// `jump`'s values to show.
+fn observe(t: &Trace, inputs: &[Value], iterations: usize, carried: Option<&[usize]>) -> String {
     let blank = |v: Value| {
         if v.ty() == Type::Ref {
             Value::Ref(0)
@@ -102,7 +111,15 @@ fn observe(t: &Trace, inputs: &[Value]) -> String {
             v
         }
     };
-    match run(t, inputs).unwrap() {
+    let r = crate::interp::Run {
+        max_iterations: iterations,
+        invalidated: false,
+    };
+    match r.run(t, inputs).unwrap() {
+        Outcome::Iterations(vals) if carried.is_some() => {
+            let vals: Vec<Value> = carried.unwrap().iter().map(|&k| vals[k]).collect();
+            format!("loop {:?}", vals.into_iter().map(blank).collect::<Vec<_>>())
+        }
         Outcome::GuardFailed { id, op, saved } => {
             let r = t.ops[op].resume.as_ref().unwrap();
             let vals: Vec<Value> = materialize(t, r, &saved).into_iter().map(blank).collect();

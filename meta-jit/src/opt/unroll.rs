@@ -29,8 +29,16 @@ pub struct Peeled {
 }
 
 /// Peels a trace that loops to its own inputs (no label, a `jump` without a target at the
-/// end); `None` for any other trace.
+/// end); `None` for any other trace. The inputs the `jump` passes back as they are stay
+/// loop-invariant.
 pub fn peel(t: &Trace) -> Option<Peeled> {
+    peel_with(t, |_| false)
+}
+
+/// Like [`peel`], with more inputs known to be loop-invariant: `same(k)` says that the
+/// `jump` passes back input `k`'s own value, whatever the iteration started from (the
+/// optimizer proved it of one iteration).
+pub fn peel_with(t: &Trace, same: impl Fn(usize) -> bool) -> Option<Peeled> {
     let last = t.ops.last()?;
     if last.opcode != Opcode::Jump || last.descr.is_some() || t.label().is_some() {
         return None;
@@ -51,7 +59,9 @@ pub fn peel(t: &Trace) -> Option<Peeled> {
     let mut out = Trace::with_tables_of(t);
     out.ops.extend(t.ops[..jump_at].iter().cloned());
     // The loop-carried inputs and their label boxes.
-    let carried: Vec<usize> = (0..n).filter(|&k| jump_args[k] != OpRef::op(k)).collect();
+    let carried: Vec<usize> = (0..n)
+        .filter(|&k| jump_args[k] != OpRef::op(k) && !same(k))
+        .collect();
     let mut map: Vec<OpRef> = (0..jump_at).map(OpRef::op).collect();
     let mut label_args = Vec::with_capacity(carried.len());
     for &k in &carried {

@@ -20,6 +20,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::thread::LocalKey;
 use std::time::{Duration, Instant};
 
@@ -206,8 +207,9 @@ struct State {
     cells: HashMap<Vec<u64>, CellState>,
     /// Compiled loops by number: their trace ids.
     loops: Vec<TraceId>,
-    /// The optimized trace of every compiled trace, by trace id.
-    compiled: HashMap<TraceId, Trace>,
+    /// The optimized trace of every compiled trace, by trace id (shared: a guard failure
+    /// reads its trace's resume data while the driver's state changes).
+    compiled: HashMap<TraceId, Rc<Trace>>,
     guards: HashMap<u32, GuardInfo>,
     next_guard: u32,
     stats: Stats,
@@ -505,7 +507,7 @@ impl JitDriver {
             recorded: trace.clone(),
             optimized: opt.clone(),
         });
-        state.compiled.insert(id, opt);
+        state.compiled.insert(id, Rc::new(opt));
         Ok(id)
     }
 
@@ -549,7 +551,7 @@ impl JitDriver {
                             ),
                         );
                     }
-                    let parent = state.compiled[&ended.trace].clone();
+                    let parent = Rc::clone(&state.compiled[&ended.trace]);
                     let r = parent.ops[op].resume.as_ref().expect("a guard");
                     if bridge {
                         // SAFETY: the guard's exit left the interpreter in its resume state.

@@ -30,6 +30,9 @@ pub struct Selection {
     pub abort: bool,
     /// The summary.
     pub summary: bool,
+    /// A perf map (`/tmp/perf-PID.map`) naming each trace's machine code, so that `perf
+    /// report` attributes samples to traces (not part of `all`: it writes a file).
+    pub perfmap: bool,
 }
 
 impl Selection {
@@ -44,6 +47,7 @@ impl Selection {
                 "guard" => sel.guard = true,
                 "abort" => sel.abort = true,
                 "summary" => sel.summary = true,
+                "perfmap" => sel.perfmap = true,
                 "all" => {
                     sel = Selection {
                         trace: true,
@@ -52,6 +56,7 @@ impl Selection {
                         guard: true,
                         abort: true,
                         summary: true,
+                        perfmap: sel.perfmap,
                     }
                 }
                 other => return Err(format!("unknown METAJIT_LOG category `{other}`")),
@@ -88,4 +93,18 @@ pub fn section(name: &str, header: &str, body: &str) {
 /// Prints one log line.
 pub fn line(name: &str, text: &str) {
     eprintln!("[jit-{name}] {text}");
+}
+
+/// Appends `START SIZE NAME` (hex start and size) to `/tmp/perf-PID.map`, the file `perf`
+/// reads to name samples in code it did not load from a file.
+pub fn perf_map(start: usize, size: usize, name: &str) {
+    use std::io::Write;
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path);
+    if let Ok(mut f) = file {
+        let _ = writeln!(f, "{start:x} {size:x} {name}");
+    }
 }

@@ -483,6 +483,16 @@ impl JitDriver {
         }
         .map_err(|e| format!("{e:?}"))?;
         state.stats.compiling += t0.elapsed();
+        if self.log.perfmap {
+            if let (Some(start), Some(info)) = (state.backend.code_addr(id), state.backend.info(id))
+            {
+                log::perf_map(
+                    start,
+                    info.code_bytes,
+                    &format!("{what}{} {}", id.0, self.name),
+                );
+            }
+        }
         if self.log.asm {
             log::section(
                 "asm",

@@ -39,6 +39,7 @@ impl Arbitrary for Stages {
     fn arbitrary(g: &mut Gen) -> Stages {
         Stages(Options {
             fold: bool::arbitrary(g),
+            bounds: bool::arbitrary(g),
             pure: bool::arbitrary(g),
             exact: bool::arbitrary(g),
             guards: bool::arbitrary(g),
@@ -52,8 +53,9 @@ impl Arbitrary for Stages {
     fn shrink(&self) -> Box<dyn Iterator<Item = Stages>> {
         let o = self.0.clone();
         let mut out = Vec::new();
-        let off: [fn(&mut Options) -> &mut bool; 8] = [
+        let off: [fn(&mut Options) -> &mut bool; 9] = [
             |o| &mut o.fold,
+            |o| &mut o.bounds,
             |o| &mut o.pure,
             |o| &mut o.exact,
             |o| &mut o.guards,

@@ -10,6 +10,7 @@
 //! are told. Then [`dce`] drops ops whose results are unused and that have no effect.
 //!
 //! The stages, one module each: [`fold`] (constant folding and algebraic simplification),
+//! [`bounds`] (integer ranges deciding comparisons),
 //! [`pure`] (CSE of pure ops and elidable calls, `record_known_result`), [`exact`]
 //! (`record_exact_value`), [`guards`] (guard removal and strengthening), [`heap`] (load
 //! forwarding, redundant stores), [`virtuals`] (allocation removal), [`dce`].
@@ -19,6 +20,7 @@
 //! ends the same way as the input trace (same finish values, same failing guard with the same
 //! rebuilt frames, same heap), which the random-trace property tests check.
 
+pub mod bounds;
 pub mod dce;
 pub mod exact;
 pub mod fold;
@@ -39,6 +41,8 @@ use union_find::{QuickUnionUf, Union, UnionFind, UnionResult};
 pub struct Options {
     /// Constant folding and algebraic simplification.
     pub fold: bool,
+    /// Integer ranges and relations that decide comparisons.
+    pub bounds: bool,
     /// CSE of pure ops and elidable calls, with `record_known_result` facts.
     pub pure: bool,
     /// `record_exact_value` facts.
@@ -60,6 +64,7 @@ impl Options {
     pub fn all() -> Options {
         Options {
             fold: true,
+            bounds: true,
             pure: true,
             exact: true,
             guards: true,
@@ -74,6 +79,7 @@ impl Options {
     pub fn none() -> Options {
         Options {
             fold: false,
+            bounds: false,
             pure: false,
             exact: false,
             guards: false,
@@ -94,6 +100,7 @@ impl Options {
         for name in s.split(':').filter(|n| !n.is_empty()) {
             let flag = match name {
                 "fold" => &mut o.fold,
+                "bounds" => &mut o.bounds,
                 "pure" => &mut o.pure,
                 "exact" => &mut o.exact,
                 "guards" => &mut o.guards,
@@ -243,6 +250,8 @@ pub struct Optimizer<'a> {
     pub pure: pure::Table,
     /// Guard facts.
     pub guards: guards::Facts,
+    /// Integer bounds.
+    pub bounds: bounds::Facts,
     /// Heap cache.
     pub heap: heap::Cache,
     /// Virtual objects.
@@ -271,6 +280,7 @@ impl<'a> Optimizer<'a> {
             uf_key: Vec::with_capacity(input.ops.len()),
             pure: pure::Table::default(),
             guards: guards::Facts::default(),
+            bounds: bounds::Facts::default(),
             heap: heap::Cache::new(input),
             virtuals: virtuals::Virtuals::default(),
             loop_vars: Vec::new(),
@@ -415,9 +425,10 @@ impl<'a> Optimizer<'a> {
             return self.decided_ovf_guard(op, decided);
         }
         type Stage = fn(&mut Optimizer, Op) -> Step;
-        let stages: [(bool, Stage); 6] = [
+        let stages: [(bool, Stage); 7] = [
             (self.opts.virtuals, virtuals::optimize),
             (self.opts.fold, fold::optimize),
+            (self.opts.bounds, bounds::optimize),
             (self.opts.exact, exact::optimize),
             (self.opts.guards, guards::optimize),
             (self.opts.pure, pure::optimize),
@@ -455,6 +466,9 @@ impl<'a> Optimizer<'a> {
         let r = self.push(op);
         if self.opts.pure {
             pure::emitted(self, r);
+        }
+        if self.opts.bounds {
+            bounds::emitted(self, r);
         }
         if self.opts.guards {
             guards::emitted(self, r);
@@ -562,6 +576,7 @@ impl<'a> Optimizer<'a> {
         // keeps what it knows only of locations the body turns out to leave alone.
         pure::forget(self, &op.args);
         guards::forget(self, &op.args);
+        bounds::forget(self, &op.args);
         if self.heap_import {
             let boxes = heap::at_label(self, &op.args);
             op.args.extend(boxes);

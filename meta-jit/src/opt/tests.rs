@@ -618,6 +618,38 @@ fn guard_condition_in_its_own_resume_data_is_known() {
 }
 
 #[test]
+fn bounds_a_checked_offset_covers_smaller_ones() {
+    // After x >= 0, n >= 0 and x + 4 <u n: x + 5 >= 0 and x + 2 <u n are known; x + 6 <u n
+    // is not.
+    check(
+        "[i0, i1]\ni2 = int_lt(i1, 0)\nguard_false(i2) []\ni3 = int_lt(i0, 0)\nguard_false(i3) []\ni4 = int_add(i0, 4)\ni5 = uint_lt(i4, i1)\nguard_true(i5) []\ni6 = int_add(i0, 5)\ni7 = int_lt(i6, 0)\nguard_false(i7) []\ni8 = int_add(i0, 2)\ni9 = uint_ge(i8, i1)\nguard_false(i9) []\ni10 = int_add(i0, 6)\ni11 = uint_lt(i10, i1)\nguard_true(i11) []\nfinish()",
+        "[i0, i1]\ni2 = int_lt(i1, 0)\nguard_false(i2) []\ni3 = int_lt(i0, 0)\nguard_false(i3) []\ni4 = int_add(i0, 4)\ni5 = uint_lt(i4, i1)\nguard_true(i5) []\ni6 = int_add(i0, 6)\ni7 = uint_lt(i6, i1)\nguard_true(i7) []\nfinish()",
+    );
+}
+
+#[test]
+fn bounds_a_smaller_offset_that_may_be_negative_is_not_covered() {
+    // x may be -3: then x + 4 <u n holds but x + 2 is -1, far above n as unsigned.
+    let t = "[i0, i1]\ni2 = int_lt(i1, 0)\nguard_false(i2) []\ni3 = int_add(i0, 4)\ni4 = int_lt(i3, 0)\nguard_false(i4) []\ni5 = uint_lt(i3, i1)\nguard_true(i5) []\ni6 = int_add(i0, 2)\ni7 = uint_lt(i6, i1)\nguard_true(i7) []\nfinish()";
+    check(t, t);
+}
+
+#[test]
+fn bounds_ranges_of_masks_and_narrow_loads() {
+    check(
+        "[i0, p1]\ni2 = int_and(i0, 255)\ni3 = int_lt(i2, 256)\ni4 = getarrayitem_i(p1, 0, descr=bytes)\ni5 = int_ge(i4, 0)\ni6 = int_eq(i4, 300)\nfinish(i3, i5, i6)",
+        "[i0, p1]\nfinish(1, 1, 0)",
+    );
+}
+
+#[test]
+fn bounds_an_unchecked_offset_is_not_known() {
+    // x + 4 <u n says nothing of x + 4 when x + 4 may have wrapped (x unknown).
+    let t = "[i0, i1]\ni2 = int_add(i0, 4)\ni3 = uint_lt(i2, i1)\nguard_true(i3) []\ni4 = int_add(i0, 2)\ni5 = uint_lt(i4, i1)\nguard_true(i5) []\nfinish()";
+    check(t, t);
+}
+
+#[test]
 fn fold_and_of_and() {
     check(
         "[i0]\ni1 = int_and(i0, 255)\ni2 = int_and(i1, 255)\ni3 = int_and(i1, 15)\nfinish(i2, i3)",

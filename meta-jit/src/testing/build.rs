@@ -215,6 +215,10 @@ struct Builder<'a> {
     labeled: bool,
     next_id: u32,
     overflowed: bool,
+    /// A guard failed in the simulated pass: what follows is dead code, whose simulated values
+    /// the optimizer may see differently (it assumes the guard passed), so no more hints that
+    /// claim simulated values.
+    past_failure: bool,
 }
 
 fn pick(list: &[OpRef], k: u8) -> Option<OpRef> {
@@ -247,6 +251,7 @@ impl<'a> Builder<'a> {
             labeled: false,
             next_id: 0,
             overflowed: false,
+            past_failure: false,
         }
     }
 
@@ -510,6 +515,7 @@ impl<'a> Builder<'a> {
         if !passes && sims.iter().any(|s| s.addr) {
             return;
         }
+        self.past_failure |= !passes;
         let r = self.resume(spec);
         self.emit(Op::new(opcode, args.to_vec()).with_resume(r));
     }
@@ -544,6 +550,9 @@ impl<'a> Builder<'a> {
     }
 
     fn known_result(&mut self, res: OpRef, f: usize, args: &[OpRef]) {
+        if self.past_failure {
+            return;
+        }
         let (fr, d) = self.func(f);
         let mut all = vec![res, fr];
         all.extend_from_slice(args);

@@ -164,7 +164,7 @@ impl Builder<'_> {
                         s.inv && matches!(s.class, Class::Int | Class::Float | Class::Obj)
                     })
                     .collect();
-                if let Some(v) = pick(&fixed, s.x) {
+                if let Some(v) = pick(&fixed, s.x).filter(|_| !self.past_failure) {
                     let c = self.t.constant(self.sim(v).v);
                     self.op(RecordExactValue, &[v, c]);
                 }
@@ -459,10 +459,28 @@ impl Builder<'_> {
                 let c = self.int(s.a);
                 self.guard_cond(c, s.fail, &s.resume);
             }
-            2 | 3 => {
+            2 => {
                 let (a, b) = (self.int(s.a), self.int(s.b));
                 let c = self.op(INT_CMP[s.y as usize % INT_CMP.len()], &[a, b]);
                 self.guard_cond(c, s.fail, &s.resume);
+            }
+            3 => {
+                // Bounds-check shapes: `x + k <u n` and `x + k < 0` for small offsets k, so that
+                // one check may imply another (the bounds stage's relations).
+                let (a, b) = (self.int(s.a), self.int(s.b));
+                let zero = self.t.int(0);
+                let nonneg = self.op(IntLt, &[a, zero]);
+                self.guard_cond(nonneg, false, &s.resume);
+                for k in [i64::from(s.y % 8) - 3, i64::from(s.y / 8 % 8) - 3] {
+                    let k = self.t.int(k);
+                    let ak = self.op(IntAdd, &[a, k]);
+                    let c = if s.x & 16 == 0 {
+                        self.op(UintLt, &[ak, b])
+                    } else {
+                        self.op(IntLt, &[ak, zero])
+                    };
+                    self.guard_cond(c, s.fail, &s.resume);
+                }
             }
             4 => {
                 let a = self.int(s.a);

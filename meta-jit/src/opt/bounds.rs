@@ -1,0 +1,318 @@
+//! Integer bounds (RPython's `intbounds`, in a small form): what the trace knows of the range
+//! of integer values, and of which values are below which, decides comparisons, so that the
+//! guards on them go.
+//!
+//! A value's range comes from its producer (a constant, `x & c`, a narrow load, a comparison,
+//! `x + c` without overflow) and from the guards that passed on comparisons with constants
+//! (after `guard_false(int_lt(x, 0))`, `x >= 0`); what is learnt of `x + c` is learnt of `x`
+//! too. Relations come from guards on unsigned comparisons: after `x + c <u n` passed, with
+//! `x + c >= 0`, every `x + d` with `0 <= x + d` and `d <= c` is below `n` too (a bounds check
+//! of the largest offset covers the smaller ones).
+//!
+//! Facts are about values; at a loop's label the loop-carried values get new meanings, and
+//! what was known of them is forgotten ([`forget`]).
+//!
+//! Owns: ranges and relations of integers. Must not know: memory, guests.
+
+use super::{Optimizer, Step};
+use crate::ir::{Op, OpRef, Opcode, Value};
+use hashbrown::HashMap;
+
+/// What guards established about integers.
+#[derive(Default)]
+pub struct Facts {
+    /// Ranges learnt from guards, by value.
+    ranges: HashMap<OpRef, (i64, i64)>,
+    /// `(x, n) -> c`: `x + c <u n` is known, and `x >= 0`.
+    below: HashMap<(OpRef, OpRef), i64>,
+}
+
+const FULL: (i64, i64) = (i64::MIN, i64::MAX);
+
+/// The range of an integer value.
+pub fn range(o: &mut Optimizer, v: OpRef) -> (i64, i64) {
+    range_at(o, v, 4)
+}
+
+fn range_at(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
+    if let Some(Value::Int(c)) = o.const_value(v) {
+        return (c, c);
+    }
+    let v = o.find(v);
+    let learnt = o.bounds.ranges.get(&v).copied().unwrap_or(FULL);
+    let from_producer = if depth == 0 {
+        FULL
+    } else {
+        producer_range(o, v, depth - 1)
+    };
+    intersect(learnt, from_producer)
+}
+
+fn intersect(a: (i64, i64), b: (i64, i64)) -> (i64, i64) {
+    (a.0.max(b.0), a.1.min(b.1))
+}
+
+fn producer_range(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
+    use Opcode::*;
+    let Some(p) = o.producer(v) else {
+        return FULL;
+    };
+    let (opcode, args, descr) = (p.opcode, p.args.clone(), p.descr);
+    if opcode.is_comparison() {
+        return (0, 1);
+    }
+    match opcode {
+        IntAnd => {
+            let (a, b) = (range_at(o, args[0], depth), range_at(o, args[1], depth));
+            match (a.0 >= 0, b.0 >= 0) {
+                (true, true) => (0, a.1.min(b.1)),
+                (true, false) => (0, a.1),
+                (false, true) => (0, b.1),
+                _ => FULL,
+            }
+        }
+        IntAdd | IntSub => {
+            let (a, b) = (range_at(o, args[0], depth), range_at(o, args[1], depth));
+            let r = if opcode == IntAdd {
+                (a.0.checked_add(b.0), a.1.checked_add(b.1))
+            } else {
+                (a.0.checked_sub(b.1), a.1.checked_sub(b.0))
+            };
+            match r {
+                (Some(lo), Some(hi)) => (lo, hi),
+                _ => FULL,
+            }
+        }
+        GetfieldI | GetarrayitemI => {
+            let d = o.out.get_descr(descr.expect("verified"));
+            let (size, signed) = match (d.field(), d.array()) {
+                (Some(f), _) => (f.size, f.signed),
+                (_, Some(a)) => (a.item_size, a.signed),
+                _ => return FULL,
+            };
+            if size >= 8 {
+                FULL
+            } else if signed {
+                let h = 1i64 << (8 * size - 1);
+                (-h, h - 1)
+            } else {
+                (0, (1i64 << (8 * size)) - 1)
+            }
+        }
+        _ => FULL,
+    }
+}
+
+/// `v` as `(base, constant offset)`: `x + c` is `(x, c)`.
+fn parts(o: &mut Optimizer, v: OpRef) -> (OpRef, i64) {
+    let v = o.find(v);
+    let Some(p) = o.producer(v) else {
+        return (v, 0);
+    };
+    let (opcode, args) = (p.opcode, p.args.clone());
+    if opcode != Opcode::IntAdd {
+        return (v, 0);
+    }
+    match o.const_value(args[1]) {
+        Some(Value::Int(c)) => (o.find(args[0]), c),
+        _ => (v, 0),
+    }
+}
+
+/// Whether `a <u b` is known.
+fn known_below(o: &mut Optimizer, a: OpRef, b: OpRef) -> bool {
+    let (ra, rb) = (range(o, a), range(o, b));
+    if ra.0 >= 0 && rb.0 >= 0 && ra.1 < rb.0 {
+        return true;
+    }
+    let (x, d) = parts(o, a);
+    let n = o.find(b);
+    match o.bounds.below.get(&(x, n)).copied() {
+        Some(c) => {
+            let rx = range(o, x);
+            d <= c && rx.0.checked_add(d).is_some_and(|lo| lo >= 0)
+        }
+        None => false,
+    }
+}
+
+/// Decides a comparison from ranges and relations: `Some(true/false)` if known.
+fn decide(o: &mut Optimizer, opcode: Opcode, a: OpRef, b: OpRef) -> Option<bool> {
+    use Opcode::*;
+    let (ra, rb) = (range(o, a), range(o, b));
+    let signed = |lt: bool, le: bool| -> Option<bool> {
+        // a < b (lt) or a <= b (le) by ranges.
+        if lt {
+            if ra.1 < rb.0 {
+                Some(true)
+            } else if ra.0 >= rb.1 {
+                Some(false)
+            } else {
+                None
+            }
+        } else if le {
+            if ra.1 <= rb.0 {
+                Some(true)
+            } else if ra.0 > rb.1 {
+                Some(false)
+            } else {
+                None
+            }
+        } else {
+            None
+        }
+    };
+    match opcode {
+        IntLt => signed(true, false),
+        IntLe => signed(false, true),
+        IntGt => decide(o, IntLt, b, a),
+        IntGe => decide(o, IntLe, b, a),
+        IntEq | IntNe => {
+            let apart = ra.1 < rb.0 || rb.1 < ra.0;
+            apart.then_some(opcode == IntNe)
+        }
+        UintLt => known_below(o, a, b).then_some(true).or_else(|| {
+            let nonneg = ra.0 >= 0 && rb.0 >= 0;
+            nonneg.then(|| signed(true, false)).flatten()
+        }),
+        UintGe => decide(o, UintLt, a, b).map(|t| !t),
+        UintGt => decide(o, UintLt, b, a),
+        UintLe => decide(o, UintGt, a, b).map(|t| !t),
+        _ => None,
+    }
+}
+
+/// The bounds stage: a comparison the facts decide becomes a constant.
+pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
+    if !op.opcode.is_comparison() || op.args.len() != 2 {
+        return Step::Next(op);
+    }
+    if o.type_of(op.args[0]) != crate::ir::Type::Int {
+        return Step::Next(op);
+    }
+    match decide(o, op.opcode, op.args[0], op.args[1]) {
+        Some(t) => Step::Replace(o.out.int(i64::from(t))),
+        None => Step::Next(op),
+    }
+}
+
+/// Learns from an emitted guard on a comparison (called before the guard stage makes the
+/// comparison a constant).
+pub fn emitted(o: &mut Optimizer, r: OpRef) {
+    use Opcode::*;
+    let op = &o.out.ops[r.index()];
+    let holds = match op.opcode {
+        GuardTrue => true,
+        GuardFalse => false,
+        _ => return,
+    };
+    let c = op.args[0];
+    let Some(p) = o.producer(c) else {
+        return;
+    };
+    if p.args.len() != 2 || !p.opcode.is_comparison() {
+        return;
+    }
+    let (opcode, a, b) = (p.opcode, p.args[0], p.args[1]);
+    if o.type_of(a) != crate::ir::Type::Int {
+        return;
+    }
+    // Normalize to a true `a OP b`.
+    let opcode = if holds {
+        opcode
+    } else {
+        match negated(opcode) {
+            Some(n) => n,
+            None => return,
+        }
+    };
+    learn(o, opcode, a, b);
+}
+
+fn learn(o: &mut Optimizer, opcode: Opcode, a: OpRef, b: OpRef) {
+    use Opcode::*;
+    let (ra, rb) = (range(o, a), range(o, b));
+    match opcode {
+        IntLt => {
+            // a < b: a <= b.hi - 1, b >= a.lo + 1
+            if let Some(hi) = rb.1.checked_sub(1) {
+                narrow(o, a, (i64::MIN, hi));
+            }
+            if let Some(lo) = ra.0.checked_add(1) {
+                narrow(o, b, (lo, i64::MAX));
+            }
+        }
+        IntLe => {
+            narrow(o, a, (i64::MIN, rb.1));
+            narrow(o, b, (ra.0, i64::MAX));
+        }
+        IntGt => learn(o, IntLt, b, a),
+        IntGe => learn(o, IntLe, b, a),
+        IntEq => {
+            narrow(o, a, rb);
+            narrow(o, b, ra);
+        }
+        UintLt => {
+            // a <u b with b >= 0 (as signed): 0 <= a < b.
+            if rb.0 >= 0 {
+                narrow(o, a, (0, rb.1.saturating_sub(1)));
+            }
+            // The relation holds of the true sums if `x + c` did not wrap: `x + c >= 0`.
+            let (x, c) = parts(o, a);
+            let n = o.find(b);
+            let rx = range(o, x);
+            if rx.0.checked_add(c).is_some_and(|lo| lo >= 0) {
+                let e = o.bounds.below.entry((x, n)).or_insert(c);
+                *e = (*e).max(c);
+            }
+        }
+        UintGt => learn(o, UintLt, b, a),
+        _ => {}
+    }
+}
+
+/// `v` is in `r`; so is `x` in `r - c` if `v` is `x + c` (when `r - c` does not overflow,
+/// `x` is `v - c` exactly).
+fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
+    if o.const_value(v).is_some() {
+        return;
+    }
+    let v = o.find(v);
+    let now = o.bounds.ranges.get(&v).copied().unwrap_or(FULL);
+    o.bounds.ranges.insert(v, intersect(now, r));
+    let (x, c) = parts(o, v);
+    if x != v && r != FULL {
+        if let (Some(lo), Some(hi)) = (r.0.checked_sub(c), r.1.checked_sub(c)) {
+            if o.const_value(x).is_none() {
+                let now = o.bounds.ranges.get(&x).copied().unwrap_or(FULL);
+                o.bounds.ranges.insert(x, intersect(now, (lo, hi)));
+            }
+        }
+    }
+}
+
+/// The comparison true exactly when `opcode` is false (integers only).
+fn negated(opcode: Opcode) -> Option<Opcode> {
+    use Opcode::*;
+    Some(match opcode {
+        IntLt => IntGe,
+        IntGe => IntLt,
+        IntLe => IntGt,
+        IntGt => IntLe,
+        UintLt => UintGe,
+        UintGe => UintLt,
+        UintLe => UintGt,
+        UintGt => UintLe,
+        IntEq => IntNe,
+        IntNe => IntEq,
+        _ => return None,
+    })
+}
+
+/// At a loop's label: forgets what is known of the loop-carried `values`.
+pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
+    o.bounds.ranges.retain(|v, _| !values.contains(v));
+    o.bounds
+        .below
+        .retain(|(x, n), _| !values.contains(x) && !values.contains(n));
+}

@@ -214,7 +214,7 @@ def mandelbrot(S, W, H, MAXIT, x0, dx, y0, dy):
 # that is not marked, a walk carries p to the end of the array marking every p-th element,
 # and a scan (`[<...<]` on V) brings it home; then a walk prints the unmarked numbers.
 
-PRIMES = dict(N=20000)
+PRIMES = dict(N=30000)
 
 
 def primes_model(N):
@@ -324,9 +324,265 @@ def primes(N):
     return a.source()
 
 
+# ---- nested -------------------------------------------------------------------------------
+#
+# Deeply nested counting loops; the innermost body mixes two byte cells (a multiply loop and
+# copies whose lengths depend on the data) and adds one of them to a 16-bit checksum; each
+# level adds its counter to a. Prints a, b and the checksum.
+
+NESTED = dict(counts=[5, 4, 5, 4, 5, 4, 5, 3])
+
+
+def nested_model(counts):
+    a, b, s = 1, 0, 0
+
+    def level(k):
+        nonlocal a, b, s
+        if k == len(counts):
+            b = (b + a) & 255
+            a = (3 * a + b) & 255
+            s = (s + b) & 65535
+            return
+        for ctr in range(counts[k], 0, -1):
+            level(k + 1)
+            a = (a + ctr + k + 1) & 255
+
+    level(0)
+    return f"a={a} b={b} checksum={s}\n"
+
+
+def nested(counts):
+    a = Asm(120)
+    ca, cb = a.alloc(), a.alloc()
+    s = Word(a)
+    ctr = [a.alloc() for _ in counts]
+    a.comment(f"nested: {len(counts)} nested counting loops ({' x '.join(map(str, counts))})")
+    a.set(ca, 1, known_zero=True)
+
+    def level(k):
+        if k == len(counts):
+            a.copy(ca, cb)  # b += a
+            with a.temps() as t:  # a = 3a + b
+                a.move(ca, (t, 3))
+                a.move(t, ca)
+            a.copy(cb, ca)
+            with a.temps() as t:  # checksum += b
+                a.copy(cb, t)
+                with a.loop(t):
+                    a.add(t, -1)
+                    s.inc()
+            return
+        a.set(ctr[k], counts[k], known_zero=True)
+        with a.loop(ctr[k]):
+            level(k + 1)
+            a.copy(ctr[k], ca)
+            a.add(ca, k + 1)
+            a.add(ctr[k], -1)
+
+    level(0)
+    a.print_str("a=")
+    print_byte(a, ca)
+    a.print_str(" b=")
+    print_byte(a, cb)
+    a.print_str(" checksum=")
+    print_word(a, s)
+    a.print_str("\n")
+    return a.source()
+
+
+# ---- collatz ------------------------------------------------------------------------------
+#
+# The longest Collatz chain (steps to reach 1) for starting values below N; prints each new
+# record holder and its length, then the longest. The number lives in binary on the tape,
+# one bit per position of CW cells, least significant first: B = 1 for a 0 bit, 2 for a 1
+# bit, 0 past the end, so the number's extent is found by scans. Halving shifts the bits down
+# one position (a walk to the end, then a scan home); 3n + 1 = n + 2n + 1 is one walk adding
+# each bit, the bit below it and a carry, carried along, that stops when all three are zero.
+
+COLLATZ = dict(N=12000)
+
+
+def collatz_model(N):
+    best, out = 0, []
+    for m in range(1, N):
+        n, steps = m, 0
+        while n != 1:
+            n = n // 2 if n % 2 == 0 else 3 * n + 1
+            steps += 1
+        if steps > best:
+            best = steps
+            out.append(f"{m} {steps}\n")
+            best_m = m
+    out.append(f"longest below {N}: {best_m} ({best} steps)\n")
+    return "".join(out)
+
+
+def collatz(N):
+    a = Asm(200)
+    CW = 9
+    NB = 200 + CW  # position 0; position -1 is a zero sentinel
+    B, S, G, P, C, T = 0, 3, 4, 6, 7, 8  # G is S's first scratch cell
+
+    def pos(i, off):
+        return NB + i * CW + off
+
+    for i in range(-1, 3):
+        a.mark_testable(pos(i, B))
+        a.mark_testable(pos(i, S))
+
+    kbits = N.bit_length()
+    ndig = len(str(N))
+    mbits = [a.alloc_testable() for _ in range(kbits)]
+    mdec, bestdec = Dec(a, ndig), Dec(a, ndig)
+    steps, best, cnt = Word(a), Word(a), Word(a)
+    a.comment(f"collatz: the longest chain below {N}; the number in binary from cell {NB}")
+    mdec.set(1, known_zero=True)
+    bestdec.set(0, known_zero=True)
+    a.add(mbits[0], 1)
+    cnt.set(N - 1, known_zero=True)
+
+    def halve():
+        a.comment("n / 2: shift the bits down")
+        a.add(pos(0, B), -1)
+        with a.walk(pos(1, B), CW):
+            a.move(pos(1, B), pos(0, B))
+        a.at(pos(-1, B))
+        a.scan(pos(-1, B), -CW)
+        a.assume(pos(-1, B))
+
+    def triple():
+        a.comment("3n + 1: add n and 2n and 1 bit by bit")
+        a.set(pos(0, C), 1, known_zero=True)
+        a.set(pos(0, G), 1, known_zero=True)
+        with a.walk(pos(0, G), CW):
+            a.clear(pos(0, G))
+            a.move(pos(0, P), pos(0, S))
+            a.move(pos(0, C), pos(0, S))
+
+            def bit():
+                a.move(pos(0, B), pos(0, S), pos(1, P))
+                a.add(pos(0, S), -1)
+                a.add(pos(1, P), -1)
+
+            a.if_zero_else(pos(0, B), nonzero=bit)
+            # S = bit + bit below + carry, in 0..3: the new bit and the carry out.
+            for v in range(4):
+
+                def case(v=v):
+                    a.add(pos(0, B), 1 + v % 2)
+                    a.add(pos(1, C), v // 2)
+                    a.add(pos(0, S), 4 - v)
+
+                a.if_zero_else(pos(0, S), zero=case)
+                a.add(pos(0, S), -1)
+            # Go on while the next position has a bit, a bit below or a carry.
+            with a.pool(pos(1, T), 1):
+                a.copy(pos(1, P), pos(1, G))
+                a.copy(pos(1, C), pos(1, G))
+            a.if_zero_else(pos(1, B), nonzero=lambda: a.add(pos(1, G), 1))
+        a.at(pos(-1, B))
+        a.scan(pos(-1, B), -CW)
+        a.assume(pos(-1, B))
+
+    def chain():
+        a.comment("the number from the bits of m")
+        with a.temps(2) as (seen, f):
+            for j in reversed(range(kbits)):
+                a.if_zero_else(mbits[j], nonzero=lambda: a.set(seen, 1))
+                a.copy(seen, f)
+                with a.if_nz(f):
+                    a.copy(mbits[j], pos(j, B))
+                    a.add(pos(j, B), 1)
+            a.clear(seen)
+        with a.while_flag(lambda fl: a.if_zero_else(pos(1, B), nonzero=lambda: a.set(fl, 1))):
+            with a.temps(2) as (odd, even):
+                a.copy(pos(0, B), odd)
+                a.add(odd, -1)
+                a.set(even, 1, known_zero=True)
+                with a.if_nz(odd):
+                    a.add(even, -1)
+                    triple()
+                with a.if_nz(even):
+                    halve()
+            steps.inc()
+        a.add(pos(0, B), -2)  # n = 1
+
+    def longer():
+        """A flag cell: 1 if steps > best."""
+        gt = a.alloc()
+        x, y = Word(a), Word(a)
+        steps.copy_to(x)
+        best.copy_to(y)
+
+        def both(fl):
+            with a.temps(2) as (u, v):
+                x.nonzero(u)
+                y.nonzero(v)
+                with a.if_nz(u):
+                    a.move(v, fl)
+                a.clear(v)
+
+        with a.while_flag(both):
+            x.dec()
+            y.dec()
+        x.nonzero(gt)
+        x.clear()
+        y.clear()
+        x.free()
+        y.free()
+        return gt
+
+    def print_dec(d):
+        with a.temps(2) as (st, u):
+            with a.temps(testable=True) as t:
+                d.print(st, t, u)
+
+    def print_copy(w):
+        v = Word(a)
+        w.copy_to(v)
+        print_word(a, v)
+        v.free()
+
+    with a.while_flag(cnt.nonzero):
+        chain()
+        gt = longer()
+        with a.if_nz(gt):
+            a.comment("a new record")
+            best.clear()
+            steps.copy_to(best)
+            bestdec.clear()
+            mdec.copy_to(bestdec)
+            print_dec(mdec)
+            a.print_str(" ")
+            print_copy(steps)
+            a.print_str("\n")
+        a.free(gt)
+        steps.clear()
+        mdec.inc()
+        def inc_bits(j=0):  # m += 1 in binary: the carry as nested tests
+            if j == kbits:
+                return
+            a.if_zero_else(
+                mbits[j],
+                zero=lambda: a.add(mbits[j], 1),
+                nonzero=lambda: (a.add(mbits[j], -1), inc_bits(j + 1)),
+            )
+
+        inc_bits()
+        cnt.dec()
+    a.print_str(f"longest below {N}: ")
+    print_dec(bestdec)
+    a.print_str(" (")
+    print_word(a, best)
+    a.print_str(" steps)\n")
+    return a.source()
+
+
 PROGRAMS = {
     "mandelbrot": (mandelbrot, mandelbrot_model, MANDEL),
     "primes": (primes, primes_model, PRIMES),
+    "nested": (nested, nested_model, NESTED),
+    "collatz": (collatz, collatz_model, COLLATZ),
 }
 
 

@@ -13,6 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bfgen  # noqa: E402
 import bfi  # noqa: E402
 from bfasm import Asm, Dec, Word, print_byte, print_word  # noqa: E402
 
@@ -168,6 +169,39 @@ class Primitives(unittest.TestCase):
         out, tape = run(a, keep={10, 13, 16, 19, 22})
         self.assertEqual(out, "A!")
         self.assertEqual([tape[10 + 3 * k] for k in range(6)], [2, 2, 2, 2, 2, 0])
+
+
+    def test_a_test_of_a_cell_inside_its_own_non_zero_branch_is_refused(self):
+        a = Asm(20)
+        x = a.alloc_testable()
+        with self.assertRaises(AssertionError):
+            a.if_zero_else(x, nonzero=lambda: a.if_zero_else(x))
+        a = Asm(20)
+        x = a.alloc_testable()
+        with self.assertRaises(AssertionError):
+            a.if_zero_else(x, nonzero=lambda: a.add(x + 1, 1))
+
+
+class Programs(unittest.TestCase):
+    """Small instances of the generated programs compute what their models compute."""
+
+    def check(self, gen, model, **params):
+        src = gen(**params)
+        self.assertEqual(bfi.run(src).decode("latin-1"), model(**params), params)
+
+    def test_mandelbrot(self):
+        p = dict(bfgen.MANDEL, W=12, H=5, MAXIT=12, dx=9, dy=20)
+        self.check(bfgen.mandelbrot, bfgen.mandelbrot_model, **p)
+
+    def test_primes(self):
+        for n in [30, 200]:
+            self.check(bfgen.primes, bfgen.primes_model, N=n)
+
+    def test_nested(self):
+        self.check(bfgen.nested, bfgen.nested_model, counts=[3, 2, 4])
+
+    def test_collatz(self):
+        self.check(bfgen.collatz, bfgen.collatz_model, N=100)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from bfasm import Asm, Dec, Word, print_byte, print_word  # noqa: E402
 # Fixed point with scale S (a value v stands for v/S), in 16-bit two's complement words.
 # z = x + iy is kept biased: X = x + 128, Y = y + 128, so that a coordinate in [-128, 127]
 # is a table index in [0, 255] (X's high byte is 0). Squares come from a table on the tape,
-# sq[k] = floor((k-128)^2 / S), and 2xy from (x+y)^2 - x^2 - y^2:
+# sq[k] = (k-128)^2 / S rounded to the nearest, and 2xy from (x+y)^2 - x^2 - y^2:
 #   x2 = sq[X], y2 = sq[Y]; escape when x2 + y2 > 4S (|z| > 2)
 #   x' = x2 - y2 + cx,  y' = sq[X + Y - 128] - x2 - y2 + cy
 # An index out of the table's range means |x| or |y| > 2 (or |x + y| > 2.83), so the point has
@@ -93,8 +93,6 @@ def mandelbrot(S, W, H, MAXIT, x0, dx, y0, dy):
         v = ((k - 128) ** 2 + S // 2) // S
         a.set(DL + k * EW, v & 255, known_zero=True)
         a.set(DH + k * EW, v >> 8, known_zero=True)
-    a.at(TB)
-    a.assume(TB)
 
     def lookup(idx, res):
         """res (zero) = sq[idx]; idx (0..255) is kept."""

@@ -203,6 +203,12 @@ class Programs(unittest.TestCase):
     def test_collatz(self):
         self.check(bfgen.collatz, bfgen.collatz_model, N=100)
 
+    def test_the_committed_programs_are_what_the_generator_writes(self):
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name, (gen, _, params) in bfgen.PROGRAMS.items():
+            with open(os.path.join(here, "..", "programs", name + ".bf")) as f:
+                self.assertEqual(f.read(), gen(**params), f"{name}.bf: run bfgen.py --expect")
+
 
 if __name__ == "__main__":
     unittest.main()

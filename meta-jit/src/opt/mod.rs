@@ -144,6 +144,8 @@ pub struct PeelReport {
     pub carried: Vec<usize>,
     /// Guards of the loop body have the resume id of their preamble copy plus this.
     pub id_offset: u32,
+    /// The smallest resume id of a loop body guard.
+    pub first_copy_id: u32,
 }
 
 /// Optimizes a trace with the given stages.
@@ -169,6 +171,7 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
     report.peeled = Some(PeelReport {
         carried: p.carried,
         id_offset: p.id_offset,
+        first_copy_id: p.first_copy_id,
     });
     (out, report)
 }

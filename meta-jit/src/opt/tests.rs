@@ -76,7 +76,7 @@ fn check_opts(opts: &Options, input: &str, expected: &str, run_both: bool) -> Re
         // guards by their preamble copies and passes only the changing inputs.
         let (got, extra, carried) = match &report.peeled {
             Some(p) => (
-                crate::testing::ids_as_loop(&got, p.id_offset),
+                crate::testing::ids_as_loop(&got, p.first_copy_id, p.id_offset),
                 1,
                 Some(p.carried.clone()),
             ),

@@ -11,7 +11,8 @@
 //! of them.
 //!
 //! The guards of the second copy get new resume ids: the first copy's plus
-//! [`Peeled::id_offset`].
+//! [`Peeled::id_offset`], so that they follow the trace's own ids without a gap (ids of later
+//! traces follow those).
 //!
 //! Owns: the shape of a peeled trace. Must not know: what the stages do with it.
 
@@ -26,6 +27,9 @@ pub struct Peeled {
     pub carried: Vec<usize>,
     /// What was added to the resume id of each guard copied into the loop body.
     pub id_offset: u32,
+    /// The smallest id of a copied guard (every copy's id is at least this, every original's
+    /// below it).
+    pub first_copy_id: u32,
 }
 
 /// Peels a trace that loops to its own inputs (no label, a `jump` without a target at the
@@ -49,13 +53,18 @@ pub fn peel_with(t: &Trace, same: impl Fn(usize) -> bool) -> Option<Peeled> {
     if jump_args.len() != n {
         return None;
     }
-    let id_offset = t
+    // The copies' ids follow the trace's own: [min, max] becomes [max + 1, 2 max + 1 - min].
+    let ids = t
         .ops
         .iter()
         .filter_map(|op| op.resume.as_ref())
-        .map(|r| r.id + 1)
-        .max()
-        .unwrap_or(0);
+        .map(|r| r.id);
+    let (min, max) = ids.fold((u32::MAX, 0), |(lo, hi), id| (lo.min(id), hi.max(id)));
+    let (first_copy_id, id_offset) = if min > max {
+        (0, 0)
+    } else {
+        (max + 1, max + 1 - min)
+    };
     let mut out = Trace::with_tables_of(t);
     out.ops.extend(t.ops[..jump_at].iter().cloned());
     // The loop-carried inputs and their label boxes.
@@ -97,6 +106,7 @@ pub fn peel_with(t: &Trace, same: impl Fn(usize) -> bool) -> Option<Peeled> {
         trace: out,
         carried,
         id_offset,
+        first_copy_id,
     })
 }
 
@@ -140,7 +150,7 @@ mod tests {
             .collect();
         assert_eq!(ids.len(), 2);
         assert_eq!(ids[1], ids[0] + p.id_offset);
-        assert!(p.id_offset > ids[0]);
+        assert_eq!(ids[1], p.first_copy_id);
         assert_eq!(p.carried, vec![0]);
     }
 

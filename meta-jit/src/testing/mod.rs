@@ -83,7 +83,7 @@ pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
     let (opt, opt_report) = optimize_with_report(&built.trace, opts);
     let peeled = opt_report.peeled.clone();
     let as_loop = match &peeled {
-        Some(p) => ids_as_loop(&opt, p.id_offset),
+        Some(p) => ids_as_loop(&opt, p.first_copy_id, p.id_offset),
         None => opt.clone(),
     };
     let report = |what: &str, outcomes: Option<(&Outcome, &Outcome)>| {
@@ -159,12 +159,13 @@ pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
 }
 
 /// A peeled loop's trace with its body's guards renamed to their preamble copies' resume ids
-/// (ids at or above `id_offset` lose it), to compare its guard failures with the loop's.
-pub fn ids_as_loop(t: &Trace, id_offset: u32) -> Trace {
+/// (ids from `first_copy_id` on lose `id_offset`), to compare its guard failures with the
+/// loop's.
+pub fn ids_as_loop(t: &Trace, first_copy_id: u32, id_offset: u32) -> Trace {
     let mut t = t.clone();
     for op in t.ops.iter_mut() {
         if let Some(r) = op.resume.as_deref_mut() {
-            if r.id >= id_offset {
+            if r.id >= first_copy_id {
                 r.id -= id_offset;
             }
         }
@@ -181,7 +182,7 @@ pub fn check_peeled(case: &Case) -> Result<(), String> {
     let Some(p) = peel(&built.trace) else {
         return Ok(());
     };
-    let peeled = ids_as_loop(&p.trace, p.id_offset);
+    let peeled = ids_as_loop(&p.trace, p.first_copy_id, p.id_offset);
     let report = |what: &str| {
         format!(
             "{what}\nmax_iterations: {}\nheap:\n{}inputs: {}\n--- loop:\n{}--- peeled:\n{}",

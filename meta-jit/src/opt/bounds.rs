@@ -83,6 +83,19 @@ fn producer_range(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
                 _ => FULL,
             }
         }
+        IntAddOvf | IntSubOvf
+            if o.out.ops.get(v.index() + 1).map(|g| g.opcode) == Some(GuardNoOverflow) =>
+        {
+            // Its `guard_no_overflow` passed (or the code after it never runs): the true
+            // result, which lies in the sum of the ranges clipped to what an i64 holds. (After
+            // a `guard_overflow` the value wrapped: nothing is known.)
+            let (a, b) = (range_at(o, args[0], depth), range_at(o, args[1], depth));
+            if opcode == IntAddOvf {
+                (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
+            } else {
+                (a.0.saturating_sub(b.1), a.1.saturating_sub(b.0))
+            }
+        }
         GetfieldI | GetarrayitemI => {
             let d = o.out.get_descr(descr.expect("verified"));
             let (size, signed) = match (d.field(), d.array()) {
@@ -110,7 +123,8 @@ fn parts(o: &mut Optimizer, v: OpRef) -> (OpRef, i64) {
         return (v, 0);
     };
     let (opcode, args) = (p.opcode, p.args.clone());
-    if opcode != Opcode::IntAdd {
+    // An `int_add_ovf`'s value is the wrapped sum too.
+    if !matches!(opcode, Opcode::IntAdd | Opcode::IntAddOvf) {
         return (v, 0);
     }
     match o.const_value(args[1]) {
@@ -315,4 +329,14 @@ pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
     o.bounds
         .below
         .retain(|(x, n), _| !values.contains(x) && !values.contains(n));
+}
+
+/// Whether `a + b` (`add`) or `a - b` cannot overflow, by the ranges.
+pub fn cannot_overflow(o: &mut Optimizer, add: bool, a: OpRef, b: OpRef) -> bool {
+    let (ra, rb) = (range(o, a), range(o, b));
+    if add {
+        ra.0.checked_add(rb.0).is_some() && ra.1.checked_add(rb.1).is_some()
+    } else {
+        ra.0.checked_sub(rb.1).is_some() && ra.1.checked_sub(rb.0).is_some()
+    }
 }

@@ -64,14 +64,17 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             let nc = o.out.int(c.wrapping_neg());
             optimize(o, Op::new(IntAdd, vec![a.unwrap(), nc]))
         }
-        (IntAdd, Some(c2)) => match inner(o, a.unwrap(), IntAdd) {
-            // (x + c1) + c2  ==>  x + (c1 + c2)
-            Some((x, Some(c1))) => {
-                let c = o.out.int(c1.wrapping_add(c2));
-                optimize(o, Op::new(IntAdd, vec![x, c]))
+        (IntAdd, Some(c2)) => {
+            match inner(o, a.unwrap(), IntAdd).or_else(|| inner(o, a.unwrap(), IntAddOvf)) {
+                // (x + c1) + c2  ==>  x + (c1 + c2), in wrapping arithmetic (so also when the inner
+                // addition is an `int_add_ovf`, whose value is the wrapped sum too).
+                Some((x, Some(c1))) => {
+                    let c = o.out.int(c1.wrapping_add(c2));
+                    optimize(o, Op::new(IntAdd, vec![x, c]))
+                }
+                _ => Step::Next(op),
             }
-            _ => Step::Next(op),
-        },
+        }
         (IntAnd, Some(c2)) => match inner(o, a.unwrap(), IntAnd) {
             // (x & c1) & c2  ==>  x & (c1 & c2), which is (x & c1) if c2 keeps all of c1.
             Some((_, Some(c1))) if c1 & c2 == c1 => Step::Replace(a.unwrap()),

@@ -52,6 +52,9 @@ pub struct Cache {
     items: HashMap<ItemKey, OpRef>,
     /// The alias class of each descriptor (by table index): equal numbers may alias.
     classes: Vec<u32>,
+    /// The first index op seen for each (base, constant offset): items are keyed by it, so
+    /// that `x + 2` computed twice (say once with an overflow check) names one item.
+    canon: HashMap<(OpRef, i64), OpRef>,
     /// What was known at the label, to be checked at the loop's `jump`.
     imported: Vec<(Imported, OpRef)>,
     /// Locations whose value the loop carries in a label argument (the body changes them).
@@ -95,6 +98,7 @@ impl Cache {
         self.items.clear();
         self.imported.clear();
         self.carried_now.clear();
+        self.canon.clear();
     }
 
     fn class(&self, d: DescrId) -> u32 {
@@ -109,7 +113,8 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     let known = match op.opcode {
         GetfieldI | GetfieldF | GetfieldR => o.heap.fields.get(&(d.unwrap(), op.args[0])),
         GetarrayitemI | GetarrayitemF | GetarrayitemR => {
-            o.heap.items.get(&(d.unwrap(), op.args[0], op.args[1]))
+            let i = canon_index(o, op.args[1]);
+            o.heap.items.get(&(d.unwrap(), op.args[0], i))
         }
         Setfield => {
             if o.heap.fields.get(&(d.unwrap(), op.args[0])) == Some(&op.args[1]) {
@@ -118,7 +123,8 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
             None
         }
         Setarrayitem => {
-            if o.heap.items.get(&(d.unwrap(), op.args[0], op.args[1])) == Some(&op.args[2]) {
+            let i = canon_index(o, op.args[1]);
+            if o.heap.items.get(&(d.unwrap(), op.args[0], i)) == Some(&op.args[2]) {
                 return Step::Remove;
             }
             None
@@ -150,7 +156,8 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
             o.heap.fields.insert((d.unwrap(), args[0]), r);
         }
         GetarrayitemI | GetarrayitemF | GetarrayitemR => {
-            o.heap.items.insert((d.unwrap(), args[0], args[1]), r);
+            let i = canon_index(o, args[1]);
+            o.heap.items.insert((d.unwrap(), args[0], i), r);
         }
         Setfield => {
             let d = d.unwrap();
@@ -167,10 +174,16 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 k.1 == obj && k.0 != d && a.offset.abs_diff(b.offset) >= size
             };
             let classes = &o.heap.classes;
-            let ops = &o.out.ops;
-            o.heap.fields.retain(|k, _| {
-                classes[k.0 .0 as usize] != class || apart(k) || distinct(ops, obj, k.1)
-            });
+            let keep: Vec<bool> = o
+                .heap
+                .fields
+                .keys()
+                .map(|k| classes[k.0 .0 as usize] != class || apart(k) || distinct(o, obj, k.1))
+                .collect();
+            let mut keep = keep.into_iter();
+            o.heap
+                .fields
+                .retain(|_, _| keep.next().expect("one flag per entry"));
             o.heap
                 .items
                 .retain(|k, _| classes[k.0 .0 as usize] != class);
@@ -180,7 +193,8 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
         }
         Setarrayitem => {
             let d = d.unwrap();
-            let (p, i) = (args[0], args[1]);
+            let p = args[0];
+            let i = canon_index(o, args[1]);
             let class = o.heap.class(d);
             let at = index_parts(o, i);
             let keys: Vec<ItemKey> = o
@@ -191,7 +205,7 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 .copied()
                 .collect();
             for k in keys {
-                let apart = distinct(&o.out.ops, p, k.1)
+                let apart = distinct(o, p, k.1)
                     || k.0 == d && k.1 == p && {
                         let other = index_parts(o, k.2);
                         other.0 == at.0 && other.1 != at.1
@@ -233,13 +247,33 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
 }
 
 /// Whether two object values are surely different objects: one is allocated by the trace
-/// (`new`, `new_array`) after the other was computed, so the other cannot be it.
-fn distinct(ops: &[Op], a: OpRef, b: OpRef) -> bool {
+/// (`new`, `new_array`) after the other was computed, so the other cannot be it. A loop-carried
+/// value is computed again at every `jump`, after everything before the label: it is older
+/// than an allocation only if that allocation is in the loop body.
+fn distinct(o: &Optimizer, a: OpRef, b: OpRef) -> bool {
     if !a.is_op() || !b.is_op() || a == b {
         return false;
     }
-    let newer = a.index().max(b.index());
-    matches!(ops[newer].opcode, Opcode::New | Opcode::NewArray)
+    let (older, newer) = if a.index() < b.index() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let allocated = matches!(
+        o.out.ops[newer.index()].opcode,
+        Opcode::New | Opcode::NewArray
+    );
+    let older_is_older = !o.loop_vars.contains(&older) || newer.index() > o.label_at;
+    allocated && older_is_older
+}
+
+/// The op that keys items at index `i`: the first seen with `i`'s (base, constant offset).
+fn canon_index(o: &mut Optimizer, i: OpRef) -> OpRef {
+    let parts = index_parts(o, i);
+    if parts == (o.find(i), 0) {
+        return i;
+    }
+    *o.heap.canon.entry(parts).or_insert(i)
 }
 
 /// An index as (base, constant offset): `x + c` is `(x, c)`, a constant `c` is `(0, c)`.
@@ -254,8 +288,8 @@ fn index_parts(o: &mut Optimizer, i: OpRef) -> (OpRef, i64) {
     };
     let (opcode, args) = (op.opcode, op.args.clone());
     let sign = match opcode {
-        Opcode::IntAdd => 1,
-        Opcode::IntSub => -1,
+        Opcode::IntAdd | Opcode::IntAddOvf => 1,
+        Opcode::IntSub | Opcode::IntSubOvf => -1,
         _ => return (i, 0),
     };
     match (o.const_value(args[0]), o.const_value(args[1])) {
@@ -290,6 +324,9 @@ pub fn at_label(o: &mut Optimizer, vars: &[OpRef]) -> Vec<OpRef> {
     });
     o.heap.fields.clear();
     o.heap.items.clear();
+    o.heap
+        .canon
+        .retain(|(base, _), v| !named(base) && !named(v));
     let mut imported = Vec::new();
     let mut boxes = Vec::new();
     o.heap.carried_now.clear();

@@ -501,7 +501,8 @@ impl<'a> Optimizer<'a> {
     }
 
     /// An `*_ovf` op whose arguments are constants folds, and so does `x + 0`, `x - 0`,
-    /// `x * 1`, `x * 0`; the overflow guard after it is then decided.
+    /// `x * 1`, `x * 0`, and an addition or subtraction the bounds stage's ranges say cannot
+    /// overflow; the overflow guard after it is then decided.
     fn fold_ovf(&mut self, op: &Op) -> Option<OpRef> {
         if !self.opts.fold {
             return None;
@@ -521,6 +522,19 @@ impl<'a> Optimizer<'a> {
                 if op.opcode == Opcode::IntMulOvf =>
             {
                 (self.out.int(0), false)
+            }
+            _ if self.opts.bounds
+                && matches!(op.opcode, Opcode::IntAddOvf | Opcode::IntSubOvf)
+                && bounds::cannot_overflow(self, op.opcode == Opcode::IntAddOvf, a, b) =>
+            {
+                // The ranges say it cannot overflow: a plain op, and the guard goes.
+                let plain = if op.opcode == Opcode::IntAddOvf {
+                    Opcode::IntAdd
+                } else {
+                    Opcode::IntSub
+                };
+                let v = self.derived(Op::new(plain, vec![a, b]));
+                (v, false)
             }
             _ => return None,
         };

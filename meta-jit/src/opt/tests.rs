@@ -650,6 +650,21 @@ fn bounds_an_unchecked_offset_is_not_known() {
 }
 
 #[test]
+fn bounds_know_nothing_of_a_sum_that_overflowed() {
+    // After guard_overflow, i2 is the wrapped difference: it may well be >= 0.
+    let t = "[i0]\ni1 = int_lt(i0, 0)\nguard_true(i1) []\ni2 = int_sub_ovf(i0, 9223372036854775807)\nguard_overflow() []\ni3 = int_lt(i2, 0)\nguard_false(i3) []\nfinish()";
+    check(t, t);
+}
+
+#[test]
+fn bounds_make_an_add_that_cannot_overflow_plain() {
+    check(
+        "[i0]\ni1 = int_lt(i0, 0)\nguard_false(i1) []\ni2 = int_lt(i0, 1000)\nguard_true(i2) []\ni3 = int_add_ovf(i0, 5)\nguard_no_overflow() []\nfinish(i3)",
+        "[i0]\ni1 = int_lt(i0, 0)\nguard_false(i1) []\ni2 = int_lt(i0, 1000)\nguard_true(i2) []\ni3 = int_add(i0, 5)\nfinish(i3)",
+    );
+}
+
+#[test]
 fn fold_and_of_and() {
     check(
         "[i0]\ni1 = int_and(i0, 255)\ni2 = int_and(i1, 255)\ni3 = int_and(i1, 15)\nfinish(i2, i3)",
@@ -743,6 +758,21 @@ fn heap_item_at_a_constant_and_at_index_plus_constant_may_alias() {
     // i0 + 1 may be 3.
     let t = "[p0, i0, i1]\ni2 = getarrayitem_i(p0, 3, descr=ints)\ni3 = int_add(i0, 1)\nsetarrayitem(p0, i3, i1, descr=ints)\ni4 = getarrayitem_i(p0, 3, descr=ints)\nfinish(i2, i4)";
     check(t, t);
+}
+
+#[test]
+fn heap_a_loop_value_may_be_an_object_allocated_before_the_label() {
+    // p0 is p1 from the second iteration on: the store through p0 may change p1's field.
+    let t = "[p0]\np1 = new(descr=S)\nsetfield(p1, p1, descr=next)\nlabel(p0)\np2 = getfield_r(p1, descr=next)\np3 = new(descr=S)\nsetfield(p0, p3, descr=next)\njump(p2)";
+    let opts = Options {
+        virtuals: false,
+        ..Options::all()
+    };
+    let (got, _) =
+        optimize_with_report(&parse_with(&format!("{HEADER}{t}"), &env()).unwrap(), &opts);
+    let text = got.to_string();
+    let body = text.split("label(").nth(1).unwrap();
+    assert!(body.contains("getfield_r(p"), "{text}");
 }
 
 #[test]

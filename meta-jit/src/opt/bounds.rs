@@ -14,6 +14,7 @@
 //!
 //! Owns: ranges and relations of integers. Must not know: memory, guests.
 
+use super::pure::negated;
 use super::{Optimizer, Step};
 use crate::ir::{Op, OpRef, Opcode, Value};
 use hashbrown::HashMap;
@@ -303,24 +304,6 @@ fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
             }
         }
     }
-}
-
-/// The comparison true exactly when `opcode` is false (integers only).
-fn negated(opcode: Opcode) -> Option<Opcode> {
-    use Opcode::*;
-    Some(match opcode {
-        IntLt => IntGe,
-        IntGe => IntLt,
-        IntLe => IntGt,
-        IntGt => IntLe,
-        UintLt => UintGe,
-        UintGe => UintLt,
-        UintLe => UintGt,
-        UintGt => UintLe,
-        IntEq => IntNe,
-        IntNe => IntEq,
-        _ => return None,
-    })
 }
 
 /// At a loop's label: forgets what is known of the loop-carried `values`.

@@ -74,7 +74,7 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
 
 /// The integer comparison that is true exactly when `opcode` is false (float comparisons have
 /// none: NaN makes both false).
-fn negated(opcode: Opcode) -> Option<Opcode> {
+pub fn negated(opcode: Opcode) -> Option<Opcode> {
     use Opcode::*;
     Some(match opcode {
         IntLt => IntGe,

@@ -3,7 +3,7 @@
 
 mod regvm;
 
-use regvm::{run_with, stats, Ins, Ins::*, Vm};
+use regvm::{run_code, run_with, stats, Code, Ins, Ins::*, Vm};
 
 const HOT: &str = "threshold=3,trace_eagerness=5";
 
@@ -141,4 +141,92 @@ fn an_overflow_panics_like_the_interpreter() {
     let off = msg("off");
     assert_eq!(off.as_deref(), Some("attempt to add with overflow"));
     assert_eq!(msg(HOT), off);
+}
+
+/// Frees the program in `code` and builds `ops` in its place: the `Code` and its buffer keep
+/// their addresses, as when the allocator hands a freed program's memory to the next one.
+fn replace_in_place(code: &mut Code, ops: &[Ins]) {
+    let (at, buffer) = (code as *const Code, code.ops.as_ptr());
+    code.ops.clear();
+    code.ops.extend_from_slice(ops);
+    assert_eq!((at, buffer), (code as *const Code, code.ops.as_ptr()));
+}
+
+#[test]
+fn a_program_at_a_freed_programs_address_runs_its_own_code() {
+    // The loop folds `square(4)` from the first program; the second has `square(7)` at the
+    // same pc, at the same address. No `reset` in between.
+    let first = mixed(1000);
+    let mut second = mixed(1000);
+    second[4] = AddSq(0, 7);
+    let mut code = Code { ops: first.clone() };
+    assert_eq!(
+        run_code(HOT, &code, Vm::new()),
+        run_with("off", &first, Vm::new())
+    );
+    let off = run_with("off", &second, Vm::new());
+    replace_in_place(&mut code, &second);
+    let on = run_code(HOT, &code, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!((s.invalidated, s.loops()), (1, 1), "{}", s.summary());
+    // And back: the first program, in the same place again, gets its own loop too.
+    replace_in_place(&mut code, &first);
+    assert_eq!(
+        run_code(HOT, &code, Vm::new()),
+        run_with("off", &first, Vm::new())
+    );
+}
+
+/// Nested loops: the inner loop's exit gets a bridge (through pc 4) that jumps to the outer
+/// loop, which jumps back into the inner one.
+fn nested(k: i64) -> Vec<Ins> {
+    vec![
+        Li(1, 40),
+        Li(2, 50),
+        AddSq(0, 3),
+        DecJnz(2, 2),
+        AddSq(0, k),
+        DecJnz(1, 1),
+        Halt,
+    ]
+}
+
+#[test]
+fn a_program_that_differs_only_where_a_bridge_folded_is_not_run_by_it() {
+    // The second program is equal to the first in both loops' own code; only pc 4, which the
+    // inner loop's bridge folded, differs. Entering the inner loop checks the bridge too.
+    let mut code = Code { ops: nested(5) };
+    let first = run_code(HOT, &code, Vm::new());
+    let s = stats();
+    assert_eq!((s.loops(), s.bridges()), (2, 1), "{}", s.summary());
+    assert_eq!(first, run_with("off", &nested(5), Vm::new()));
+    let off = run_with("off", &nested(6), Vm::new());
+    replace_in_place(&mut code, &nested(6));
+    assert_eq!(run_code(HOT, &code, Vm::new()), off);
+    assert!(stats().invalidated >= 1, "{}", stats().summary());
+}
+
+#[test]
+fn a_location_that_aborted_is_traced_again_for_a_new_program_there() {
+    // The first program's loop at pc 1 is too long to trace (one abort: don't trace again);
+    // the second program's loop at pc 1, at the same address, is short and gets compiled.
+    let long: Vec<Ins> = [Li(1, 300)]
+        .into_iter()
+        .chain(std::iter::repeat_n(AddSq(0, 2), 12))
+        .chain([DecJnz(1, 1), Halt])
+        .collect();
+    let mut short = long.clone();
+    short[1] = DecJnz(1, 1);
+    short[2] = Halt;
+    let params = "threshold=3,trace_limit=40,max_aborts=1";
+    let mut code = Code { ops: long.clone() };
+    let first = run_code(params, &code, Vm::new());
+    let s = stats();
+    assert_eq!((s.loops(), s.aborts.len()), (0, 1), "{}", s.summary());
+    assert_eq!(first, run_with("off", &long, Vm::new()));
+    let off = run_with("off", &short, Vm::new());
+    replace_in_place(&mut code, &short);
+    assert_eq!(run_code(params, &code, Vm::new()), off);
+    assert_eq!(stats().loops(), 1, "{}", stats().summary());
 }

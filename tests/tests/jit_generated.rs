@@ -1,7 +1,9 @@
 //! JIT on vs off on generated register-VM programs: a counted loop around a random body (int
 //! and float arithmetic, the branchy opcode, calls of every policy, promotion), with a low
 //! threshold and trace eagerness so loops, guard failures and bridges all happen. The result,
-//! the VM and what it emitted (or the panic) must be the same.
+//! the VM and what it emitted (or the panic) must be the same. One driver runs them all, with
+//! no reset in between, so each program meets the compiled code of the ones before it at the
+//! same addresses.
 
 mod regvm;
 
@@ -57,12 +59,14 @@ fn jit_on_and_off_agree_on_generated_programs() {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     static LOOPS: AtomicUsize = AtomicUsize::new(0);
     static BRIDGES: AtomicUsize = AtomicUsize::new(0);
+    static INVALIDATED: AtomicUsize = AtomicUsize::new(0);
     fn prop(p: Program) -> TestResult {
         let off = outcome("off", &p.0);
         let on = outcome("threshold=2,trace_eagerness=2", &p.0);
         let s = stats();
         LOOPS.fetch_add(s.loops(), Relaxed);
         BRIDGES.fetch_add(s.bridges(), Relaxed);
+        INVALIDATED.fetch_add(s.invalidated, Relaxed);
         if on == off {
             TestResult::passed()
         } else {
@@ -76,6 +80,10 @@ fn jit_on_and_off_agree_on_generated_programs() {
         .quickcheck(prop as fn(Program) -> TestResult);
     std::panic::set_hook(prev);
     let (l, b) = (LOOPS.load(Relaxed), BRIDGES.load(Relaxed));
-    println!("loops: {l}, bridges: {b}");
+    let i = INVALIDATED.load(Relaxed);
+    println!("loops: {l}, bridges: {b}, invalidated: {i}");
     assert!(l > 200 && b > 20, "loops: {l}, bridges: {b}");
+    // Every program's `Code` lives where the previous one did, and the driver is never
+    // reset: compiled code of earlier programs is found out and thrown away.
+    assert!(i > 100, "invalidated: {i}");
 }

@@ -468,11 +468,18 @@ impl Tracer<'_> {
                 dst, index, offset, ..
             } => {
                 let idx = index.map(|(_, size)| (u(1), size));
-                Some((*dst, self.address(u(0), idx, *offset)))
+                let r = self.address(u(0), idx, *offset);
+                if r.0.is_const() {
+                    self.fp.derive(from_ir(u(0).1), from_ir(r.1));
+                }
+                Some((*dst, r))
             }
             Op::GetField { dst, descr, .. } => {
                 let v = self.value(*dst);
                 let r = if u(0).0.is_const() && descr.immutable {
+                    let base = from_ir(u(0).1);
+                    let addr = base.addr().wrapping_add(descr.offset);
+                    self.fp.load(base, addr, descr, v);
                     self.konst(to_ir(v))
                 } else {
                     let d = self.field_descr(descr);
@@ -489,6 +496,12 @@ impl Tracer<'_> {
                 let v = self.value(*dst);
                 let ty = ir_type(descr.item.kind);
                 let r = if u(0).0.is_const() && u(1).0.is_const() && descr.item.immutable {
+                    let base = from_ir(u(0).1);
+                    let addr = base
+                        .addr()
+                        .wrapping_add((u(1).1.int() as usize).wrapping_mul(descr.item_size))
+                        .wrapping_add(descr.item.offset);
+                    self.fp.load(base, addr, &descr.item, v);
                     self.konst(to_ir(v))
                 } else if Self::plain_array(descr) {
                     let d = self.array_descr(descr);
@@ -582,6 +595,9 @@ impl Tracer<'_> {
         let res = dst.map(|d| to_ir(self.value(d)));
         let elidable = descr.effect == Effect::Elidable;
         if elidable && args.iter().all(|a| a.0.is_const()) {
+            let vals: Vec<Value> = args.iter().map(|a| from_ir(a.1)).collect();
+            self.fp
+                .call(descr.name, descr.dynamic, &vals, res.map(from_ir));
             return dst.zip(res).map(|(d, v)| (d, self.konst(v)));
         }
         let (fun, d) = self.call_descr(descr);

@@ -230,3 +230,108 @@ fn a_location_that_aborted_is_traced_again_for_a_new_program_there() {
     assert_eq!(run_code(params, &code, Vm::new()), off);
     assert_eq!(stats().loops(), 1, "{}", stats().summary());
 }
+
+/// A loop over the ops that tracing used to give up on: unsigned 64-bit division, remainder
+/// and checked product, float remainder, `u64 as f64`, float to narrow and unsigned integers
+/// (summed with the wrapping `Sub`).
+fn conversions(n: i64) -> Vec<Ins> {
+    vec![
+        Li(1, n),
+        Li(2, 7),
+        Li(3, -3),
+        // loop body (pc 3)
+        UDivRem(4, 1, 2),
+        UDivRem(5, 3, 2),
+        Sub(0, 0, 4),
+        Sub(0, 0, 5),
+        UMul(6, 1, 1),
+        Sub(0, 0, 6),
+        FModU(0, 3.5, 1),
+        FModU(1, 1e3, 3),
+        Fma(2, -1.5, 1),
+        FToN(6, 0),
+        Sub(0, 0, 6),
+        FToN(6, 1),
+        Sub(0, 0, 6),
+        FToN(6, 2),
+        Sub(0, 0, 6),
+        DecJnz(1, 3),
+        Halt,
+    ]
+}
+
+#[test]
+fn unsigned_division_float_remainder_and_every_float_cast_are_traced() {
+    let prog = conversions(2000);
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with(HOT, &prog, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!((s.loops(), s.aborts.len()), (1, 0), "{:?}", s.aborts);
+    let lp = &s.traces[0];
+    for op in [
+        "uint_floordiv",
+        "uint_mod",
+        "uint_mul_high",
+        "float_mod",
+        "cast_uint_to_float",
+        "cast_float_to_uint",
+        "int_min",
+        "int_max",
+    ] {
+        assert!(lp.count(op) >= 1, "no {op} in\n{}", lp.optimized);
+    }
+    // f2 grew past f64::MAX (so its casts saturated on the way), f1 is above i64::MAX.
+    assert!(
+        off.1.f[2].is_infinite() && off.1.f[1] > 1e19,
+        "{:?}",
+        off.1.f
+    );
+}
+
+#[test]
+fn unsigned_overflow_and_division_by_zero_panic_like_the_interpreter() {
+    // r2 counts down to 0 and divides; r5 doubles until the unsigned product overflows.
+    let by_zero = vec![
+        Li(1, 100),
+        Li(2, 60),
+        Li(3, 1),
+        UDivRem(4, 1, 2),
+        Sub(2, 2, 3),
+        DecJnz(1, 3),
+        Halt,
+    ];
+    let overflow = vec![
+        Li(1, 100),
+        Li(5, 1),
+        Li(3, 2),
+        UMul(5, 5, 3),
+        DecJnz(1, 3),
+        Halt,
+    ];
+    for (prog, expected) in [
+        (by_zero, "attempt to divide by zero"),
+        (overflow, "attempt to multiply with overflow"),
+    ] {
+        // The panic message, and how many loops were compiled before it.
+        let run = |params: &'static str| {
+            let prog = prog.clone();
+            std::thread::spawn(move || {
+                let hook = std::panic::take_hook();
+                std::panic::set_hook(Box::new(|_| {}));
+                let r = std::panic::catch_unwind(|| run_with(params, &prog, Vm::new()));
+                std::panic::set_hook(hook);
+                let msg = r.err().and_then(|e| {
+                    e.downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                });
+                (msg, stats().loops())
+            })
+            .join()
+            .unwrap()
+        };
+        assert_eq!(run("off"), (Some(expected.to_string()), 0));
+        assert_eq!(run(HOT), (Some(expected.to_string()), 1));
+    }
+}

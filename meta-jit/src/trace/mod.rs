@@ -21,6 +21,7 @@
 //! of each data op to IR is in [`record`], the facts in [`fingerprint`]. Must not know: optimization, machine code, hot
 //! counters, or anything about a guest language.
 
+mod arith;
 mod fingerprint;
 mod record;
 

@@ -38,6 +38,15 @@ pub enum Ins {
     IncMemJlt(u8, u8, u32),
     /// `emit(r[a])` (residual), then `r[a] -= 1` and jump to `t` while `r[a] > 0`
     EmitDecJnz(u8, u32),
+    /// `r[a] = (r[b] as u64 / r[c] as u64 + r[b] as u64 % r[c] as u64) as i64` (panics when
+    /// `r[c]` is 0)
+    UDivRem(u8, u8, u8),
+    /// `r[a] = (r[b] as u64 * r[c] as u64) as i64` (checked: panics on unsigned overflow)
+    UMul(u8, u8, u8),
+    /// `f[a] = f[a] % x + r[b] as u64 as f64`
+    FModU(u8, f64, u8),
+    /// `r[a] = f[b] as u8 + f[b] as i16 + f[b] as u32 + f[b] as i32 + f[b] as u64` (wrapping)
+    FToN(u8, u8),
     /// Stop; the result is `r[0]`.
     Halt,
 }
@@ -145,6 +154,25 @@ pub fn run(code: &Code, vm: &mut Vm) -> i64 {
                     can_enter_jit!();
                     continue;
                 }
+            }
+            Ins::UDivRem(a, b, c) => {
+                let x = vm.r[b as usize] as u64;
+                let y = vm.r[c as usize] as u64;
+                vm.r[a as usize] = (x / y).wrapping_add(x % y) as i64;
+            }
+            Ins::UMul(a, b, c) => {
+                vm.r[a as usize] = (vm.r[b as usize] as u64 * vm.r[c as usize] as u64) as i64
+            }
+            Ins::FModU(a, x, b) => {
+                vm.f[a as usize] = vm.f[a as usize] % x + vm.r[b as usize] as u64 as f64
+            }
+            Ins::FToN(a, b) => {
+                let x = vm.f[b as usize];
+                let s = (x as u8 as i64).wrapping_add(x as i16 as i64);
+                let s = s
+                    .wrapping_add(x as u32 as i64)
+                    .wrapping_add(x as i32 as i64);
+                vm.r[a as usize] = s.wrapping_add(x as u64 as i64);
             }
             Ins::Halt => return vm.r[0],
         }

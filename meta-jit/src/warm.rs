@@ -23,6 +23,7 @@
 //! JIT log's events. Must not know: any guest language, how ops are traced or compiled.
 
 mod native;
+pub(crate) mod quasi;
 mod stale;
 mod stats;
 
@@ -35,7 +36,7 @@ use std::time::Instant;
 use crate::backend::{Backend, CompileOptions, TraceId};
 use crate::blackhole::{self, Landed};
 use crate::interp::Outcome;
-use crate::ir::Trace;
+use crate::ir::{Opcode, Trace};
 use crate::jitcode::{JitCode, Value};
 use crate::log::{self, Selection};
 use crate::opt::{optimize_with_report, Options};
@@ -43,6 +44,7 @@ use crate::resume;
 use crate::trace::{from_ir, to_ir, Close, Codes, Fingerprint, Limits, Traced, Tracer};
 
 pub use native::{can_enter_jit, take, Live, OnFlag, Vals};
+pub use quasi::quasi_immutable_written;
 pub use stats::{Stats, TraceKind, TraceRecord};
 
 /// The JIT's parameters (RPython's `set_param`).
@@ -505,7 +507,11 @@ impl JitDriver {
                         .get_mut(&gid)
                         .expect("every guard is registered");
                     g.failures += 1;
-                    let bridge = !g.bridge_tried && g.failures >= params.trace_eagerness;
+                    let parent = state.compiled[&ended.trace].clone();
+                    // An invalidated trace is thrown away at the next entry, not bridged.
+                    let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
+                    let bridge =
+                        !invalidated && !g.bridge_tried && g.failures >= params.trace_eagerness;
                     if bridge {
                         g.bridge_tried = true;
                     }
@@ -520,7 +526,6 @@ impl JitDriver {
                             ),
                         );
                     }
-                    let parent = state.compiled[&ended.trace].clone();
                     let r = parent.ops[op].resume.as_ref().expect("a guard");
                     if bridge {
                         // SAFETY: the guard's exit left the interpreter in its resume state.

@@ -21,6 +21,10 @@
 //! `promote!`, are not checked: such an object must outlive the machine code, as the book's
 //! deoptimization chapter says.)
 //!
+//! The values of quasi-immutable fields the trace folded are facts too (when their object is
+//! trusted), and every such field is a dependency of the trace ([`Fingerprint::quasi_fields`]):
+//! a write invalidates it.
+//!
 //! Must not know: the driver's cells, machine code, or any guest language.
 
 use hashbrown::{HashMap, HashSet};
@@ -62,6 +66,8 @@ struct Inner {
     facts: Vec<Fact>,
     loads: HashMap<(usize, u8), u64>,
     trusted: HashSet<usize>,
+    /// Addresses of the quasi-immutable fields folded, trusted objects or not.
+    quasi: Vec<usize>,
 }
 
 fn bits_of(v: Value, size: u8) -> u64 {
@@ -133,6 +139,21 @@ impl Fingerprint {
         if descr.kind == Kind::Ref {
             self.derive(base, v);
         }
+    }
+
+    /// The tracer folded the quasi-immutable field `descr` at `addr`, inside the object at
+    /// `base`, to `v`: a dependency of the trace on that field, and a fact if `base` is
+    /// trusted.
+    pub fn quasi(&mut self, base: Value, addr: usize, descr: &FieldDescr, v: Value) {
+        if !self.0.quasi.contains(&addr) {
+            self.0.quasi.push(addr);
+        }
+        self.load(base, addr, descr, v);
+    }
+
+    /// The addresses of the quasi-immutable fields the trace folded.
+    pub fn quasi_fields(&self) -> &[usize] {
+        &self.0.quasi
     }
 
     /// The tracer folded an elidable call on constant arguments to `result`; it is a fact if

@@ -15,7 +15,10 @@
 //! interpreter continues from ([`Traced::Aborted`]).
 //!
 //! Every value folded from the objects the greens reference is also written down, as a fact
-//! of the trace's [`Fingerprint`], for the driver to check before it reuses the trace.
+//! of the trace's [`Fingerprint`], for the driver to check before it reuses the trace. A read of
+//! a quasi-immutable field of a constant object folds under `guard_not_invalidated`; a write of
+//! one records (and makes) the call into `crate::warm::quasi` that invalidates the code that
+//! folded it.
 //!
 //! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
 //! of each data op to IR is in [`record`], the facts in [`fingerprint`]. Must not know: optimization, machine code, hot

@@ -73,7 +73,7 @@ impl Tracer<'_> {
             signed: d.signed,
             kind: ir_type(d.kind),
             immutable: d.immutable,
-            quasi_immutable: false,
+            quasi_immutable: d.quasi_immutable,
         });
         self.named_descr(&format!("{}_{}", d.name, d.offset), kind)
     }
@@ -261,6 +261,8 @@ impl Tracer<'_> {
                     let addr = base.addr().wrapping_add(descr.offset);
                     self.fp.load(base, addr, descr, v);
                     self.konst(to_ir(v))
+                } else if u(0).0.is_const() && descr.quasi_immutable && u(0).1.addr() != 0 {
+                    self.quasi_immutable_read(u(0), descr, v)
                 } else {
                     let d = self.field_descr(descr);
                     self.load(Opcode::getfield(ir_type(descr.kind)), &[u(0)], d, v)
@@ -270,6 +272,9 @@ impl Tracer<'_> {
             Op::SetField { descr, .. } => {
                 let d = self.field_descr(descr);
                 self.store(Opcode::Setfield, &[u(0), u(1)], d);
+                if descr.quasi_immutable {
+                    self.quasi_immutable_write(u(0), descr)?;
+                }
                 None
             }
             Op::GetArrayItem { dst, descr, .. } => {
@@ -362,6 +367,47 @@ impl Tracer<'_> {
                 r.1
             );
             self.set_shadow(dst, r.0);
+        }
+        Ok(())
+    }
+
+    /// Folds a read of a quasi-immutable field of a constant object (RPython's
+    /// `quasiimmut_field` + `guard_not_invalidated`): the guard resumes at the read itself, so
+    /// that after an invalidation the interpreter reads the field again.
+    fn quasi_immutable_read(&mut self, base: Tv, descr: &FieldDescr, v: Value) -> Tv {
+        let d = self.field_descr(descr);
+        self.trace
+            .push(IrOp::new(Opcode::QuasiimmutField, vec![base.0]).with_descr(d));
+        self.guard(Opcode::GuardNotInvalidated, &[]);
+        let b = from_ir(base.1);
+        self.fp
+            .quasi(b, b.addr().wrapping_add(descr.offset), descr, v);
+        self.konst(to_ir(v))
+    }
+
+    /// After a write of a quasi-immutable field (already stored and recorded): records the
+    /// call that invalidates the code that folded it, and makes it for the write the tracer
+    /// just performed. A trace that folded the field itself would be wrong from its first
+    /// iteration on: it aborts.
+    fn quasi_immutable_write(&mut self, base: Tv, descr: &FieldDescr) -> Result<(), Abort> {
+        let p = self.address(base, None, descr.offset);
+        let hook = crate::warm::quasi::written_from_jit as extern "C" fn(usize) as usize;
+        let f = self.trace.func("quasi_immutable_written", hook);
+        let kind = DescrKind::Call(ir::CallDescr {
+            args: vec![Type::Ref],
+            ret: Type::Void,
+            effects: Effects::anything(),
+        });
+        let d = self.named_descr("call_quasi_immutable_written", kind);
+        self.trace
+            .push(IrOp::new(Opcode::CallN, vec![f, p.0]).with_descr(d));
+        let addr = p.1.addr();
+        crate::warm::quasi::written_from_jit(addr);
+        if self.fp.quasi_fields().contains(&addr) {
+            return Err(Abort::Unsupported(format!(
+                "the trace writes the quasi-immutable field `{}` it folded",
+                descr.name
+            )));
         }
         Ok(())
     }

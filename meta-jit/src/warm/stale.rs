@@ -13,8 +13,9 @@
 //! cached until a trace is compiled or freed). The order matters for safety: a trace's facts
 //! are checked after those of the trace that led to it, so every address read was computed
 //! from values already found equal, starting from the greens the interpreter holds. A trace
-//! whose facts fail is freed with every trace that jumps into it (`Backend::free`), their
-//! cells start counting again, and a freed bridge's guard may get a new bridge.
+//! whose facts fail, or that a write of a quasi-immutable field invalidated ([`super::quasi`]),
+//! is freed with every trace that jumps into it (`Backend::free`), their cells start counting
+//! again, and a freed bridge's guard may get a new bridge.
 //!
 //! The same check guards counting cells whose last trace aborted and don't-trace cells: a new
 //! program at the same address starts over.
@@ -78,6 +79,11 @@ pub(super) fn register(
             m.next.push(id);
         }
     }
+    if let Some(on) = state.backend.invalidation(id) {
+        for &field in fingerprint.quasi_fields() {
+            super::quasi::depend(field, on.clone());
+        }
+    }
     state.meta.insert(
         id,
         TraceMeta {
@@ -132,11 +138,19 @@ impl JitDriver {
         }
         for t in closure(state, id).iter() {
             let m = &state.meta[t];
-            // SAFETY: the closure's order (see the module doc): the loop's facts start from
-            // its greens, which the caller guarantees live; every other trace's facts start
-            // from values the traces before it vouched for.
-            if let Some(k) = unsafe { m.fingerprint.first_broken() } {
-                let what = format!("fact {k} of trace {} no longer holds", t.0);
+            let broken = if state.backend.is_invalidated(*t) {
+                Some(format!(
+                    "trace {} was invalidated (a quasi-immutable field it folded was written)",
+                    t.0
+                ))
+            } else {
+                // SAFETY: the closure's order (see the module doc): the loop's facts start
+                // from its greens, which the caller guarantees live; every other trace's facts
+                // start from values the traces before it vouched for.
+                unsafe { m.fingerprint.first_broken() }
+                    .map(|k| format!("fact {k} of trace {} no longer holds", t.0))
+            };
+            if let Some(what) = broken {
                 self.throw_away(state, *t, &what);
                 if !state.meta.contains_key(&id) {
                     return Err(greens(state));

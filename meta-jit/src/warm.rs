@@ -566,12 +566,7 @@ impl JitDriver {
         saved: &[crate::ir::Value],
     ) -> BridgeEnd {
         let r = parent.ops[op].resume.as_ref().expect("a guard");
-        let Some((trace, frames)) = resume::bridge_frames(&state.codes, parent, r, saved) else {
-            self.aborted(state, "bridge: virtual objects in resume data");
-            let frames = resume::frames(&state.codes, parent, r, saved);
-            // SAFETY: forwarded.
-            return BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }));
-        };
+        let (trace, frames) = resume::bridge_frames(&state.codes, parent, r, saved);
         let t0 = Instant::now();
         let first_guard = state.next_guard;
         let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());

@@ -22,6 +22,7 @@
 //! Owns: parameters, counters, cells, the compiled loops and their guards, statistics and the
 //! JIT log's events. Must not know: any guest language, how ops are traced or compiled.
 
+mod bridge;
 mod native;
 pub(crate) mod quasi;
 mod stale;
@@ -42,6 +43,7 @@ use crate::log::{self, Selection};
 use crate::opt::{optimize_with_report, Options};
 use crate::resume;
 use crate::trace::{from_ir, to_ir, Close, Codes, Fingerprint, Limits, Traced, Tracer};
+use bridge::BridgeEnd;
 
 pub use native::{can_enter_jit, take, Live, OnFlag, Vals};
 pub use quasi::quasi_immutable_written;
@@ -555,81 +557,6 @@ impl JitDriver {
             }
         }
     }
-
-    unsafe fn trace_bridge(
-        &self,
-        state: &mut State,
-        params: &Params,
-        parent: &Trace,
-        parent_id: TraceId,
-        op: usize,
-        saved: &[crate::ir::Value],
-    ) -> BridgeEnd {
-        let r = parent.ops[op].resume.as_ref().expect("a guard");
-        let (trace, frames) = resume::bridge_frames(&state.codes, parent, r, saved);
-        let t0 = Instant::now();
-        let first_guard = state.next_guard;
-        let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());
-        let State { codes, cells, .. } = &mut *state;
-        let tracer = Tracer::with_frames(
-            codes,
-            (self.portal)(),
-            trace,
-            frames,
-            Limits {
-                trace_limit: params.trace_limit,
-            },
-            first_guard,
-            trusted,
-        );
-        let mut decide = |g: &[Value]| match cells.get(&Self::key(g)) {
-            Some(CellState::Compiled { loop_no }) => Close::Jump(*loop_no),
-            _ => Close::Continue,
-        };
-        // SAFETY: forwarded: the frames are the interpreter's state at the guard.
-        let traced = unsafe { tracer.run(&mut decide) };
-        state.stats.tracing += t0.elapsed();
-        match traced {
-            Traced::Closed {
-                trace,
-                close,
-                greens,
-                reds,
-                fingerprint,
-            } => {
-                // Guard ids of the bridge continue after the parent's.
-                let max = trace
-                    .ops
-                    .iter()
-                    .filter_map(|o| o.resume.as_ref())
-                    .map(|r| r.id + 1)
-                    .max();
-                state.next_guard = state.next_guard.max(max.unwrap_or(0));
-                let guard = r.id;
-                let origin = stale::Origin::Bridge { guard };
-                let parent = Some((parent_id, op));
-                if let Err((e, _)) =
-                    self.compile(state, params, &trace, parent, origin, fingerprint)
-                {
-                    self.aborted(state, &format!("bridge compilation failed: {e}"));
-                }
-                match close {
-                    Close::Jump(n) => BridgeEnd::Jump(n, reds.iter().map(|v| to_ir(*v)).collect()),
-                    _ => BridgeEnd::Resumed(merge_point(greens, reds)),
-                }
-            }
-            Traced::Aborted { reason, frames, .. } => {
-                self.aborted(state, &format!("bridge: {reason}"));
-                // SAFETY: the tracer left the interpreter in the state of `frames`.
-                BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }))
-            }
-        }
-    }
-}
-
-enum BridgeEnd {
-    Jump(u32, Vec<crate::ir::Value>),
-    Resumed(Resumed),
 }
 
 /// The interpreter continues at the merge point with these greens and reds.

@@ -7,13 +7,14 @@
 //! entries of `values`, one per register live at `pc` ([`crate::jitcode::JitCode::live_at`])
 //! in [`crate::jitcode::LiveRegs::iter`] order (ints, floats, refs). An entry is a trace op
 //! (whose value the exit saved), a constant, or a virtual object (allocated and filled by
-//! [`crate::interp::materialize`]).
+//! [`crate::interp::materialize`] for the blackhole interpreter; allocated and filled by the
+//! first ops of a bridge's trace for the tracer).
 //!
 //! Must not know: how frames run (the blackhole interpreter) or any guest language.
 #![deny(unsafe_code)]
 
 use crate::interp::materialize;
-use crate::ir::{OpRef, Resume, Trace};
+use crate::ir::{DescrKind, Op, OpRef, Opcode, Resume, Trace};
 use crate::jitcode::runner::Frame;
 use crate::trace::{from_ir, ir_type, Codes, TraceFrame};
 
@@ -45,22 +46,38 @@ pub fn frames(
 /// The tracer's frames for a bridge from a guard of `parent`: a new trace whose inputs are the
 /// guard's saved values (in [`Resume::live_ops`] order, the order the backend passes them to
 /// a bridge), and frames whose live registers hold `saved`'s values and shadow those inputs
-/// (or the constants of the resume data). `None` if the resume data holds virtual objects
-/// (a bridge would have to rebuild them; not supported yet).
+/// (or the constants of the resume data).
+///
+/// A virtual object of the resume data is allocated concretely (the frames hold it, as
+/// [`frames`] would give it to the blackhole interpreter) *and* in the bridge: the trace starts
+/// with a `new` (or `new_array`) for each, then fills their fields from the inputs, so the
+/// registers that held the virtual shadow a real allocation of the bridge. The optimizer may
+/// make them virtual again.
 pub fn bridge_frames(
     codes: &Codes,
     parent: &Trace,
     r: &Resume,
     saved: &[crate::ir::Value],
-) -> Option<(Trace, Vec<TraceFrame>)> {
-    if !r.virtuals.is_empty() {
-        return None;
-    }
+) -> (Trace, Vec<TraceFrame>) {
     let live = r.live_ops();
     let mut t = Trace::new();
     let inputs: Vec<OpRef> = saved.iter().map(|v| t.input(v.ty())).collect();
     let zero = [t.int(0), t.float(0.0), t.ptr(0)];
     let values = materialize(parent, r, saved);
+    let news = allocate(&mut t, parent, r);
+    let mut shadow_of = |t: &mut Trace, x: OpRef| -> OpRef {
+        if x.is_virtual() {
+            news[x.index()]
+        } else if x.is_op() {
+            inputs[live
+                .iter()
+                .position(|&l| l == x)
+                .expect("live ops cover values")]
+        } else {
+            t.constant(parent.const_value(x).expect("a constant"))
+        }
+    };
+    fill(&mut t, parent, r, &news, &mut shadow_of);
     let mut out = Vec::new();
     let mut next = 0;
     for fi in &r.frames {
@@ -68,15 +85,7 @@ pub fn bridge_frames(
         let mut f = TraceFrame::new(code, fi.code, zero);
         f.frame.pc = fi.pc as usize;
         for reg in code.live_at(f.frame.pc).expect("a guard point").iter() {
-            let x = r.values[next];
-            let shadow = if x.is_op() {
-                inputs[live
-                    .iter()
-                    .position(|&l| l == x)
-                    .expect("live ops cover values")]
-            } else {
-                t.constant(values[next])
-            };
+            let shadow = shadow_of(&mut t, r.values[next]);
             debug_assert_eq!(ir_type(reg.kind), t.type_of(shadow));
             f.frame.set(reg, from_ir(values[next]));
             let bank = match reg.kind {
@@ -89,5 +98,49 @@ pub fn bridge_frames(
         }
         out.push(f);
     }
-    Some((t, out))
+    (t, out)
+}
+
+/// Records the allocation of every virtual object of `r` in `t` (all before any is filled, so
+/// that they may point at each other).
+fn allocate(t: &mut Trace, parent: &Trace, r: &Resume) -> Vec<OpRef> {
+    let mut news = Vec::with_capacity(r.virtuals.len());
+    for v in &r.virtuals {
+        let pd = parent.get_descr(v.descr);
+        let d = t.descr(&pd.name, pd.kind.clone());
+        let op = match pd.kind {
+            DescrKind::Array(_) => {
+                let n = t.int(v.fields.len() as i64);
+                Op::new(Opcode::NewArray, vec![n])
+            }
+            _ => Op::new(Opcode::New, vec![]),
+        };
+        news.push(t.push(op.with_descr(d)));
+    }
+    news
+}
+
+/// Records the stores that fill the virtual objects `news` of `r` with their fields' values.
+fn fill(
+    t: &mut Trace,
+    parent: &Trace,
+    r: &Resume,
+    news: &[OpRef],
+    shadow_of: &mut dyn FnMut(&mut Trace, OpRef) -> OpRef,
+) {
+    for (v, &obj) in r.virtuals.iter().zip(news) {
+        for (n, &(fd, x)) in v.fields.iter().enumerate() {
+            let pd = parent.get_descr(fd);
+            let d = t.descr(&pd.name, pd.kind.clone());
+            let value = shadow_of(t, x);
+            let op = match pd.kind {
+                DescrKind::Array(_) => {
+                    let i = t.int(n as i64);
+                    Op::new(Opcode::Setarrayitem, vec![obj, i, value])
+                }
+                _ => Op::new(Opcode::Setfield, vec![obj, value]),
+            };
+            t.push(op.with_descr(d));
+        }
+    }
 }

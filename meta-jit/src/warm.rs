@@ -15,24 +15,39 @@
 //! The driver is per thread and not reentrant: while it traces or runs compiled code, a nested
 //! call of the portal (from a residual call) runs in the interpreter only.
 //!
+//! Before it enters compiled code, the driver checks that the objects the greens reference are
+//! still those the code was traced on ([`stale`]): a freed program's address may hold another
+//! program now.
+//!
 //! Owns: parameters, counters, cells, the compiled loops and their guards, statistics and the
 //! JIT log's events. Must not know: any guest language, how ops are traced or compiled.
 
-use std::cell::{Cell, RefCell};
+mod bridge;
+mod native;
+pub(crate) mod quasi;
+mod stale;
+mod stats;
+
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::thread::LocalKey;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::backend::{Backend, CompileOptions, TraceId};
 use crate::blackhole::{self, Landed};
 use crate::interp::Outcome;
-use crate::ir::Trace;
+use crate::ir::{Opcode, Trace};
 use crate::jitcode::{JitCode, Value};
 use crate::log::{self, Selection};
 use crate::opt::{optimize_with_report, Options};
 use crate::resume;
-use crate::trace::{from_ir, to_ir, Close, Codes, Limits, Traced, Tracer};
+use crate::trace::{from_ir, to_ir, Close, Codes, Fingerprint, Limits, Traced, Tracer};
+use bridge::BridgeEnd;
+
+pub use native::{can_enter_jit, take, Live, OnFlag, Vals};
+pub use quasi::quasi_immutable_written;
+pub use stats::{Stats, TraceKind, TraceRecord};
 
 /// The JIT's parameters (RPython's `set_param`).
 #[derive(Clone, Debug, PartialEq)]
@@ -97,88 +112,6 @@ impl Params {
     }
 }
 
-/// Whether a compiled trace is a loop or a bridge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TraceKind {
-    /// A loop, entered from the interpreter.
-    Loop,
-    /// A bridge attached to a guard.
-    Bridge,
-}
-
-/// One compiled trace, as statistics keep it.
-#[derive(Clone, Debug)]
-pub struct TraceRecord {
-    /// Loop or bridge.
-    pub kind: TraceKind,
-    /// The trace as recorded.
-    pub recorded: Trace,
-    /// The trace as optimized and compiled.
-    pub optimized: Trace,
-}
-
-impl TraceRecord {
-    /// How many ops with this name the optimized trace has (RPython's `check_resops`).
-    pub fn count(&self, opname: &str) -> usize {
-        self.optimized
-            .ops
-            .iter()
-            .filter(|op| op.opcode.name() == opname)
-            .count()
-    }
-}
-
-/// What the driver did, for tests and the summary.
-#[derive(Clone, Debug, Default)]
-pub struct Stats {
-    /// Every compiled trace, in order.
-    pub traces: Vec<TraceRecord>,
-    /// Aborted traces' reasons.
-    pub aborts: Vec<String>,
-    /// Guard failures that went back to the interpreter or into a new bridge.
-    pub guard_failures: usize,
-    /// Times compiled code was entered from the interpreter.
-    pub entries: usize,
-    /// Time spent tracing.
-    pub tracing: Duration,
-    /// Time spent optimizing.
-    pub optimizing: Duration,
-    /// Time spent compiling.
-    pub compiling: Duration,
-}
-
-impl Stats {
-    /// Number of compiled loops.
-    pub fn loops(&self) -> usize {
-        self.traces
-            .iter()
-            .filter(|t| t.kind == TraceKind::Loop)
-            .count()
-    }
-    /// Number of compiled bridges.
-    pub fn bridges(&self) -> usize {
-        self.traces
-            .iter()
-            .filter(|t| t.kind == TraceKind::Bridge)
-            .count()
-    }
-    /// The one-paragraph summary the log prints.
-    pub fn summary(&self) -> String {
-        format!(
-            "loops: {}, bridges: {}, aborts: {}, guard failures: {}, entries: {}, \
-             tracing: {:?}, optimizing: {:?}, compiling: {:?}",
-            self.loops(),
-            self.bridges(),
-            self.aborts.len(),
-            self.guard_failures,
-            self.entries,
-            self.tracing,
-            self.optimizing,
-            self.compiling
-        )
-    }
-}
-
 /// Where the interpreter stands after the driver ran something.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Resumed {
@@ -205,14 +138,39 @@ struct State {
     codes: Codes,
     backend: Backend,
     cells: HashMap<Vec<u64>, CellState>,
-    /// Compiled loops by number: their trace ids.
-    loops: Vec<TraceId>,
+    /// What the last aborted trace of a counting or don't-trace cell had folded: when it no
+    /// longer holds, the cell starts over (another program lives at its greens' addresses).
+    abort_facts: HashMap<Vec<u64>, Fingerprint>,
+    /// Compiled loops by number: their trace ids and greens.
+    loops: Vec<(TraceId, Vec<Value>)>,
     /// The optimized trace of every compiled trace, by trace id (shared: a guard failure
     /// reads its trace's resume data while the driver's state changes).
     compiled: HashMap<TraceId, Rc<Trace>>,
+    /// What every live compiled trace folded, where it came from and where it continues.
+    meta: HashMap<TraceId, stale::TraceMeta>,
+    /// For each loop entered lately, the traces its code may reach, in checking order.
+    closures: HashMap<TraceId, Rc<[TraceId]>>,
     guards: HashMap<u32, GuardInfo>,
     next_guard: u32,
     stats: Stats,
+}
+
+impl State {
+    fn new() -> State {
+        State {
+            codes: Codes::default(),
+            backend: Backend::new(),
+            cells: HashMap::new(),
+            abort_facts: HashMap::new(),
+            loops: Vec::new(),
+            compiled: HashMap::new(),
+            meta: HashMap::new(),
+            closures: HashMap::new(),
+            guards: HashMap::new(),
+            next_guard: 0,
+            stats: Stats::default(),
+        }
+    }
 }
 
 const COUNTERS: usize = 4096;
@@ -247,16 +205,7 @@ impl JitDriver {
             params: RefCell::new(params),
             log: Selection::from_env(),
             counters: RefCell::new(vec![0; COUNTERS]),
-            state: RefCell::new(State {
-                codes: Codes::default(),
-                backend: Backend::new(),
-                cells: HashMap::new(),
-                loops: Vec::new(),
-                compiled: HashMap::new(),
-                guards: HashMap::new(),
-                next_guard: 0,
-                stats: Stats::default(),
-            }),
+            state: RefCell::new(State::new()),
         }
     }
 
@@ -284,19 +233,16 @@ impl JitDriver {
         self.state.borrow().stats.clone()
     }
 
-    /// Forgets every compiled trace, counter and statistic (parameters stay).
+    /// Calls `f` with the statistics, without copying them (they keep every compiled trace).
+    pub fn with_stats<R>(&self, f: impl FnOnce(&Stats) -> R) -> R {
+        f(&self.state.borrow().stats)
+    }
+
+    /// Forgets every compiled trace, counter and statistic (parameters stay). Not needed when
+    /// a program is freed and another one takes its address: the driver notices that by
+    /// itself (see the module doc).
     pub fn reset(&self) {
-        let mut s = self.state.borrow_mut();
-        *s = State {
-            codes: Codes::default(),
-            backend: Backend::new(),
-            cells: HashMap::new(),
-            loops: Vec::new(),
-            compiled: HashMap::new(),
-            guards: HashMap::new(),
-            next_guard: 0,
-            stats: Stats::default(),
-        };
+        *self.state.borrow_mut() = State::new();
         self.counters.borrow_mut().iter_mut().for_each(|c| *c = 0);
     }
 
@@ -325,16 +271,17 @@ impl JitDriver {
         };
         let params = self.params.borrow().clone();
         let key = Self::key(greens);
+        // SAFETY: forwarded: the greens reference live objects.
+        unsafe { self.forget_stale_aborts(&mut state, &key) };
         let cell = *state
             .cells
             .entry(key.clone())
             .or_insert(CellState::Counting { aborts: 0 });
         match cell {
             CellState::Compiled { loop_no } => {
-                let id = state.loops[loop_no as usize];
                 state.stats.entries += 1;
                 // SAFETY: forwarded.
-                Some(unsafe { self.run_compiled(&mut state, &params, id, greens, reds) })
+                Some(unsafe { self.run_compiled(&mut state, &params, loop_no, reds) })
             }
             CellState::DontTrace => {
                 self.counters.borrow_mut()[slot] = 0;
@@ -392,44 +339,53 @@ impl JitDriver {
             Traced::Closed {
                 trace,
                 close,
-                greens,
+                greens: at,
                 reds,
+                fingerprint,
             } => {
                 let loop_no = state.loops.len() as u32;
-                match self.compile(state, params, &trace, TraceKind::Loop, None) {
+                let origin = stale::Origin::Loop { key: key.clone() };
+                match self.compile(state, params, &trace, None, origin, fingerprint) {
                     Ok(id) => {
-                        state.loops.push(id);
+                        state.loops.push((id, start));
                         state.backend.define_target(loop_no, id);
+                        state.abort_facts.remove(&key);
                         state.cells.insert(key, CellState::Compiled { loop_no });
                         // The tracer stands at the merge point where the trace closed: its own
                         // start, or another compiled loop's, or neither.
                         let next = match close {
-                            Close::Loop => Some(id),
-                            Close::Jump(n) => Some(state.loops[n as usize]),
+                            Close::Loop => Some(loop_no),
+                            Close::Jump(n) => Some(n),
                             Close::Continue | Close::Finish => None,
                         };
                         let Some(next) = next else {
-                            return merge_point(greens, reds);
+                            return merge_point(at, reds);
                         };
                         state.stats.entries += 1;
                         // SAFETY: the tracer left the interpreter at the merge point with
                         // these greens and reds, the entry of `next`.
-                        unsafe { self.run_compiled(state, params, next, &greens, &reds) }
+                        unsafe { self.run_compiled(state, params, next, &reds) }
                     }
-                    Err(e) => {
+                    Err((e, fingerprint)) => {
                         self.aborted(state, &format!("compilation failed: {e}"));
+                        state.abort_facts.insert(key.clone(), fingerprint);
                         state.cells.insert(key, CellState::DontTrace);
-                        merge_point(greens, reds)
+                        merge_point(at, reds)
                     }
                 }
             }
-            Traced::Aborted { reason, frames } => {
+            Traced::Aborted {
+                reason,
+                frames,
+                fingerprint,
+            } => {
                 self.aborted(state, &reason.to_string());
                 let next = if aborts + 1 >= params.max_aborts {
                     CellState::DontTrace
                 } else {
                     CellState::Counting { aborts: aborts + 1 }
                 };
+                state.abort_facts.insert(key.clone(), fingerprint);
                 state.cells.insert(key, next);
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 landed(unsafe { blackhole::run(frames) })
@@ -444,19 +400,20 @@ impl JitDriver {
         state.stats.aborts.push(reason.to_string());
     }
 
-    /// Optimizes and compiles a trace (a bridge when `parent` is the guard it attaches to).
+    /// Optimizes and compiles a trace (a bridge when `parent` is the guard it attaches to),
+    /// and keeps what it folded (`fingerprint`). On failure, gives the fingerprint back.
     fn compile(
         &self,
         state: &mut State,
         params: &Params,
         trace: &Trace,
-        kind: TraceKind,
         parent: Option<(TraceId, usize)>,
-    ) -> Result<TraceId, String> {
-        let what = if kind == TraceKind::Loop {
-            "loop"
-        } else {
-            "bridge"
+        origin: stale::Origin,
+        fingerprint: Fingerprint,
+    ) -> Result<TraceId, (String, Fingerprint)> {
+        let (kind, what) = match parent {
+            None => (TraceKind::Loop, "loop"),
+            Some(_) => (TraceKind::Bridge, "bridge"),
         };
         if self.log.trace {
             log::section(
@@ -477,11 +434,14 @@ impl JitDriver {
         }
         let t0 = Instant::now();
         let opts = CompileOptions::default();
-        let id = match parent {
+        let compiled = match parent {
             None => state.backend.compile(&opt, &opts),
             Some((p, op)) => state.backend.compile_bridge(p, op, &opt, &opts),
-        }
-        .map_err(|e| format!("{e:?}"))?;
+        };
+        let id = match compiled {
+            Ok(id) => id,
+            Err(e) => return Err((format!("{e:?}"), fingerprint)),
+        };
         state.stats.compiling += t0.elapsed();
         if self.log.perfmap {
             if let (Some(start), Some(info)) = (state.backend.code_addr(id), state.backend.info(id))
@@ -517,23 +477,31 @@ impl JitDriver {
             recorded: trace.clone(),
             optimized: opt.clone(),
         });
+        stale::register(state, id, &opt, parent.map(|p| p.0), origin, fingerprint);
         state.compiled.insert(id, Rc::new(opt));
         Ok(id)
     }
 
-    /// Runs compiled loop `id` from the merge point (`reds`), until the interpreter must take
-    /// over.
+    /// Runs compiled loop `loop_no` from its merge point (`reds`), until the interpreter must
+    /// take over. Every time the driver enters a loop, it first checks that what the loop's
+    /// code folded still holds (see [`stale`]).
     unsafe fn run_compiled(
         &self,
         state: &mut State,
         params: &Params,
-        mut id: TraceId,
-        greens: &[Value],
+        mut loop_no: u32,
         reds: &[Value],
     ) -> Resumed {
-        let _ = greens;
         let mut inputs: Vec<crate::ir::Value> = reds.iter().map(|v| to_ir(*v)).collect();
         loop {
+            // SAFETY: the interpreter stands at the merge point of the loop with its greens,
+            // and `inputs` are its reds: the objects the greens reference are live.
+            let id = match unsafe { self.check_entry(state, loop_no) } {
+                Ok(id) => id,
+                Err(greens) => {
+                    return merge_point(greens, inputs.into_iter().map(from_ir).collect())
+                }
+            };
             let ended = state
                 .backend
                 .run(id, &inputs)
@@ -546,7 +514,11 @@ impl JitDriver {
                         .get_mut(&gid)
                         .expect("every guard is registered");
                     g.failures += 1;
-                    let bridge = !g.bridge_tried && g.failures >= params.trace_eagerness;
+                    let parent = Rc::clone(&state.compiled[&ended.trace]);
+                    // An invalidated trace is thrown away at the next entry, not bridged.
+                    let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
+                    let bridge =
+                        !invalidated && !g.bridge_tried && g.failures >= params.trace_eagerness;
                     if bridge {
                         g.bridge_tried = true;
                     }
@@ -561,7 +533,6 @@ impl JitDriver {
                             ),
                         );
                     }
-                    let parent = Rc::clone(&state.compiled[&ended.trace]);
                     let r = parent.ops[op].resume.as_ref().expect("a guard");
                     if bridge {
                         // SAFETY: the guard's exit left the interpreter in its resume state.
@@ -569,7 +540,7 @@ impl JitDriver {
                             self.trace_bridge(state, params, &parent, ended.trace, op, &saved)
                         } {
                             BridgeEnd::Jump(next, values) => {
-                                id = next;
+                                loop_no = next;
                                 inputs = values;
                                 continue;
                             }
@@ -584,95 +555,13 @@ impl JitDriver {
                     return Resumed::MergePoint(values.into_iter().map(from_ir).collect())
                 }
                 Outcome::Jump { target, args } => {
-                    id = state.loops[target as usize];
+                    loop_no = target;
                     inputs = args;
                 }
                 Outcome::Iterations(_) => unreachable!("the runtime does not count iterations"),
             }
         }
     }
-
-    unsafe fn trace_bridge(
-        &self,
-        state: &mut State,
-        params: &Params,
-        parent: &Trace,
-        parent_id: TraceId,
-        op: usize,
-        saved: &[crate::ir::Value],
-    ) -> BridgeEnd {
-        let r = parent.ops[op].resume.as_ref().expect("a guard");
-        let Some((trace, frames)) = resume::bridge_frames(&state.codes, parent, r, saved) else {
-            self.aborted(state, "bridge: virtual objects in resume data");
-            let frames = resume::frames(&state.codes, parent, r, saved);
-            // SAFETY: forwarded.
-            return BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }));
-        };
-        let t0 = Instant::now();
-        let first_guard = state.next_guard;
-        let State { codes, cells, .. } = &mut *state;
-        let tracer = Tracer::with_frames(
-            codes,
-            (self.portal)(),
-            trace,
-            frames,
-            Limits {
-                trace_limit: params.trace_limit,
-            },
-            first_guard,
-        );
-        let mut decide = |g: &[Value]| match cells.get(&Self::key(g)) {
-            Some(CellState::Compiled { loop_no }) => Close::Jump(*loop_no),
-            _ => Close::Continue,
-        };
-        // SAFETY: forwarded: the frames are the interpreter's state at the guard.
-        let traced = unsafe { tracer.run(&mut decide) };
-        state.stats.tracing += t0.elapsed();
-        match traced {
-            Traced::Closed {
-                trace,
-                close,
-                greens,
-                reds,
-            } => {
-                // Guard ids of the bridge continue after the parent's.
-                let max = trace
-                    .ops
-                    .iter()
-                    .filter_map(|o| o.resume.as_ref())
-                    .map(|r| r.id + 1)
-                    .max();
-                state.next_guard = state.next_guard.max(max.unwrap_or(0));
-                match self.compile(
-                    state,
-                    params,
-                    &trace,
-                    TraceKind::Bridge,
-                    Some((parent_id, op)),
-                ) {
-                    Ok(_) => {}
-                    Err(e) => self.aborted(state, &format!("bridge compilation failed: {e}")),
-                }
-                match close {
-                    Close::Jump(n) => BridgeEnd::Jump(
-                        state.loops[n as usize],
-                        reds.iter().map(|v| to_ir(*v)).collect(),
-                    ),
-                    _ => BridgeEnd::Resumed(merge_point(greens, reds)),
-                }
-            }
-            Traced::Aborted { reason, frames } => {
-                self.aborted(state, &format!("bridge: {reason}"));
-                // SAFETY: the tracer left the interpreter in the state of `frames`.
-                BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }))
-            }
-        }
-    }
-}
-
-enum BridgeEnd {
-    Jump(TraceId, Vec<crate::ir::Value>),
-    Resumed(Resumed),
 }
 
 /// The interpreter continues at the merge point with these greens and reds.
@@ -696,145 +585,4 @@ impl Drop for JitDriver {
             }
         }
     }
-}
-
-/// `can_enter_jit!()` in the native interpreter: counts the location `vals[..greens]` and,
-/// when it is hot or compiled, runs the JIT from the merge point with these greens and reds
-/// (`vals[greens..]`). `None`: nothing ran, the interpreter goes on as it was.
-///
-/// # Safety
-/// Called by the `#[jit::interpreter]` expansion only: `vals` are the portal's greens and reds
-/// at a `can_enter_jit!` directly followed by the jump to its merge point, the references among
-/// them live and usable for everything the interpreter does with them, and the caller assigns
-/// what it gets back to the greens and reds (or returns it) before using them again.
-#[inline]
-pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> Option<Resumed> {
-    if !driver.is_on() {
-        return None;
-    }
-    let (g, r) = vals.as_slice().split_at(greens);
-    let slot = JitDriver::slot(g);
-    {
-        let mut c = driver.counters.borrow_mut();
-        c[slot] = c[slot].saturating_add(1);
-        if c[slot] < driver.params.borrow().threshold {
-            return None;
-        }
-    }
-    // SAFETY: forwarded.
-    unsafe { driver.hot(g, r, slot) }
-}
-
-/// Whether the JIT is on, as a thread-local flag the native interpreter tests at every
-/// `can_enter_jit!` (`None` until the driver has been created on this thread).
-///
-/// An `Option<bool>` is one byte (rustc stores `Some(b)` as `b`), so with the JIT off the
-/// test the native interpreter makes is one compare of a thread-local byte with 0 (the hint
-/// overhead benchmark measures it: `hint_overhead --callgrind`, in `meta-jit/examples`).
-pub struct OnFlag(Cell<Option<bool>>);
-
-impl OnFlag {
-    /// Not known yet.
-    pub const fn unknown() -> OnFlag {
-        OnFlag(Cell::new(None))
-    }
-    /// The flag.
-    #[inline]
-    pub fn get(&self) -> Option<bool> {
-        self.0.get()
-    }
-    /// Sets the flag.
-    pub fn set(&self, on: bool) {
-        self.0.set(Some(on));
-    }
-}
-
-/// The greens and reds of a `can_enter_jit!`, without allocating.
-pub struct Vals {
-    len: usize,
-    v: [Value; 16],
-}
-
-impl Default for Vals {
-    #[inline]
-    fn default() -> Vals {
-        Vals {
-            len: 0,
-            v: [Value::Int(0); 16],
-        }
-    }
-}
-
-impl Vals {
-    /// Appends a value (at most 16 registers of greens and reds).
-    #[inline]
-    pub fn push(&mut self, v: Value) {
-        assert!(
-            self.len < 16,
-            "a portal may have at most 16 registers of greens and reds"
-        );
-        self.v[self.len] = v;
-        self.len += 1;
-    }
-    /// The values.
-    #[inline]
-    pub fn as_slice(&self) -> &[Value] {
-        &self.v[..self.len]
-    }
-    /// How many values.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-/// A variable that can be a green or a red: its register values, read without moving it.
-pub trait Live {
-    /// Appends the values, as `JitType::to_values` orders them.
-    fn push_values(&self, out: &mut Vals);
-}
-
-macro_rules! live_scalar {
-    ($($t:ty),*) => {$(
-        impl Live for $t {
-            // Inlined so that the portal never passes the address of a green or red to an
-            // opaque function: that would keep the variable in memory in the whole loop.
-            #[inline]
-            fn push_values(&self, out: &mut Vals) {
-                out.push(crate::lower::Scalar::to_value(*self));
-            }
-        }
-    )*};
-}
-live_scalar!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, char, f64);
-
-impl<T> Live for &T {
-    fn push_values(&self, out: &mut Vals) {
-        out.push(Value::Ref(*self as *const T as usize));
-    }
-}
-impl<T> Live for &mut T {
-    fn push_values(&self, out: &mut Vals) {
-        out.push(Value::Ref(&**self as *const T as usize));
-    }
-}
-impl<T> Live for &[T] {
-    fn push_values(&self, out: &mut Vals) {
-        out.push(Value::Ref(self.as_ptr() as usize));
-        out.push(Value::Int(self.len() as i64));
-    }
-}
-
-/// Takes the next values of `it` as a variable of type `T` (the expansion assigns greens and
-/// reds back with it).
-///
-/// # Safety
-/// The values are those of a live `T` (see `JitType::from_values`).
-pub unsafe fn take<T: crate::lower::JitType>(it: &mut std::vec::IntoIter<Value>) -> T {
-    // SAFETY: forwarded.
-    unsafe { T::from_values(it) }
 }

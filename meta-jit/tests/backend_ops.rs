@@ -1,6 +1,6 @@
 //! Every pure op, compiled, against the reference interpreter: on edge values (overflow,
-//! MIN/MAX, NaN, -0.0, shift counts >= 64, division by 0 and MIN / -1, float-to-int
-//! saturation), with its operands in registers, as constants on either side, the same value
+//! MIN/MAX, NaN, -0.0, shift counts >= 64, division by 0 and MIN / -1, signed and unsigned
+//! float-to-int saturation, unsigned values at and above 2^63), with its operands in registers, as constants on either side, the same value
 //! twice, spilled to the frame under register pressure, kept alive or dying, and (comparisons)
 //! fused with the guard that reads them. Traces are written in the IR text form.
 
@@ -39,6 +39,10 @@ const INTS: &[i64] = &[
     0x5555_5555_5555_5555,
     -0x1234_5678_9abc_def0,
     1_000_003,
+    // Above 2^63 as unsigned: u64 to f64 rounds ties to even, odd halves up.
+    0x8000_0000_0000_0401u64 as i64,
+    0x8000_0000_0000_0400u64 as i64,
+    0xffff_ffff_ffff_fbffu64 as i64,
 ];
 
 fn floats() -> Vec<f64> {
@@ -72,6 +76,9 @@ fn floats() -> Vec<f64> {
         -9_223_372_036_854_777_856.0,
         1e19,
         -1e19,
+        // 2^64 and the largest double below it (float to u64 saturates at the first).
+        18_446_744_073_709_551_616.0,
+        18_446_744_073_709_549_568.0,
         4_294_967_296.5,
         -0.9999,
         123_456_789.75,
@@ -317,7 +324,7 @@ fn check_compare_fused(op: Opcode, tys: &[Type]) -> usize {
 fn every_pure_op_on_edge_values() {
     let mut runs = 0;
     let ops = pure_ops();
-    assert!(ops.len() >= 49, "the table lost ops: {}", ops.len());
+    assert!(ops.len() >= 57, "the table lost ops: {}", ops.len());
     for (op, tys) in &ops {
         if *op == Opcode::IntSignext {
             for n in [1, 2, 4, 8] {

@@ -276,11 +276,12 @@ fn interpreter_jitcode_agrees_with_native_on_generated_programs() {
         let code = Code {
             ops: prog.0.clone(),
         };
-        // Each program is a new `Code`, maybe at the address of a freed one: the JIT's
-        // compiled loops (keyed by that address) must go (see `JitDriver::reset`).
-        run::with_driver(|d| {
-            d.reset();
+        // Each program is a new `Code`, maybe at the address of a freed one, and the driver
+        // keeps what it compiled for the programs before: it must notice.
+        let counts = |s: &meta_jit::warm::Stats| (s.traces.len(), s.aborts.len());
+        let before = run::with_driver(|d| {
             d.set_params("threshold=3,trace_eagerness=2").unwrap();
+            d.with_stats(counts)
         });
         let native = outcome(|| {
             let mut f = new_frame();
@@ -292,9 +293,9 @@ fn interpreter_jitcode_agrees_with_native_on_generated_programs() {
             let r = run::run_jitcode(&code, &mut f);
             (r, f.stack, f.sp, f.vars)
         });
-        let stats = run::with_driver(|d| d.stats());
-        COMPILED.fetch_add(stats.loops() + stats.bridges(), Ordering::Relaxed);
-        ABORTED.fetch_add(stats.aborts.len(), Ordering::Relaxed);
+        let after = run::with_driver(|d| d.with_stats(counts));
+        COMPILED.fetch_add(after.0 - before.0, Ordering::Relaxed);
+        ABORTED.fetch_add(after.1 - before.1, Ordering::Relaxed);
         if native == jit {
             TestResult::passed()
         } else {

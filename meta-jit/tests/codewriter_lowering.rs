@@ -97,6 +97,96 @@ fn float_arithmetic_and_saturating_casts() {
 }
 
 #[look_inside]
+fn unsigned(a: u64, b: u64) -> u64 {
+    // Division and remainder by 0 and a checked product that overflows panic.
+    let q = a / b;
+    let r = a % (b | 1);
+    let p = a.wrapping_add(1) * (b >> 40);
+    q ^ r.wrapping_mul(31) ^ p.wrapping_mul(1_000_003)
+}
+
+#[test]
+fn unsigned_64_bit_division_remainder_and_checked_product() {
+    fn p(a: u64, b: u64) -> TestResult {
+        same(|| unsigned(a, b), || unsigned::run_jitcode(a, b))
+    }
+    qc().quickcheck(p as fn(u64, u64) -> TestResult);
+    let edges = [
+        (5, 0),
+        (u64::MAX - 1, 1 << 40),
+        (u64::MAX - 1, 1 << 41),
+        (1 << 62, 3 << 40),
+    ];
+    for (a, b) in edges {
+        let r = p(a, b);
+        assert!(!r.is_error() && !r.is_failure(), "{a} {b}");
+    }
+    assert!(catch_unwind(|| unsigned::run_jitcode(5, 0)).is_err());
+    assert!(catch_unwind(|| unsigned::run_jitcode(u64::MAX - 1, 1 << 41)).is_err());
+    assert_eq!(
+        unsigned::run_jitcode(u64::MAX - 1, 1 << 40),
+        unsigned(u64::MAX - 1, 1 << 40)
+    );
+}
+
+#[look_inside]
+fn to_int(x: f64, k: u8) -> i64 {
+    match k % 8 {
+        0 => x as u8 as i64,
+        1 => x as i8 as i64,
+        2 => x as u16 as i64,
+        3 => x as i16 as i64,
+        4 => x as u32 as i64,
+        5 => x as i32 as i64,
+        6 => x as u64 as i64,
+        _ => x as usize as i64,
+    }
+}
+
+#[look_inside]
+fn to_float(n: u64) -> f64 {
+    n as f64
+}
+
+#[look_inside]
+fn remainder(x: f64, y: f64) -> f64 {
+    x % y
+}
+
+#[test]
+fn float_to_every_integer_type_u64_to_float_and_float_remainder() {
+    fn p(x: f64, n: u64, k: u8) -> TestResult {
+        let same_float = |u: f64, v: f64| u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan());
+        let y = n as f64 - 1e18;
+        TestResult::from_bool(
+            to_int(x, k) == to_int::run_jitcode(x, k)
+                && same_float(to_float(n), to_float::run_jitcode(n))
+                && same_float(remainder(x, y), remainder::run_jitcode(x, y)),
+        )
+    }
+    qc().quickcheck(p as fn(f64, u64, u8) -> TestResult);
+    let xs = [
+        f64::NAN,
+        -0.9,
+        255.9,
+        256.0,
+        -129.0,
+        4e9,
+        -3e9,
+        1.9e19,
+        2e19,
+        f64::INFINITY,
+    ];
+    for x in xs {
+        for n in [0, 1 << 63, u64::MAX, (1 << 63) | 0x401] {
+            for k in 0..8 {
+                assert!(!p(x, n, k).is_failure(), "{x} {n} {k}");
+            }
+        }
+    }
+}
+
+#[look_inside]
 fn logic(a: bool, b: bool, x: i32) -> bool {
     let c = a && x > 3 || !b && x != 0;
     (c ^ a) | (b & (x < 0))

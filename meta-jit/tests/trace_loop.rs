@@ -170,15 +170,12 @@ fn the_trace_is_specialized_to_the_program() {
     );
 }
 
-/// A guard whose resume data holds a virtual object: the optimizer removed the allocation of a
-/// `Regs` (it exists only in the guard's resume data, described by its fields); when the guard
-/// fails, resume allocates and fills it and the blackhole interpreter lands with it as the red.
-#[test]
-fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
+/// `[i0] p1 = new(Regs); p1.r0 = i0; p1.r1 = 5; guard_true(i0 > 10); finish(i0)`, the guard
+/// resuming at the portal's merge point with `pc = 0`, `code` and `regs = p1`. Optimized, the
+/// allocation is gone: `Regs` exists only in the guard's resume data, described by its fields.
+fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
     use meta_jit::ir::{DescrKind, FieldDescr, FrameInfo, Op, Opcode, Resume, SizeDescr, Type};
-    let code = program();
     let portal = run::jitcode();
-    let mut codes = Codes::default();
     assert_eq!(codes.index(portal), 0);
     let mp = meta_jit::trace::merge_point_pc(portal);
 
@@ -218,7 +215,7 @@ fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
         .iter()
         .map(|r| match portal.name_of(r) {
             Some("pc") => t.int(0),
-            Some("code") => t.ptr(&code as *const Code as usize),
+            Some("code") => t.ptr(code as *const Code as usize),
             Some("regs") => p1,
             other => panic!("unexpected live register {other:?}"),
         })
@@ -235,7 +232,6 @@ fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
     };
     t.push(Op::new(Opcode::GuardTrue, vec![c]).with_resume(resume));
     t.emit(Opcode::Finish, &[i0]);
-
     let opt = optimize(&t, &Options::all());
     assert_eq!(
         opt.ops.iter().filter(|o| o.opcode == Opcode::New).count(),
@@ -252,7 +248,16 @@ fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
         1,
         "{opt}"
     );
+    opt
+}
 
+/// A guard whose resume data holds a virtual object: when the guard fails, resume allocates
+/// and fills it and the blackhole interpreter lands with it as the red.
+#[test]
+fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
+    let code = program();
+    let mut codes = Codes::default();
+    let opt = virtual_regs_trace(&code, &mut codes);
     let Outcome::GuardFailed { op, saved, .. } = interp::run(&opt, &[ir::Value::Int(3)]).unwrap()
     else {
         panic!("the guard fails for 3")
@@ -264,4 +269,83 @@ fn a_guard_failing_on_a_virtual_object_rebuilds_it() {
     // SAFETY: the red is the `Regs` resume allocated and filled from the virtual's fields.
     let regs = unsafe { &*(reds[0].addr() as *const Regs) };
     assert_eq!(regs.r, [3, 5, 0, 0]);
+}
+
+/// A bridge from that guard: its trace starts by allocating the `Regs` and filling it from the
+/// guard's saved values, then traces the interpreter on it (two guest instructions, to pc 2).
+/// Compiled and attached, the guard's exit runs it: it allocates its own `Regs` and ends with
+/// the state the interpreter reaches.
+#[test]
+fn a_bridge_from_a_guard_with_a_virtual_object_allocates_it() {
+    use meta_jit::trace::Fingerprint;
+    let code = program();
+    let mut codes = Codes::default();
+    let opt = virtual_regs_trace(&code, &mut codes);
+    let mut b = Backend::new();
+    let id = b.compile(&opt, &CompileOptions::default()).unwrap();
+    let Outcome::GuardFailed { op, saved, .. } = b.run(id, &[ir::Value::Int(3)]).unwrap().outcome
+    else {
+        panic!("the guard fails for 3")
+    };
+    let r = opt.ops[op].resume.as_ref().unwrap();
+    let (start, frames) = resume::bridge_frames(&codes, &opt, r, &saved);
+    let tracer = Tracer::with_frames(
+        &mut codes,
+        run::jitcode(),
+        start,
+        frames,
+        Limits { trace_limit: 1000 },
+        100,
+        Fingerprint::default(),
+    );
+    // SAFETY: the frames hold the interpreter's state at the guard, the virtual `Regs`
+    // allocated for real.
+    let traced = unsafe {
+        tracer.run(&mut |g| {
+            if g[0] == Value::Int(2) {
+                Close::Finish
+            } else {
+                Close::Continue
+            }
+        })
+    };
+    let Traced::Closed { trace, reds, .. } = traced else {
+        panic!("the bridge closes")
+    };
+    let text = trace.to_string();
+    assert!(text.contains("= new(descr=Regs)"), "{text}");
+    // The fields of the virtual, then the two registers the instructions write.
+    assert_eq!(text.matches("setfield(").count(), 2, "{text}");
+    assert_eq!(text.matches("setarrayitem(").count(), 2, "{text}");
+    // The tracer ran the two instructions on the allocated object: r0 += r1, r1 -= 1.
+    // SAFETY: the red is the `Regs` bridge_frames allocated.
+    assert_eq!(unsafe { &*(reds[0].addr() as *const Regs) }.r, [8, 4, 0, 0]);
+
+    let bridge = optimize(&trace, &Options::all());
+    let bid = b
+        .compile_bridge(id, op, &bridge, &CompileOptions::default())
+        .unwrap();
+    for run in ["interpreted", "compiled"] {
+        let end = match run {
+            "interpreted" => interp::run(&bridge, &saved).unwrap(),
+            _ => {
+                let ended = b.run(id, &[ir::Value::Int(3)]).unwrap();
+                assert_eq!(ended.trace, bid, "the guard's exit enters the bridge");
+                ended.outcome
+            }
+        };
+        let Outcome::Finish(values) = end else {
+            panic!("{run}: {end:?}\n{bridge}")
+        };
+        let code_ref = ir::Value::Ref(&code as *const Code as usize);
+        assert_eq!(values[..2], [ir::Value::Int(2), code_ref], "{run}");
+        assert_ne!(
+            values[2],
+            meta_jit::trace::to_ir(reds[0]),
+            "{run}: a new allocation"
+        );
+        // SAFETY: the bridge allocated and filled this `Regs`.
+        let regs = unsafe { &*(values[2].addr() as *const Regs) };
+        assert_eq!(regs.r, [8, 4, 0, 0], "{run}\n{bridge}");
+    }
 }

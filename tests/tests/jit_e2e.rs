@@ -3,7 +3,7 @@
 
 mod regvm;
 
-use regvm::{run_with, stats, Ins, Ins::*, Vm};
+use regvm::{run_code, run_with, stats, Code, Ins, Ins::*, Vm};
 
 const HOT: &str = "threshold=3,trace_eagerness=5";
 
@@ -145,4 +145,197 @@ fn an_overflow_panics_like_the_interpreter() {
     let off = msg("off");
     assert_eq!(off.as_deref(), Some("attempt to add with overflow"));
     assert_eq!(msg(HOT), off);
+}
+
+/// Frees the program in `code` and builds `ops` in its place: the `Code` and its buffer keep
+/// their addresses, as when the allocator hands a freed program's memory to the next one.
+fn replace_in_place(code: &mut Code, ops: &[Ins]) {
+    let (at, buffer) = (code as *const Code, code.ops.as_ptr());
+    code.ops.clear();
+    code.ops.extend_from_slice(ops);
+    assert_eq!((at, buffer), (code as *const Code, code.ops.as_ptr()));
+}
+
+#[test]
+fn a_program_at_a_freed_programs_address_runs_its_own_code() {
+    // The loop folds `square(4)` from the first program; the second has `square(7)` at the
+    // same pc, at the same address. No `reset` in between.
+    let first = mixed(1000);
+    let mut second = mixed(1000);
+    second[4] = AddSq(0, 7);
+    let mut code = Code { ops: first.clone() };
+    assert_eq!(
+        run_code(HOT, &code, Vm::new()),
+        run_with("off", &first, Vm::new())
+    );
+    let off = run_with("off", &second, Vm::new());
+    replace_in_place(&mut code, &second);
+    let on = run_code(HOT, &code, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!((s.invalidated, s.loops()), (1, 1), "{}", s.summary());
+    // And back: the first program, in the same place again, gets its own loop too.
+    replace_in_place(&mut code, &first);
+    assert_eq!(
+        run_code(HOT, &code, Vm::new()),
+        run_with("off", &first, Vm::new())
+    );
+}
+
+/// Nested loops: the inner loop's exit gets a bridge (through pc 4) that jumps to the outer
+/// loop, which jumps back into the inner one.
+fn nested(k: i64) -> Vec<Ins> {
+    vec![
+        Li(1, 40),
+        Li(2, 50),
+        AddSq(0, 3),
+        DecJnz(2, 2),
+        AddSq(0, k),
+        DecJnz(1, 1),
+        Halt,
+    ]
+}
+
+#[test]
+fn a_program_that_differs_only_where_a_bridge_folded_is_not_run_by_it() {
+    // The second program is equal to the first in both loops' own code; only pc 4, which the
+    // inner loop's bridge folded, differs. Entering the inner loop checks the bridge too.
+    let mut code = Code { ops: nested(5) };
+    let first = run_code(HOT, &code, Vm::new());
+    let s = stats();
+    assert_eq!((s.loops(), s.bridges()), (2, 1), "{}", s.summary());
+    assert_eq!(first, run_with("off", &nested(5), Vm::new()));
+    let off = run_with("off", &nested(6), Vm::new());
+    replace_in_place(&mut code, &nested(6));
+    assert_eq!(run_code(HOT, &code, Vm::new()), off);
+    assert!(stats().invalidated >= 1, "{}", stats().summary());
+}
+
+#[test]
+fn a_location_that_aborted_is_traced_again_for_a_new_program_there() {
+    // The first program's loop at pc 1 is too long to trace (one abort: don't trace again);
+    // the second program's loop at pc 1, at the same address, is short and gets compiled.
+    let long: Vec<Ins> = [Li(1, 300)]
+        .into_iter()
+        .chain(std::iter::repeat_n(AddSq(0, 2), 12))
+        .chain([DecJnz(1, 1), Halt])
+        .collect();
+    let mut short = long.clone();
+    short[1] = DecJnz(1, 1);
+    short[2] = Halt;
+    let params = "threshold=3,trace_limit=40,max_aborts=1";
+    let mut code = Code { ops: long.clone() };
+    let first = run_code(params, &code, Vm::new());
+    let s = stats();
+    assert_eq!((s.loops(), s.aborts.len()), (0, 1), "{}", s.summary());
+    assert_eq!(first, run_with("off", &long, Vm::new()));
+    let off = run_with("off", &short, Vm::new());
+    replace_in_place(&mut code, &short);
+    assert_eq!(run_code(params, &code, Vm::new()), off);
+    assert_eq!(stats().loops(), 1, "{}", stats().summary());
+}
+
+/// A loop over the ops that tracing used to give up on: unsigned 64-bit division, remainder
+/// and checked product, float remainder, `u64 as f64`, float to narrow and unsigned integers
+/// (summed with the wrapping `Sub`).
+fn conversions(n: i64) -> Vec<Ins> {
+    vec![
+        Li(1, n),
+        Li(2, 7),
+        Li(3, -3),
+        // loop body (pc 3)
+        UDivRem(4, 1, 2),
+        UDivRem(5, 3, 2),
+        Sub(0, 0, 4),
+        Sub(0, 0, 5),
+        UMul(6, 1, 1),
+        Sub(0, 0, 6),
+        FModU(0, 3.5, 1),
+        FModU(1, 1e3, 3),
+        Fma(2, -1.5, 1),
+        FToN(6, 0),
+        Sub(0, 0, 6),
+        FToN(6, 1),
+        Sub(0, 0, 6),
+        FToN(6, 2),
+        Sub(0, 0, 6),
+        DecJnz(1, 3),
+        Halt,
+    ]
+}
+
+#[test]
+fn unsigned_division_float_remainder_and_every_float_cast_are_traced() {
+    let prog = conversions(2000);
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with(HOT, &prog, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!((s.loops(), s.aborts.len()), (1, 0), "{:?}", s.aborts);
+    let lp = &s.traces[0];
+    for op in [
+        "uint_floordiv",
+        "uint_mod",
+        "uint_mul_high",
+        "float_mod",
+        "cast_uint_to_float",
+        "cast_float_to_uint",
+        "int_min",
+        "int_max",
+    ] {
+        assert!(lp.count(op) >= 1, "no {op} in\n{}", lp.optimized);
+    }
+    // f2 grew past f64::MAX (so its casts saturated on the way), f1 is above i64::MAX.
+    assert!(
+        off.1.f[2].is_infinite() && off.1.f[1] > 1e19,
+        "{:?}",
+        off.1.f
+    );
+}
+
+#[test]
+fn unsigned_overflow_and_division_by_zero_panic_like_the_interpreter() {
+    // r2 counts down to 0 and divides; r5 doubles until the unsigned product overflows.
+    let by_zero = vec![
+        Li(1, 100),
+        Li(2, 60),
+        Li(3, 1),
+        UDivRem(4, 1, 2),
+        Sub(2, 2, 3),
+        DecJnz(1, 3),
+        Halt,
+    ];
+    let overflow = vec![
+        Li(1, 100),
+        Li(5, 1),
+        Li(3, 2),
+        UMul(5, 5, 3),
+        DecJnz(1, 3),
+        Halt,
+    ];
+    for (prog, expected) in [
+        (by_zero, "attempt to divide by zero"),
+        (overflow, "attempt to multiply with overflow"),
+    ] {
+        // The panic message, and how many loops were compiled before it.
+        let run = |params: &'static str| {
+            let prog = prog.clone();
+            std::thread::spawn(move || {
+                let hook = std::panic::take_hook();
+                std::panic::set_hook(Box::new(|_| {}));
+                let r = std::panic::catch_unwind(|| run_with(params, &prog, Vm::new()));
+                std::panic::set_hook(hook);
+                let msg = r.err().and_then(|e| {
+                    e.downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                });
+                (msg, stats().loops())
+            })
+            .join()
+            .unwrap()
+        };
+        assert_eq!(run("off"), (Some(expected.to_string()), 0));
+        assert_eq!(run(HOT), (Some(expected.to_string()), 1));
+    }
 }

@@ -1,7 +1,10 @@
 //! JIT on vs off on generated register-VM programs: a counted loop around a random body (int
-//! and float arithmetic, the branchy opcode, calls of every policy, promotion), with a low
+//! and float arithmetic, signed and unsigned, float casts, the branchy opcode, calls of every
+//! policy, promotion), with a low
 //! threshold and trace eagerness so loops, guard failures and bridges all happen. The result,
-//! the VM and what it emitted (or the panic) must be the same.
+//! the VM and what it emitted (or the panic) must be the same. One driver runs them all, with
+//! no reset in between, so each program meets the compiled code of the ones before it at the
+//! same addresses.
 
 mod regvm;
 
@@ -21,7 +24,7 @@ impl Arbitrary for Program {
         let body = usize::arbitrary(g) % 8 + 1;
         for _ in 0..body {
             let (a, b, c) = (reg(g), reg(g), reg(g));
-            ops.push(match u8::arbitrary(g) % 11 {
+            ops.push(match u8::arbitrary(g) % 15 {
                 0 => Ins::Li(a, i64::from(i8::arbitrary(g))),
                 1 => Ins::Add(a, b, c),
                 2 => Ins::Sub(a, b, c),
@@ -32,6 +35,10 @@ impl Arbitrary for Program {
                 7 => Ins::AddSq(a, i64::from(i8::arbitrary(g))),
                 8 => Ins::Hash(a, b),
                 9 => Ins::MulPromoted(a, b, c),
+                10 => Ins::UDivRem(a, b, c),
+                11 => Ins::UMul(a, b, c),
+                12 => Ins::FModU(a % 4, *g.choose(&[2.5, -0.75, 1e10]).unwrap(), b),
+                13 => Ins::FToN(a, b % 4),
                 _ => Ins::Bump(a, b, c),
             });
         }
@@ -57,12 +64,14 @@ fn jit_on_and_off_agree_on_generated_programs() {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     static LOOPS: AtomicUsize = AtomicUsize::new(0);
     static BRIDGES: AtomicUsize = AtomicUsize::new(0);
+    static INVALIDATED: AtomicUsize = AtomicUsize::new(0);
     fn prop(p: Program) -> TestResult {
         let off = outcome("off", &p.0);
         let on = outcome("threshold=2,trace_eagerness=2", &p.0);
         let s = stats();
         LOOPS.fetch_add(s.loops(), Relaxed);
         BRIDGES.fetch_add(s.bridges(), Relaxed);
+        INVALIDATED.fetch_add(s.invalidated, Relaxed);
         if on == off {
             TestResult::passed()
         } else {
@@ -76,6 +85,10 @@ fn jit_on_and_off_agree_on_generated_programs() {
         .quickcheck(prop as fn(Program) -> TestResult);
     std::panic::set_hook(prev);
     let (l, b) = (LOOPS.load(Relaxed), BRIDGES.load(Relaxed));
-    println!("loops: {l}, bridges: {b}");
+    let i = INVALIDATED.load(Relaxed);
+    println!("loops: {l}, bridges: {b}, invalidated: {i}");
     assert!(l > 200 && b > 20, "loops: {l}, bridges: {b}");
+    // Every program's `Code` lives where the previous one did, and the driver is never
+    // reset: compiled code of earlier programs is found out and thrown away.
+    assert!(i > 100, "invalidated: {i}");
 }

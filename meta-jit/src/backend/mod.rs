@@ -42,6 +42,7 @@ use crate::ir::{Trace, Type, Value};
 use code::CodeMemory;
 use hashbrown::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use x64::{ExitInfo, ExitKind, Saved};
 
 /// The number of a compiled trace in its [`Backend`].
@@ -71,7 +72,8 @@ pub struct Ended {
 struct Compiled {
     code: CodeMemory,
     /// Word 0: invalidated flag; word 1 + k: bridge entry address of guard slot k (0: none).
-    data: Box<[AtomicU64]>,
+    /// Shared with the [`Invalidation`] handles of the trace.
+    data: Arc<[AtomicU64]>,
     exits: Vec<ExitInfo>,
     inner_entry: usize,
     input_types: Vec<Type>,
@@ -92,6 +94,24 @@ pub struct Backend {
     traces: Vec<Option<Compiled>>,
     targets: HashMap<u32, TraceId>,
     frame_values: usize,
+}
+
+/// Invalidates one compiled trace when asked (see [`Backend::invalidation`]).
+#[derive(Clone, Debug)]
+pub struct Invalidation(Weak<[AtomicU64]>);
+
+impl Invalidation {
+    /// Makes the trace's `guard_not_invalidated` guards fail from now on.
+    pub fn invalidate(&self) {
+        if let Some(d) = self.0.upgrade() {
+            d[0].store(1, Ordering::Release);
+        }
+    }
+
+    /// Whether the trace is freed.
+    pub fn is_gone(&self) -> bool {
+        self.0.strong_count() == 0
+    }
 }
 
 /// Statistics of one compiled trace.
@@ -165,7 +185,7 @@ impl Backend {
         verify(t).map_err(|e| CompileError(e.to_string()))?;
         let id = TraceId(self.traces.len() as u32);
         let guards = t.ops.iter().filter(|op| op.opcode.is_guard()).count();
-        let data: Box<[AtomicU64]> = (0..1 + guards).map(|_| AtomicU64::new(0)).collect();
+        let data: Arc<[AtomicU64]> = (0..1 + guards).map(|_| AtomicU64::new(0)).collect();
         let mut linked = Vec::new();
         let targets = |n: u32| -> Option<usize> {
             let to = *self.targets.get(&n)?;
@@ -316,6 +336,18 @@ impl Backend {
         if let Some(c) = self.get(id) {
             c.data[0].store(1, Ordering::Release);
         }
+    }
+
+    /// Whether trace `id` was invalidated (see [`Backend::invalidate`]).
+    pub fn is_invalidated(&self, id: TraceId) -> bool {
+        self.get(id)
+            .is_some_and(|c| c.data[0].load(Ordering::Acquire) != 0)
+    }
+
+    /// A handle that invalidates trace `id` from anywhere, also from another thread or while
+    /// the trace runs, as long as the trace is not freed (after that it does nothing).
+    pub fn invalidation(&self, id: TraceId) -> Option<Invalidation> {
+        self.get(id).map(|c| Invalidation(Arc::downgrade(&c.data)))
     }
 
     /// Frees trace `id`'s code, with every trace that jumps into it (its bridges, traces

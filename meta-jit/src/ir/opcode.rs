@@ -109,6 +109,17 @@ opcodes! {
     IntFloorDiv "int_floordiv" (Int, Int) -> Int, PURE;
     /// `a % b` with the sign of `a` (Rust's `wrapping_rem`); `b == 0` gives 0.
     IntMod "int_mod" (Int, Int) -> Int, PURE;
+    /// Unsigned `a / b` (both read as `u64`); `b == 0` gives 0.
+    UintFloorDiv "uint_floordiv" (Int, Int) -> Int, PURE;
+    /// Unsigned `a % b`; `b == 0` gives 0.
+    UintMod "uint_mod" (Int, Int) -> Int, PURE;
+    /// The high 64 bits of the 128-bit unsigned product `a * b` (0 exactly when the unsigned
+    /// multiplication does not overflow).
+    UintMulHigh "uint_mul_high" (Int, Int) -> Int, PURE, COMMUTATIVE;
+    /// Signed `min(a, b)`.
+    IntMin "int_min" (Int, Int) -> Int, PURE, COMMUTATIVE;
+    /// Signed `max(a, b)`.
+    IntMax "int_max" (Int, Int) -> Int, PURE, COMMUTATIVE;
     /// Bitwise and.
     IntAnd "int_and" (Int, Int) -> Int, PURE, COMMUTATIVE;
     /// Bitwise or.
@@ -167,6 +178,9 @@ opcodes! {
     FloatMul "float_mul" (Float, Float) -> Float, PURE;
     /// `a / b`.
     FloatTrueDiv "float_truediv" (Float, Float) -> Float, PURE;
+    /// Rust's `a % b` (C's `fmod`: the sign of `a`), with the NaN rule of the other float
+    /// arithmetic.
+    FloatMod "float_mod" (Float, Float) -> Float, PURE;
     /// `-a` (flips the sign bit).
     FloatNeg "float_neg" (Float) -> Float, PURE;
     /// `|a|` (clears the sign bit).
@@ -187,6 +201,10 @@ opcodes! {
     CastFloatToInt "cast_float_to_int" (Float) -> Int, PURE;
     /// Rust's `a as f64`.
     CastIntToFloat "cast_int_to_float" (Int) -> Float, PURE;
+    /// Rust's `a as u64`: truncates toward zero, saturates at 0 and `u64::MAX`, NaN gives 0.
+    CastFloatToUint "cast_float_to_uint" (Float) -> Int, PURE;
+    /// Rust's `(a as u64) as f64` (round to nearest).
+    CastUintToFloat "cast_uint_to_float" (Int) -> Float, PURE;
     /// The bits of a float as an integer.
     FloatToBits "float_to_bits" (Float) -> Int, PURE;
     /// The float with these bits.

@@ -25,6 +25,19 @@ pub fn eval_pure(op: Opcode, a: &[Value]) -> Option<Value> {
         } else {
             i(0).wrapping_rem(i(1))
         }),
+        UintFloorDiv => Value::Int(match i(1) {
+            0 => 0,
+            d => ((i(0) as u64) / d as u64) as i64,
+        }),
+        UintMod => Value::Int(match i(1) {
+            0 => 0,
+            d => ((i(0) as u64) % d as u64) as i64,
+        }),
+        UintMulHigh => {
+            Value::Int(((u128::from(i(0) as u64) * u128::from(i(1) as u64)) >> 64) as i64)
+        }
+        IntMin => Value::Int(i(0).min(i(1))),
+        IntMax => Value::Int(i(0).max(i(1))),
         IntAnd => Value::Int(i(0) & i(1)),
         IntOr => Value::Int(i(0) | i(1)),
         IntXor => Value::Int(i(0) ^ i(1)),
@@ -50,6 +63,7 @@ pub fn eval_pure(op: Opcode, a: &[Value]) -> Option<Value> {
         FloatSub => Value::Float(float_arith(f(0), f(1), |x, y| x - y)),
         FloatMul => Value::Float(float_arith(f(0), f(1), |x, y| x * y)),
         FloatTrueDiv => Value::Float(float_arith(f(0), f(1), |x, y| x / y)),
+        FloatMod => Value::Float(float_mod(f(0), f(1))),
         FloatNeg => Value::Float(f64::from_bits(f(0).to_bits() ^ (1 << 63))),
         FloatAbs => Value::Float(f64::from_bits(f(0).to_bits() & !(1 << 63))),
         FloatLt => b(f(0) < f(1)),
@@ -60,6 +74,8 @@ pub fn eval_pure(op: Opcode, a: &[Value]) -> Option<Value> {
         FloatGe => b(f(0) >= f(1)),
         CastFloatToInt => Value::Int(f(0) as i64),
         CastIntToFloat => Value::Float(i(0) as f64),
+        CastFloatToUint => Value::Int(f(0) as u64 as i64),
+        CastUintToFloat => Value::Float(i(0) as u64 as f64),
         FloatToBits => Value::Int(f(0).to_bits() as i64),
         FloatFromBits => Value::Float(f64::from_bits(i(0) as u64)),
         PtrEq => b(a[0].addr() == a[1].addr()),
@@ -84,6 +100,12 @@ pub fn float_arith(x: f64, y: f64, op: fn(f64, f64) -> f64) -> f64 {
     } else {
         op(x, y)
     }
+}
+
+/// `float_mod`: Rust's `x % y` with [`float_arith`]'s NaN rule. Compiled code calls this very
+/// function (x86-64 has no instruction for it).
+pub extern "C" fn float_mod(x: f64, y: f64) -> f64 {
+    float_arith(x, y, |x, y| x % y)
 }
 
 /// Evaluates an overflow-checked op: the wrapped result and whether it overflowed.

@@ -716,6 +716,8 @@ impl JitCode {
                 *overflow == Overflow::Check || matches!(op, IntBinOp::Div | IntBinOp::Rem)
             }
             Op::IntUnary { overflow, .. } => *overflow == Overflow::Check,
+            // A folded read of a quasi-immutable field is guarded by `guard_not_invalidated`.
+            Op::GetField { descr, .. } => descr.quasi_immutable,
             Op::CheckIndex { .. }
             | Op::GotoIfNot { .. }
             | Op::Switch { .. }

@@ -14,10 +14,18 @@
 //! frame. Everything that cannot be traced aborts cleanly with the concrete state the
 //! interpreter continues from ([`Traced::Aborted`]).
 //!
+//! Every value folded from the objects the greens reference is also written down, as a fact
+//! of the trace's [`Fingerprint`], for the driver to check before it reuses the trace. A read of
+//! a quasi-immutable field of a constant object folds under `guard_not_invalidated`; a write of
+//! one records (and makes) the call into `crate::warm::quasi` that invalidates the code that
+//! folded it.
+//!
 //! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
-//! of each data op to IR is in [`record`]. Must not know: optimization, machine code, hot
+//! of each data op to IR is in [`record`], the facts in [`fingerprint`]. Must not know: optimization, machine code, hot
 //! counters, or anything about a guest language.
 
+mod arith;
+mod fingerprint;
 mod record;
 
 use hashbrown::HashMap;
@@ -26,6 +34,7 @@ use crate::ir::{self, DescrKind, FrameInfo, Op as IrOp, OpRef, Opcode, Resume, T
 use crate::jitcode::runner::Frame;
 use crate::jitcode::{JitCode, Kind, Op, Register, Value};
 
+pub use fingerprint::{Fact, Fingerprint};
 pub use record::ir_type;
 
 /// The jitcodes a driver's traces refer to: resume data names a frame's jitcode by its index
@@ -102,6 +111,8 @@ pub enum Traced {
         greens: Vec<Value>,
         /// The reds at the closing merge point.
         reds: Vec<Value>,
+        /// What the trace folded from the objects its greens reference.
+        fingerprint: Fingerprint,
     },
     /// Tracing stopped; the interpreter continues from `frames` (outermost first; the top
     /// frame's pc is an op not executed yet, the others' pcs their inline calls).
@@ -110,6 +121,8 @@ pub enum Traced {
         reason: Abort,
         /// The concrete state.
         frames: Vec<Frame<'static>>,
+        /// What the trace had folded from the objects its greens reference.
+        fingerprint: Fingerprint,
     },
 }
 
@@ -178,6 +191,7 @@ pub struct Tracer<'c> {
     portal: &'static JitCode,
     limits: Limits,
     next_guard: u32,
+    fp: Fingerprint,
     field_descrs: HashMap<String, ir::DescrId>,
     call_descrs: HashMap<usize, ir::DescrId>,
 }
@@ -204,7 +218,12 @@ impl<'c> Tracer<'c> {
         };
         let mut trace = Trace::new();
         let inputs: Vec<OpRef> = rr.iter().map(|r| trace.input(ir_type(r.kind))).collect();
-        let mut t = Tracer::empty(codes, portal, trace, limits, first_guard);
+        let roots = gr.iter().zip(greens).filter_map(|(_, v)| match v {
+            Value::Ref(a) => Some(*a),
+            _ => None,
+        });
+        let fp = Fingerprint::trusting(roots);
+        let mut t = Tracer::empty(codes, portal, trace, limits, first_guard, fp);
         let ci = t.codes.index(portal);
         let zero = t.zeros();
         let mut f = TraceFrame::new(portal, ci, zero);
@@ -222,7 +241,8 @@ impl<'c> Tracer<'c> {
     }
 
     /// A tracer that continues from `frames` (a bridge: the trace's inputs and the shadows
-    /// were set up by the caller from a guard's resume data).
+    /// were set up by the caller from a guard's resume data), trusting the addresses the
+    /// guard's trace trusted (see [`Fingerprint`]).
     pub fn with_frames(
         codes: &'c mut Codes,
         portal: &'static JitCode,
@@ -230,8 +250,9 @@ impl<'c> Tracer<'c> {
         frames: Vec<TraceFrame>,
         limits: Limits,
         first_guard: u32,
+        trusted: Fingerprint,
     ) -> Tracer<'c> {
-        let mut t = Tracer::empty(codes, portal, trace, limits, first_guard);
+        let mut t = Tracer::empty(codes, portal, trace, limits, first_guard, trusted);
         t.frames = frames;
         t
     }
@@ -242,6 +263,7 @@ impl<'c> Tracer<'c> {
         trace: Trace,
         limits: Limits,
         next_guard: u32,
+        fp: Fingerprint,
     ) -> Tracer<'c> {
         Tracer {
             trace,
@@ -250,6 +272,7 @@ impl<'c> Tracer<'c> {
             portal,
             limits,
             next_guard,
+            fp,
             field_descrs: HashMap::new(),
             call_descrs: HashMap::new(),
         }
@@ -363,6 +386,7 @@ impl<'c> Tracer<'c> {
         Traced::Aborted {
             reason,
             frames: self.frames.into_iter().map(|f| f.frame).collect(),
+            fingerprint: self.fp,
         }
     }
 
@@ -469,10 +493,14 @@ impl<'c> Tracer<'c> {
         Traced::Aborted {
             reason,
             frames: frames.into_iter().map(|f| f.frame).collect(),
+            fingerprint: std::mem::take(&mut self.fp),
         }
     }
 
-    /// The portal frame is at its merge point: promote the greens, then ask `decide`.
+    /// The portal frame is at its merge point: promote the greens, then ask `decide`. A
+    /// `jump` to another loop needs every reference among the greens trusted (see
+    /// [`Fingerprint`]): the driver checks the other loop's facts from them. Otherwise the
+    /// trace finishes there, and the interpreter enters the other loop itself.
     fn merge_point(
         &mut self,
         op: &Op,
@@ -485,7 +513,14 @@ impl<'c> Tracer<'c> {
             self.promote(g);
         }
         let gv: Vec<Value> = greens.iter().map(|&r| self.value(r)).collect();
-        let close = decide(&gv);
+        let mut close = decide(&gv);
+        if matches!(close, Close::Jump(_))
+            && !gv
+                .iter()
+                .all(|&v| !matches!(v, Value::Ref(a) if a != 0) || self.fp.is_trusted(v))
+        {
+            close = Close::Finish;
+        }
         let red_shadows: Vec<OpRef> = reds.iter().map(|&r| self.shadow(r)).collect();
         let rv: Vec<Value> = reds.iter().map(|&r| self.value(r)).collect();
         match close {
@@ -509,6 +544,7 @@ impl<'c> Tracer<'c> {
             close,
             greens: gv,
             reds: rv,
+            fingerprint: std::mem::take(&mut self.fp),
         })
     }
 }

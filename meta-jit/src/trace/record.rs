@@ -1,23 +1,15 @@
-//! How the tracer records each data op of jitcode as trace IR.
-//!
-//! Jitcode ops are typed like Rust (integer widths, Rust's overflow rules); trace IR ints are
-//! 64-bit words. So a narrow op is recorded as the 64-bit op followed by the truncation and
-//! extension of its type (`int_signext`, `int_and`), and an overflow check as a guard on the
-//! exact result (`*_ovf` + `guard_no_overflow` for `i64`, a range check otherwise). Every
-//! recorded value is computed twice: by the runner (the concrete execution) and by
+//! How the tracer records each data op of jitcode as trace IR (arithmetic and casts in
+//! [`super::arith`]): loads, stores, their descriptors, calls, hints. Every recorded value is computed twice: by the runner (the concrete execution) and by
 //! [`crate::ir::semantics`] on the recorded ops; the two must agree, which is asserted, so a
 //! wrong mapping shows up in the first test that traces it rather than as a miscompile.
-//!
-//! An op whose IR form would need something the IR lacks (unsigned 64-bit division, float
-//! remainder, ...) aborts tracing unless its inputs are constant.
 #![deny(unsafe_code)]
 
 use super::{from_ir, to_ir, Abort, Tracer};
-use crate::ir::semantics::{eval_ovf, eval_pure};
+use crate::ir::semantics::eval_pure;
 use crate::ir::{self, DescrKind, Effects, Op as IrOp, OpRef, Opcode, Type};
 use crate::jitcode::{
-    ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, IntBinOp, IntTy,
-    IntUnOp, Kind, Op, Overflow, Register, Value,
+    ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, Kind, Op, Register,
+    Value,
 };
 
 /// A trace value with the concrete value it has now.
@@ -42,16 +34,16 @@ fn same(a: ir::Value, b: ir::Value) -> bool {
 }
 
 impl Tracer<'_> {
-    fn tv(&mut self, r: Register) -> Tv {
+    pub(super) fn tv(&mut self, r: Register) -> Tv {
         (self.shadow(r), to_ir(self.value(r)))
     }
 
-    fn konst(&mut self, v: ir::Value) -> Tv {
+    pub(super) fn konst(&mut self, v: ir::Value) -> Tv {
         (self.trace.constant(v), v)
     }
 
     /// A pure op: folded when every argument is constant.
-    fn pure(&mut self, opcode: Opcode, args: &[Tv]) -> Tv {
+    pub(super) fn pure(&mut self, opcode: Opcode, args: &[Tv]) -> Tv {
         let vals: Vec<ir::Value> = args.iter().map(|a| a.1).collect();
         let v = eval_pure(opcode, &vals).expect("a pure op");
         if args.iter().all(|a| a.0.is_const()) {
@@ -62,7 +54,7 @@ impl Tracer<'_> {
     }
 
     /// A guard on values that hold now; nothing is recorded when they are constant.
-    fn check(&mut self, opcode: Opcode, args: &[Tv]) {
+    pub(super) fn check(&mut self, opcode: Opcode, args: &[Tv]) {
         if args.iter().all(|a| a.0.is_const()) {
             return;
         }
@@ -70,191 +62,8 @@ impl Tracer<'_> {
         self.guard(opcode, &refs);
     }
 
-    fn int(&mut self, i: i64) -> Tv {
+    pub(super) fn int(&mut self, i: i64) -> Tv {
         self.konst(ir::Value::Int(i))
-    }
-
-    /// Truncates and extends a 64-bit result to the canonical form of `ty`.
-    fn canon(&mut self, ty: IntTy, x: Tv) -> Tv {
-        if ty.bits == 64 {
-            x
-        } else if ty.signed {
-            let n = self.int(i64::from(ty.bits / 8));
-            self.pure(Opcode::IntSignext, &[x, n])
-        } else {
-            let m = self.int((1i64 << ty.bits) - 1);
-            self.pure(Opcode::IntAnd, &[x, m])
-        }
-    }
-
-    /// Guards that the exact 64-bit result `raw` fits `ty` (narrow types).
-    fn fits(&mut self, ty: IntTy, raw: Tv) {
-        if ty.signed {
-            let n = self.int(i64::from(ty.bits / 8));
-            let e = self.pure(Opcode::IntSignext, &[raw, n]);
-            let ok = self.pure(Opcode::IntEq, &[e, raw]);
-            self.check(Opcode::GuardTrue, &[ok]);
-        } else {
-            let m = self.int(ty.max() as i64);
-            let ok = self.pure(Opcode::UintLe, &[raw, m]);
-            self.check(Opcode::GuardTrue, &[ok]);
-        }
-    }
-
-    fn ovf(&mut self, opcode: Opcode, a: Tv, b: Tv) -> Tv {
-        let (v, o) = eval_ovf(opcode, a.1.int(), b.1.int());
-        debug_assert!(!o, "the concrete op did not overflow");
-        if a.0.is_const() && b.0.is_const() {
-            return self.int(v);
-        }
-        let r = self.trace.emit(opcode, &[a.0, b.0]);
-        self.guard(Opcode::GuardNoOverflow, &[]);
-        (r, ir::Value::Int(v))
-    }
-
-    fn int_binary(
-        &mut self,
-        op: IntBinOp,
-        ty: IntTy,
-        overflow: Overflow,
-        a: Tv,
-        b: Tv,
-    ) -> Result<Tv, Abort> {
-        use IntBinOp::*;
-        let both_const = a.0.is_const() && b.0.is_const();
-        let unsupported = |what: &str| Err(Abort::Unsupported(format!("{what} on {}", ty.name())));
-        Ok(match op {
-            Add | Sub | Mul => {
-                let (plain, checked) = match op {
-                    Add => (Opcode::IntAdd, Opcode::IntAddOvf),
-                    Sub => (Opcode::IntSub, Opcode::IntSubOvf),
-                    _ => (Opcode::IntMul, Opcode::IntMulOvf),
-                };
-                match (overflow, ty.bits == 64, ty.signed) {
-                    (Overflow::Wrap, _, _) => {
-                        let r = self.pure(plain, &[a, b]);
-                        self.canon(ty, r)
-                    }
-                    (Overflow::Check, true, true) => self.ovf(checked, a, b),
-                    (Overflow::Check, true, false) => match op {
-                        Add => {
-                            let r = self.pure(plain, &[a, b]);
-                            let wrapped = self.pure(Opcode::UintLt, &[r, a]);
-                            self.check(Opcode::GuardFalse, &[wrapped]);
-                            r
-                        }
-                        Sub => {
-                            let borrow = self.pure(Opcode::UintLt, &[a, b]);
-                            self.check(Opcode::GuardFalse, &[borrow]);
-                            self.pure(plain, &[a, b])
-                        }
-                        _ if both_const => self.pure(plain, &[a, b]),
-                        _ => return unsupported("checked multiplication"),
-                    },
-                    (Overflow::Check, false, _) => {
-                        let r = self.pure(plain, &[a, b]);
-                        self.fits(ty, r);
-                        r
-                    }
-                }
-            }
-            Div | Rem => {
-                if ty.bits == 64 && !ty.signed && !both_const {
-                    return unsupported("division");
-                }
-                self.check(Opcode::GuardTrue, &[b]);
-                if ty.signed {
-                    let min = self.int(ty.min() as i64);
-                    let m1 = self.int(-1);
-                    let x = self.pure(Opcode::IntEq, &[a, min]);
-                    let y = self.pure(Opcode::IntEq, &[b, m1]);
-                    let both = self.pure(Opcode::IntAnd, &[x, y]);
-                    self.check(Opcode::GuardFalse, &[both]);
-                }
-                let opc = if op == Div {
-                    Opcode::IntFloorDiv
-                } else {
-                    Opcode::IntMod
-                };
-                self.pure(opc, &[a, b])
-            }
-            And | Or | Xor => {
-                let opc = match op {
-                    And => Opcode::IntAnd,
-                    Or => Opcode::IntOr,
-                    _ => Opcode::IntXor,
-                };
-                self.pure(opc, &[a, b])
-            }
-            Shl | Shr => {
-                let bits = self.int(i64::from(ty.bits));
-                let amount = if overflow == Overflow::Check {
-                    let ok = self.pure(Opcode::UintLt, &[b, bits]);
-                    self.check(Opcode::GuardTrue, &[ok]);
-                    b
-                } else {
-                    let m = self.int(i64::from(ty.bits) - 1);
-                    self.pure(Opcode::IntAnd, &[b, m])
-                };
-                if op == Shl {
-                    let r = self.pure(Opcode::IntLshift, &[a, amount]);
-                    self.canon(ty, r)
-                } else if ty.signed {
-                    self.pure(Opcode::IntRshift, &[a, amount])
-                } else {
-                    self.pure(Opcode::UintRshift, &[a, amount])
-                }
-            }
-        })
-    }
-
-    fn int_unary(
-        &mut self,
-        op: IntUnOp,
-        ty: IntTy,
-        overflow: Overflow,
-        a: Tv,
-    ) -> Result<Tv, Abort> {
-        Ok(match op {
-            IntUnOp::Neg => match (overflow, ty.bits == 64) {
-                (Overflow::Check, true) if ty.signed => {
-                    let z = self.int(0);
-                    self.ovf(Opcode::IntSubOvf, z, a)
-                }
-                (Overflow::Check, false) if ty.signed => {
-                    let r = self.pure(Opcode::IntNeg, &[a]);
-                    self.fits(ty, r);
-                    r
-                }
-                (Overflow::Check, _) if !a.0.is_const() => {
-                    return Err(Abort::Unsupported(format!(
-                        "checked negation of {}",
-                        ty.name()
-                    )))
-                }
-                _ => {
-                    let r = self.pure(Opcode::IntNeg, &[a]);
-                    self.canon(ty, r)
-                }
-            },
-            IntUnOp::Not => {
-                let r = self.pure(Opcode::IntInvert, &[a]);
-                if ty.signed {
-                    r
-                } else {
-                    self.canon(ty, r)
-                }
-            }
-        })
-    }
-
-    fn int_cast(&mut self, from: IntTy, to: IntTy, x: Tv) -> Tv {
-        let widening = from.bits < to.bits && (from.signed == to.signed || !from.signed);
-        if to.bits == 64 || widening {
-            x
-        } else {
-            self.canon(to, x)
-        }
     }
 
     fn field_descr(&mut self, d: &FieldDescr) -> ir::DescrId {
@@ -264,7 +73,7 @@ impl Tracer<'_> {
             signed: d.signed,
             kind: ir_type(d.kind),
             immutable: d.immutable,
-            quasi_immutable: false,
+            quasi_immutable: d.quasi_immutable,
             alias: Some(alias_name(&d.class)),
         });
         self.named_descr(&format!("{}_{}", d.name, d.offset), kind)
@@ -376,14 +185,14 @@ impl Tracer<'_> {
                 overflow,
                 dst,
                 ..
-            } => Some((*dst, self.int_binary(*op, *ty, *overflow, u(0), u(1))?)),
+            } => Some((*dst, self.int_binary(*op, *ty, *overflow, u(0), u(1)))),
             Op::IntUnary {
                 op,
                 ty,
                 overflow,
                 dst,
                 ..
-            } => Some((*dst, self.int_unary(*op, *ty, *overflow, u(0))?)),
+            } => Some((*dst, self.int_unary(*op, *ty, *overflow, u(0)))),
             Op::IntCompare {
                 cmp, signed, dst, ..
             } => {
@@ -409,15 +218,7 @@ impl Tracer<'_> {
                     FloatBinOp::Sub => Opcode::FloatSub,
                     FloatBinOp::Mul => Opcode::FloatMul,
                     FloatBinOp::Div => Opcode::FloatTrueDiv,
-                    FloatBinOp::Rem => {
-                        let v = to_ir(self.value(*dst));
-                        if u(0).0.is_const() && u(1).0.is_const() {
-                            let c = self.konst(v);
-                            self.set_shadow(*dst, c.0);
-                            return Ok(());
-                        }
-                        return Err(Abort::Unsupported("float remainder".into()));
-                    }
+                    FloatBinOp::Rem => Opcode::FloatMod,
                 };
                 Some((*dst, self.pure(opc, &[u(0), u(1)])))
             }
@@ -439,29 +240,8 @@ impl Tracer<'_> {
                 };
                 Some((*dst, self.pure(opc, &[u(0), u(1)])))
             }
-            Op::IntToFloat { from, dst, .. } => {
-                if from.bits == 64 && !from.signed && !u(0).0.is_const() {
-                    return Err(Abort::Unsupported("u64 to f64".into()));
-                }
-                let r = if u(0).0.is_const() {
-                    let v = to_ir(self.value(*dst));
-                    self.konst(v)
-                } else {
-                    self.pure(Opcode::CastIntToFloat, &[u(0)])
-                };
-                Some((*dst, r))
-            }
-            Op::FloatToInt { to, dst, .. } => {
-                let r = if u(0).0.is_const() {
-                    let v = to_ir(self.value(*dst));
-                    self.konst(v)
-                } else if *to == IntTy::I64 {
-                    self.pure(Opcode::CastFloatToInt, &[u(0)])
-                } else {
-                    return Err(Abort::Unsupported(format!("f64 to {}", to.name())));
-                };
-                Some((*dst, r))
-            }
+            Op::IntToFloat { from, dst, .. } => Some((*dst, self.int_to_float(*from, u(0)))),
+            Op::FloatToInt { to, dst, .. } => Some((*dst, self.float_to_int(*to, u(0)))),
             Op::RefCompare { eq, dst, .. } => {
                 let opc = if *eq { Opcode::PtrEq } else { Opcode::PtrNe };
                 Some((*dst, self.pure(opc, &[u(0), u(1)])))
@@ -470,12 +250,21 @@ impl Tracer<'_> {
                 dst, index, offset, ..
             } => {
                 let idx = index.map(|(_, size)| (u(1), size));
-                Some((*dst, self.address(u(0), idx, *offset)))
+                let r = self.address(u(0), idx, *offset);
+                if r.0.is_const() {
+                    self.fp.derive(from_ir(u(0).1), from_ir(r.1));
+                }
+                Some((*dst, r))
             }
             Op::GetField { dst, descr, .. } => {
                 let v = self.value(*dst);
                 let r = if u(0).0.is_const() && descr.immutable {
+                    let base = from_ir(u(0).1);
+                    let addr = base.addr().wrapping_add(descr.offset);
+                    self.fp.load(base, addr, descr, v);
                     self.konst(to_ir(v))
+                } else if u(0).0.is_const() && descr.quasi_immutable && u(0).1.addr() != 0 {
+                    self.quasi_immutable_read(u(0), descr, v)
                 } else {
                     let d = self.field_descr(descr);
                     self.load(Opcode::getfield(ir_type(descr.kind)), &[u(0)], d, v)
@@ -485,12 +274,21 @@ impl Tracer<'_> {
             Op::SetField { descr, .. } => {
                 let d = self.field_descr(descr);
                 self.store(Opcode::Setfield, &[u(0), u(1)], d);
+                if descr.quasi_immutable {
+                    self.quasi_immutable_write(u(0), descr)?;
+                }
                 None
             }
             Op::GetArrayItem { dst, descr, .. } => {
                 let v = self.value(*dst);
                 let ty = ir_type(descr.item.kind);
                 let r = if u(0).0.is_const() && u(1).0.is_const() && descr.item.immutable {
+                    let base = from_ir(u(0).1);
+                    let addr = base
+                        .addr()
+                        .wrapping_add((u(1).1.int() as usize).wrapping_mul(descr.item_size))
+                        .wrapping_add(descr.item.offset);
+                    self.fp.load(base, addr, &descr.item, v);
                     self.konst(to_ir(v))
                 } else if Self::plain_array(descr) {
                     let d = self.array_descr(descr);
@@ -575,6 +373,47 @@ impl Tracer<'_> {
         Ok(())
     }
 
+    /// Folds a read of a quasi-immutable field of a constant object (RPython's
+    /// `quasiimmut_field` + `guard_not_invalidated`): the guard resumes at the read itself, so
+    /// that after an invalidation the interpreter reads the field again.
+    fn quasi_immutable_read(&mut self, base: Tv, descr: &FieldDescr, v: Value) -> Tv {
+        let d = self.field_descr(descr);
+        self.trace
+            .push(IrOp::new(Opcode::QuasiimmutField, vec![base.0]).with_descr(d));
+        self.guard(Opcode::GuardNotInvalidated, &[]);
+        let b = from_ir(base.1);
+        self.fp
+            .quasi(b, b.addr().wrapping_add(descr.offset), descr, v);
+        self.konst(to_ir(v))
+    }
+
+    /// After a write of a quasi-immutable field (already stored and recorded): records the
+    /// call that invalidates the code that folded it, and makes it for the write the tracer
+    /// just performed. A trace that folded the field itself would be wrong from its first
+    /// iteration on: it aborts.
+    fn quasi_immutable_write(&mut self, base: Tv, descr: &FieldDescr) -> Result<(), Abort> {
+        let p = self.address(base, None, descr.offset);
+        let hook = crate::warm::quasi::written_from_jit as extern "C" fn(usize) as usize;
+        let f = self.trace.func("quasi_immutable_written", hook);
+        let kind = DescrKind::Call(ir::CallDescr {
+            args: vec![Type::Ref],
+            ret: Type::Void,
+            effects: Effects::anything(),
+        });
+        let d = self.named_descr("call_quasi_immutable_written", kind);
+        self.trace
+            .push(IrOp::new(Opcode::CallN, vec![f, p.0]).with_descr(d));
+        let addr = p.1.addr();
+        crate::warm::quasi::written_from_jit(addr);
+        if self.fp.quasi_fields().contains(&addr) {
+            return Err(Abort::Unsupported(format!(
+                "the trace writes the quasi-immutable field `{}` it folded",
+                descr.name
+            )));
+        }
+        Ok(())
+    }
+
     fn call(
         &mut self,
         descr: &CallDescr,
@@ -584,6 +423,9 @@ impl Tracer<'_> {
         let res = dst.map(|d| to_ir(self.value(d)));
         let elidable = descr.effect == Effect::Elidable;
         if elidable && args.iter().all(|a| a.0.is_const()) {
+            let vals: Vec<Value> = args.iter().map(|a| from_ir(a.1)).collect();
+            self.fp
+                .call(descr.name, descr.dynamic, &vals, res.map(from_ir));
             return dst.zip(res).map(|(d, v)| (d, self.konst(v)));
         }
         let (fun, d) = self.call_descr(descr);

@@ -38,6 +38,15 @@ pub enum Ins {
     IncMemJlt(u8, u8, u32),
     /// `emit(r[a])` (residual), then `r[a] -= 1` and jump to `t` while `r[a] > 0`
     EmitDecJnz(u8, u32),
+    /// `r[a] = (r[b] as u64 / r[c] as u64 + r[b] as u64 % r[c] as u64) as i64` (panics when
+    /// `r[c]` is 0)
+    UDivRem(u8, u8, u8),
+    /// `r[a] = (r[b] as u64 * r[c] as u64) as i64` (checked: panics on unsigned overflow)
+    UMul(u8, u8, u8),
+    /// `f[a] = f[a] % x + r[b] as u64 as f64`
+    FModU(u8, f64, u8),
+    /// `r[a] = f[b] as u8 + f[b] as i16 + f[b] as u32 + f[b] as i32 + f[b] as u64` (wrapping)
+    FToN(u8, u8),
     /// Stop; the result is `r[0]`.
     Halt,
 }
@@ -146,29 +155,80 @@ pub fn run(code: &Code, vm: &mut Vm) -> i64 {
                     continue;
                 }
             }
+            Ins::UDivRem(a, b, c) => {
+                let x = vm.r[b as usize] as u64;
+                let y = vm.r[c as usize] as u64;
+                vm.r[a as usize] = (x / y).wrapping_add(x % y) as i64;
+            }
+            Ins::UMul(a, b, c) => {
+                vm.r[a as usize] = (vm.r[b as usize] as u64 * vm.r[c as usize] as u64) as i64
+            }
+            Ins::FModU(a, x, b) => {
+                vm.f[a as usize] = vm.f[a as usize] % x + vm.r[b as usize] as u64 as f64
+            }
+            Ins::FToN(a, b) => {
+                let x = vm.f[b as usize];
+                let s = (x as u8 as i64).wrapping_add(x as i16 as i64);
+                let s = s
+                    .wrapping_add(x as u32 as i64)
+                    .wrapping_add(x as i32 as i64);
+                vm.r[a as usize] = s.wrapping_add(x as u64 as i64);
+            }
             Ins::Halt => return vm.r[0],
         }
         pc += 1;
     }
 }
 
-/// Runs `ops` with the JIT configured by `params` (`"off"` for the interpreter alone), from a
-/// fresh driver; returns the result, the final VM and what it emitted.
+/// Runs `ops` with the JIT configured by `params` (`"off"` for the interpreter alone); returns
+/// the result, the final VM and what it emitted. The driver is this thread's, with whatever it
+/// compiled for earlier programs (each new `Code` may well live where a freed one lived).
 pub fn run_with(params: &str, ops: &[Ins], vm: Vm) -> (i64, Vm, Vec<i64>) {
+    let code = Code { ops: ops.to_vec() };
+    run_code(params, &code, vm)
+}
+
+thread_local! {
+    /// How many traces and aborts, guard failures, entries and invalidations the driver had
+    /// counted when the last run started.
+    static BEFORE: RefCell<[usize; 5]> = const { RefCell::new([0; 5]) };
+}
+
+fn counts(s: &meta_jit::warm::Stats) -> [usize; 5] {
+    [
+        s.traces.len(),
+        s.aborts.len(),
+        s.guard_failures,
+        s.entries,
+        s.invalidated,
+    ]
+}
+
+/// Runs `code` like [`run_with`].
+pub fn run_code(params: &str, code: &Code, vm: Vm) -> (i64, Vm, Vec<i64>) {
     run::with_driver(|d| {
-        d.reset();
         d.set_params("on,threshold=1039,trace_eagerness=200,trace_limit=6000,max_aborts=4")
             .unwrap();
         d.set_params(params).unwrap();
+        BEFORE.with(|b| *b.borrow_mut() = d.with_stats(counts));
     });
-    let code = Code { ops: ops.to_vec() };
     let mut vm = vm;
     take_output();
-    let r = run(&code, &mut vm);
+    let r = run(code, &mut vm);
     (r, vm, take_output())
 }
 
-/// The driver's statistics on this thread.
+/// What the driver did on this thread during the last run (times are left out).
 pub fn stats() -> meta_jit::warm::Stats {
-    run::with_driver(|d| d.stats())
+    let [traces, aborts, guard_failures, entries, invalidated] = BEFORE.with(|b| *b.borrow());
+    run::with_driver(|d| {
+        d.with_stats(|now| meta_jit::warm::Stats {
+            traces: now.traces[traces..].to_vec(),
+            aborts: now.aborts[aborts..].to_vec(),
+            guard_failures: now.guard_failures - guard_failures,
+            entries: now.entries - entries,
+            invalidated: now.invalidated - invalidated,
+            ..Default::default()
+        })
+    })
 }

@@ -525,9 +525,36 @@ pub(crate) fn cqo_idiv(a: &mut Asm, s: Src) {
     }
 }
 
-/// `cmovcc d, s` (registers).
+/// `cmovs d, s` (registers).
 pub(crate) fn cmovs(a: &mut Asm, d: u8, s: u8) {
     x64!(a ; cmovs Rq(d), Rq(s));
+}
+
+/// `cmovg d, s` (`greater`) or `cmovl d, s` (otherwise), registers.
+pub(crate) fn cmov_gl(a: &mut Asm, greater: bool, d: u8, s: u8) {
+    if greater {
+        x64!(a ; cmovg Rq(d), Rq(s));
+    } else {
+        x64!(a ; cmovl Rq(d), Rq(s));
+    }
+}
+
+/// `xor edx, edx ; div s`: rax = rdx:rax / s, rdx = the remainder, unsigned.
+pub(crate) fn xor_div(a: &mut Asm, s: Src) {
+    match s {
+        Src::R(r) => x64!(a ; xor edx, edx ; div Rq(r)),
+        Src::M(m) => x64!(a ; xor edx, edx ; div QWORD [rbp + m]),
+        _ => unreachable!("div takes a register or memory"),
+    }
+}
+
+/// `mul s`: rdx:rax = rax * s, unsigned.
+pub(crate) fn mul(a: &mut Asm, s: Src) {
+    match s {
+        Src::R(r) => x64!(a ; mul Rq(r)),
+        Src::M(m) => x64!(a ; mul QWORD [rbp + m]),
+        _ => unreachable!("mul takes a register or memory"),
+    }
 }
 
 /// `sub qword [base + disp], 1`.
@@ -588,96 +615,5 @@ pub(crate) fn align8(a: &mut Asm) {
 }
 
 #[cfg(test)]
-mod tests {
-    //! The encodings of dynamic registers, checked by decoding them again: byte registers of
-    //! rsi/rdi/r8.. need a REX prefix, r12/r13 as a base need a SIB byte or a displacement.
-    use super::*;
-    use crate::backend::disasm::instructions;
-
-    const NAMES: [&str; 16] = [
-        "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12",
-        "r13", "r14", "r15",
-    ];
-    const DWORD: [&str; 16] = [
-        "eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi", "r8d", "r9d", "r10d", "r11d",
-        "r12d", "r13d", "r14d", "r15d",
-    ];
-    const BYTE: [&str; 16] = [
-        "al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil", "r8b", "r9b", "r10b", "r11b", "r12b",
-        "r13b", "r14b", "r15b",
-    ];
-
-    fn one(f: impl FnOnce(&mut Asm)) -> String {
-        let mut a = Asm::new(0);
-        f(&mut a);
-        let code = a.finalize().unwrap();
-        let ins = instructions(&code);
-        assert_eq!(ins.len(), 1, "{ins:?}");
-        ins[0].clone()
-    }
-
-    #[test]
-    fn dynamic_registers_encode_as_named() {
-        for r in 0..16u8 {
-            if r == 4 {
-                continue;
-            }
-            assert_eq!(
-                one(|a| setcc(a, Cond::L, r)),
-                format!("setl {}", BYTE[r as usize])
-            );
-            assert_eq!(
-                one(|a| zext8(a, r)),
-                format!("movzx {},{}", DWORD[r as usize], BYTE[r as usize])
-            );
-            for b in [0u8, 3, 5, 7, 11, 12, 13, 15] {
-                let addr = Addr {
-                    base: b,
-                    index: None,
-                    disp: 16,
-                };
-                let s = one(|a| load_int(a, r, addr, 8, false));
-                assert_eq!(
-                    s,
-                    format!("mov {},[{}+10h]", NAMES[r as usize], NAMES[b as usize])
-                );
-                let addr = Addr {
-                    base: b,
-                    index: Some((r, 4)),
-                    disp: -8,
-                };
-                if r != 4 {
-                    let s = one(|a| store_int(a, addr, 1, r));
-                    assert_eq!(
-                        s,
-                        format!(
-                            "mov [{}+{}*4-8],{}",
-                            NAMES[b as usize], NAMES[r as usize], BYTE[r as usize]
-                        )
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn immediates_keep_their_value() {
-        assert_eq!(
-            one(|a| mov_imm(a, 3, u32::MAX as u64)),
-            "mov ebx,0FFFFFFFFh"
-        );
-        assert_eq!(
-            one(|a| mov_imm(a, 12, (-5i64) as u64)),
-            "mov r12,0FFFFFFFFFFFFFFFBh"
-        );
-        assert_eq!(
-            one(|a| mov_imm(a, 6, 0x1234_5678_9abc)),
-            "mov rsi,123456789ABCh"
-        );
-        assert_eq!(
-            one(|a| alu(a, Alu::Cmp, 13, Src::I(-1))),
-            "cmp r13,0FFFFFFFFFFFFFFFFh"
-        );
-        assert_eq!(one(|a| alu(a, Alu::Imul, 8, Src::I(3))), "imul r8,3");
-    }
-}
+#[path = "asm_tests.rs"]
+mod tests;

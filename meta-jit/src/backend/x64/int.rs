@@ -1,5 +1,6 @@
 //! Integer ops: arithmetic (with the overflow flag for the `*_ovf` ops, which the guard right
-//! after tests), division and remainder with the IR's rules for 0 and `MIN / -1`, shifts
+//! after tests), division and remainder, signed and unsigned, with the IR's rules for 0 and
+//! `MIN / -1`, the high half of an unsigned product, `min` and `max` with `cmov`, shifts
 //! (x86 masks the count by 63 exactly as the IR does), and comparisons, either as a 0/1 value
 //! or as flags for the guard they are fused with.
 
@@ -159,6 +160,81 @@ impl Gen<'_> {
         }
         asm::bind(&mut self.a, done);
         self.ra.bind(i, Reg::gpr(res));
+    }
+
+    /// `uint_floordiv` and `uint_mod`: `div`, except for a divisor of 0 (result 0).
+    pub(super) fn udivmod(&mut self, i: usize, op: &Op) {
+        let res = if op.opcode == Opcode::UintFloorDiv {
+            RAX
+        } else {
+            RDX
+        };
+        let (x, y) = (op.args[0], op.args[1]);
+        if self.const_bits(y) == Some(0) {
+            let d = self.def(i);
+            asm::mov_imm(&mut self.a, d, 0);
+            return;
+        }
+        self.ra.take(&mut self.a, Reg::gpr(RAX));
+        self.ra.take(&mut self.a, Reg::gpr(RDX));
+        let sy = match self.src(y) {
+            s @ (Src::R(_) | Src::M(_)) => s,
+            s => {
+                asm::mov(&mut self.a, SCRATCH, s);
+                Src::R(SCRATCH)
+            }
+        };
+        let sx = self.src(x);
+        asm::mov(&mut self.a, RAX, sx);
+        let (zero, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
+        if !y.is_const() {
+            match sy {
+                Src::R(r) => asm::alu(&mut self.a, Alu::Test, r, Src::R(r)),
+                Src::M(m) => asm::cmp_mem(&mut self.a, m, Src::I(0)),
+                _ => unreachable!(),
+            }
+            asm::jcc(&mut self.a, Cond::E, zero);
+        }
+        asm::xor_div(&mut self.a, sy);
+        asm::jmp(&mut self.a, done);
+        asm::bind(&mut self.a, zero);
+        asm::mov_imm(&mut self.a, res, 0);
+        asm::bind(&mut self.a, done);
+        self.ra.bind(i, Reg::gpr(res));
+    }
+
+    /// `uint_mul_high`: the rdx half of `mul`.
+    pub(super) fn mul_high(&mut self, i: usize, op: &Op) {
+        let (x, y) = (op.args[0], op.args[1]);
+        self.ra.take(&mut self.a, Reg::gpr(RAX));
+        self.ra.take(&mut self.a, Reg::gpr(RDX));
+        let sy = match self.src(y) {
+            s @ (Src::R(_) | Src::M(_)) => s,
+            s => {
+                asm::mov(&mut self.a, SCRATCH, s);
+                Src::R(SCRATCH)
+            }
+        };
+        let sx = self.src(x);
+        asm::mov(&mut self.a, RAX, sx);
+        asm::mul(&mut self.a, sy);
+        self.ra.bind(i, Reg::gpr(RDX));
+    }
+
+    /// `int_min` and `int_max`: `cmp` and a `cmov` of the second operand.
+    pub(super) fn min_max(&mut self, i: usize, op: &Op) {
+        let s = self.src(op.args[1]);
+        let d = self.def_from(i, op.args[0]);
+        let r = match s {
+            Src::R(r) => r,
+            s => {
+                asm::mov(&mut self.a, SCRATCH, s);
+                SCRATCH
+            }
+        };
+        asm::alu(&mut self.a, Alu::Cmp, d, Src::R(r));
+        // min: take the second when the first is greater; max: when it is less.
+        asm::cmov_gl(&mut self.a, op.opcode == Opcode::IntMin, d, r);
     }
 
     /// Emits the comparison of op `op` and says how its outcome sits in the flags.

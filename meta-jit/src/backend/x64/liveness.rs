@@ -114,7 +114,8 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
     let mut next_call = vec![u32::MAX; n + 1];
     for i in (0..n).rev() {
         let op = t.ops[i].opcode;
-        let is_call = op.is_call() || matches!(op, Opcode::New | Opcode::NewArray);
+        let is_call =
+            op.is_call() || matches!(op, Opcode::New | Opcode::NewArray | Opcode::FloatMod);
         next_call[i] = if is_call { i as u32 } else { next_call[i + 1] };
     }
     let crosses_call = (0..n).map(|v| next_call[v + 1] < last_use[v]).collect();

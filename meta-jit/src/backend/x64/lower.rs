@@ -190,6 +190,9 @@ impl Gen<'_> {
             IntAdd | IntSub | IntMul | IntAnd | IntOr | IntXor | IntAddOvf | IntSubOvf
             | IntMulOvf => self.int_binop(i, op),
             IntFloorDiv | IntMod => self.divmod(i, op),
+            UintFloorDiv | UintMod => self.udivmod(i, op),
+            UintMulHigh => self.mul_high(i, op),
+            IntMin | IntMax => self.min_max(i, op),
             IntLshift | IntRshift | UintRshift => self.shift(i, op),
             IntNeg | IntInvert => self.int_unop(i, op),
             IntSignext => self.signext(i, op),
@@ -202,6 +205,9 @@ impl Gen<'_> {
             FloatNeg | FloatAbs => self.float_sign(i, op),
             CastFloatToInt => self.float_to_int(i, op),
             CastIntToFloat => self.int_to_float(i, op),
+            FloatMod => self.float_mod(i, op),
+            CastFloatToUint => self.float_to_uint(i, op),
+            CastUintToFloat => self.uint_to_float(i, op),
             FloatToBits => self.float_to_bits(i, op),
             FloatFromBits => self.float_from_bits(i, op),
             CastPtrToInt | CastIntToPtr | SameAsI | SameAsR | SameAsF => {

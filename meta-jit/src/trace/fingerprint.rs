@@ -1,0 +1,227 @@
+//! What a trace folded from the objects its greens reference, so that the driver can tell the
+//! objects it was traced on from other objects that later live at the same addresses.
+//!
+//! Cells and compiled loops are keyed by the values of the greens, and a reference green is
+//! keyed by its address. A trace folds the immutable contents of those objects (a constant
+//! program's opcodes, their operands, the results of elidable calls on them) into constants.
+//! RPython can rely on its GC: a constant in a trace keeps its object alive, so the address
+//! cannot be reused while the machine code exists. Rust objects are freed whenever their owner
+//! drops them, and the allocator hands the same address to the next object of that size. So
+//! every folded value is also written down here, as a [`Fact`], and the driver checks that the
+//! facts still hold before it runs the machine code (`crate::warm`).
+//!
+//! Which objects may be read when checking: only those reachable from the greens the driver is
+//! entered with (the interpreter holds them, so they are alive) through values the check has
+//! already found equal. The tracer keeps that set, *trusted* addresses: the trace's own
+//! reference greens, then every reference a folded read of a trusted object returned, every
+//! address computed from a trusted one (`RefAddr`), and every reference an elidable call on a
+//! trusted object returned. Facts are recorded only for reads of trusted objects, in the order
+//! the tracer made them, so a fact's address is computed only from greens and from values that
+//! earlier facts vouch for. (Folded reads of other constant objects, e.g. reached by
+//! `promote!`, are not checked: such an object must outlive the machine code, as the book's
+//! deoptimization chapter says.)
+//!
+//! The values of quasi-immutable fields the trace folded are facts too (when their object is
+//! trusted), and every such field is a dependency of the trace ([`Fingerprint::quasi_fields`]):
+//! a write invalidates it.
+//!
+//! Must not know: the driver's cells, machine code, or any guest language.
+
+use hashbrown::{HashMap, HashSet};
+
+use crate::jitcode::{FieldDescr, Kind, Value};
+
+/// One folded value.
+#[derive(Clone, Debug)]
+pub enum Fact {
+    /// The `size` bytes at `addr` were `bits` (zero-extended).
+    Load {
+        /// The address read.
+        addr: usize,
+        /// How many bytes (1, 2, 4 or 8).
+        size: u8,
+        /// What they held.
+        bits: u64,
+    },
+    /// The elidable function `call` returned `result` on `args`.
+    Call {
+        /// The function's name (for the JIT log).
+        name: &'static str,
+        /// Calls it (the descriptor's dynamic entry).
+        call: fn(&[Value]) -> Option<Value>,
+        /// The arguments.
+        args: Vec<Value>,
+        /// The result.
+        result: Option<Value>,
+    },
+}
+
+/// The facts of one trace, in the order the tracer established them, and the addresses it
+/// trusted.
+#[derive(Clone, Debug, Default)]
+pub struct Fingerprint(Box<Inner>);
+
+#[derive(Clone, Debug, Default)]
+struct Inner {
+    facts: Vec<Fact>,
+    loads: HashMap<(usize, u8), u64>,
+    trusted: HashSet<usize>,
+    /// Addresses of the quasi-immutable fields folded, trusted objects or not.
+    quasi: Vec<usize>,
+}
+
+fn bits_of(v: Value, size: u8) -> u64 {
+    let b = match v {
+        Value::Int(i) => i as u64,
+        Value::Float(f) => f.to_bits(),
+        Value::Ref(a) => a as u64,
+    };
+    if size >= 8 {
+        b
+    } else {
+        b & ((1u64 << (8 * u32::from(size))) - 1)
+    }
+}
+
+fn same(a: Option<Value>, b: Option<Value>) -> bool {
+    let bits = |v: Option<Value>| v.map(|v| (v.kind(), bits_of(v, 8)));
+    bits(a) == bits(b)
+}
+
+impl Fingerprint {
+    /// An empty fingerprint that trusts `roots` (the references among a loop's greens, or the
+    /// trusted set of the trace a bridge leaves).
+    pub fn trusting(roots: impl IntoIterator<Item = usize>) -> Fingerprint {
+        Fingerprint(Box::new(Inner {
+            trusted: roots.into_iter().filter(|&a| a != 0).collect(),
+            ..Inner::default()
+        }))
+    }
+
+    /// The facts, in order.
+    pub fn facts(&self) -> &[Fact] {
+        &self.0.facts
+    }
+
+    /// The trusted addresses (a bridge of this trace starts from them).
+    pub fn trusted(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.trusted.iter().copied()
+    }
+
+    /// Whether `v` is a trusted reference.
+    pub fn is_trusted(&self, v: Value) -> bool {
+        matches!(v, Value::Ref(a) if self.0.trusted.contains(&a))
+    }
+
+    /// Trusts `v` (a reference) if `from` is trusted.
+    pub fn derive(&mut self, from: Value, v: Value) {
+        if let Value::Ref(a) = v {
+            if a != 0 && self.is_trusted(from) {
+                self.0.trusted.insert(a);
+            }
+        }
+    }
+
+    /// The tracer folded the load of `descr` at `addr`, inside the object at `base`, to `v`.
+    pub fn load(&mut self, base: Value, addr: usize, descr: &FieldDescr, v: Value) {
+        if !self.is_trusted(base) {
+            return;
+        }
+        let bits = bits_of(v, descr.size);
+        let key = (addr, descr.size);
+        if self.0.loads.insert(key, bits).is_none() {
+            self.0.facts.push(Fact::Load {
+                addr,
+                size: descr.size,
+                bits,
+            });
+        }
+        if descr.kind == Kind::Ref {
+            self.derive(base, v);
+        }
+    }
+
+    /// The tracer folded the quasi-immutable field `descr` at `addr`, inside the object at
+    /// `base`, to `v`: a dependency of the trace on that field, and a fact if `base` is
+    /// trusted.
+    pub fn quasi(&mut self, base: Value, addr: usize, descr: &FieldDescr, v: Value) {
+        if !self.0.quasi.contains(&addr) {
+            self.0.quasi.push(addr);
+        }
+        self.load(base, addr, descr, v);
+    }
+
+    /// The addresses of the quasi-immutable fields the trace folded.
+    pub fn quasi_fields(&self) -> &[usize] {
+        &self.0.quasi
+    }
+
+    /// The tracer folded an elidable call on constant arguments to `result`; it is a fact if
+    /// an argument is a trusted reference and every other reference argument is too (on
+    /// integers and floats alone the function cannot see a reused object; an untrusted
+    /// reference cannot be handed to it later).
+    pub fn call(
+        &mut self,
+        name: &'static str,
+        call: fn(&[Value]) -> Option<Value>,
+        args: &[Value],
+        result: Option<Value>,
+    ) {
+        let Some(&root) = args.iter().find(|&&a| self.is_trusted(a)) else {
+            return;
+        };
+        if args
+            .iter()
+            .any(|&a| matches!(a, Value::Ref(p) if p != 0 && !self.is_trusted(a)))
+        {
+            return;
+        }
+        self.0.facts.push(Fact::Call {
+            name,
+            call,
+            args: args.to_vec(),
+            result,
+        });
+        if let Some(r) = result {
+            self.derive(root, r);
+        }
+    }
+
+    /// The index of the first fact that does not hold any more, if one does not.
+    ///
+    /// # Safety
+    /// The trusted roots this fingerprint started from are the addresses of live objects of
+    /// the types the trace saw there (the driver checks the facts of a loop only when it is
+    /// entered with the greens it was traced with, which the interpreter holds; a bridge's
+    /// facts after its parent's, a jumped-to loop's after those of the trace that computed
+    /// its greens), and the immutable fields of live objects reference live objects.
+    pub unsafe fn first_broken(&self) -> Option<usize> {
+        for (k, f) in self.0.facts.iter().enumerate() {
+            let holds = match f {
+                Fact::Load { addr, size, bits } => {
+                    let p = *addr as *const u8;
+                    // SAFETY: every earlier fact holds, so `addr` is computed from the same
+                    // values as when the tracer read it: it lies in a field of a live object
+                    // reached from the roots through fields equal to those the tracer saw
+                    // (and, for items, behind a bounds check on a length that is equal too).
+                    let now = unsafe {
+                        match size {
+                            1 => u64::from(p.read_unaligned()),
+                            2 => u64::from(p.cast::<u16>().read_unaligned()),
+                            4 => u64::from(p.cast::<u32>().read_unaligned()),
+                            _ => p.cast::<u64>().read_unaligned(),
+                        }
+                    };
+                    now == *bits
+                }
+                Fact::Call {
+                    call, args, result, ..
+                } => same(call(args), *result),
+            };
+            if !holds {
+                return Some(k);
+            }
+        }
+        None
+    }
+}

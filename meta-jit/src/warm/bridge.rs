@@ -1,0 +1,99 @@
+//! Tracing a bridge from a guard that failed often enough: the tracer starts from the guard's
+//! resume state (`crate::resume::bridge_frames`), trusting what the guard's trace trusted, and
+//! traces until the portal reaches a compiled loop's merge point; the bridge is compiled and
+//! attached to the guard, and the driver continues in the loop it jumps to.
+//!
+//! Must not know: how ops are traced or compiled, or any guest language.
+
+use std::time::Instant;
+
+use super::{blackhole, landed, merge_point, resume, stale, CellState, JitDriver, Params, State};
+use crate::backend::TraceId;
+use crate::ir::Trace;
+use crate::jitcode::Value;
+use crate::trace::{to_ir, Close, Fingerprint, Limits, Traced, Tracer};
+
+/// How a bridge's tracing ended.
+pub(super) enum BridgeEnd {
+    /// Continue in compiled loop number `.0` with these reds.
+    Jump(u32, Vec<crate::ir::Value>),
+    /// The interpreter continues from here.
+    Resumed(super::Resumed),
+}
+
+impl JitDriver {
+    /// Traces, compiles and attaches a bridge from guard `op` of trace `parent_id` (`parent`,
+    /// as compiled), which failed with `saved`.
+    ///
+    /// # Safety
+    /// The guard's exit left the interpreter in the guard's resume state.
+    pub(super) unsafe fn trace_bridge(
+        &self,
+        state: &mut State,
+        params: &Params,
+        parent: &Trace,
+        parent_id: TraceId,
+        op: usize,
+        saved: &[crate::ir::Value],
+    ) -> BridgeEnd {
+        let r = parent.ops[op].resume.as_ref().expect("a guard");
+        let (trace, frames) = resume::bridge_frames(&state.codes, parent, r, saved);
+        let t0 = Instant::now();
+        let first_guard = state.next_guard;
+        let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());
+        let State { codes, cells, .. } = &mut *state;
+        let tracer = Tracer::with_frames(
+            codes,
+            (self.portal)(),
+            trace,
+            frames,
+            Limits {
+                trace_limit: params.trace_limit,
+            },
+            first_guard,
+            trusted,
+        );
+        let mut decide = |g: &[Value]| match cells.get(&Self::key(g)) {
+            Some(CellState::Compiled { loop_no }) => Close::Jump(*loop_no),
+            _ => Close::Continue,
+        };
+        // SAFETY: forwarded: the frames are the interpreter's state at the guard.
+        let traced = unsafe { tracer.run(&mut decide) };
+        state.stats.tracing += t0.elapsed();
+        match traced {
+            Traced::Closed {
+                trace,
+                close,
+                greens,
+                reds,
+                fingerprint,
+            } => {
+                // Guard ids of the bridge continue after the parent's.
+                let max = trace
+                    .ops
+                    .iter()
+                    .filter_map(|o| o.resume.as_ref())
+                    .map(|r| r.id + 1)
+                    .max();
+                state.next_guard = state.next_guard.max(max.unwrap_or(0));
+                let guard = r.id;
+                let origin = stale::Origin::Bridge { guard };
+                let parent = Some((parent_id, op));
+                if let Err((e, _)) =
+                    self.compile(state, params, &trace, parent, origin, fingerprint)
+                {
+                    self.aborted(state, &format!("bridge compilation failed: {e}"));
+                }
+                match close {
+                    Close::Jump(n) => BridgeEnd::Jump(n, reds.iter().map(|v| to_ir(*v)).collect()),
+                    _ => BridgeEnd::Resumed(merge_point(greens, reds)),
+                }
+            }
+            Traced::Aborted { reason, frames, .. } => {
+                self.aborted(state, &format!("bridge: {reason}"));
+                // SAFETY: the tracer left the interpreter in the state of `frames`.
+                BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }))
+            }
+        }
+    }
+}

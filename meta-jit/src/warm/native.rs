@@ -1,0 +1,152 @@
+//! The native interpreter's side of the driver: what the `#[jit::interpreter]` expansion of
+//! `can_enter_jit!()` calls (the counting fast path, [`can_enter_jit`]), how it hands over the
+//! greens and reds without allocating ([`Vals`], [`Live`]) and takes them back ([`take`]), and
+//! the thread-local on/off flag it tests first ([`OnFlag`]).
+//!
+//! Must not know: tracing, compiling, or any guest language.
+
+use std::cell::Cell;
+
+use super::{JitDriver, Resumed};
+use crate::jitcode::Value;
+
+/// `can_enter_jit!()` in the native interpreter: counts the location `vals[..greens]` and,
+/// when it is hot or compiled, runs the JIT from the merge point with these greens and reds
+/// (`vals[greens..]`). `None`: nothing ran, the interpreter goes on as it was.
+///
+/// # Safety
+/// Called by the `#[jit::interpreter]` expansion only: `vals` are the portal's greens and reds
+/// at a `can_enter_jit!` directly followed by the jump to its merge point, the references among
+/// them live and usable for everything the interpreter does with them, and the caller assigns
+/// what it gets back to the greens and reds (or returns it) before using them again.
+#[inline]
+pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> Option<Resumed> {
+    if !driver.is_on() {
+        return None;
+    }
+    let (g, r) = vals.as_slice().split_at(greens);
+    let slot = JitDriver::slot(g);
+    {
+        let mut c = driver.counters.borrow_mut();
+        c[slot] = c[slot].saturating_add(1);
+        if c[slot] < driver.params.borrow().threshold {
+            return None;
+        }
+    }
+    // SAFETY: forwarded.
+    unsafe { driver.hot(g, r, slot) }
+}
+
+/// Whether the JIT is on, as a thread-local flag the native interpreter tests at every
+/// `can_enter_jit!` (`None` until the driver has been created on this thread).
+///
+/// An `Option<bool>` is one byte (rustc stores `Some(b)` as `b`), so with the JIT off the
+/// test the native interpreter makes is one compare of a thread-local byte with 0 (the hint
+/// overhead benchmark measures it: `hint_overhead --callgrind`, in `meta-jit/examples`).
+pub struct OnFlag(Cell<Option<bool>>);
+
+impl OnFlag {
+    /// Not known yet.
+    pub const fn unknown() -> OnFlag {
+        OnFlag(Cell::new(None))
+    }
+    /// The flag.
+    #[inline]
+    pub fn get(&self) -> Option<bool> {
+        self.0.get()
+    }
+    /// Sets the flag.
+    pub fn set(&self, on: bool) {
+        self.0.set(Some(on));
+    }
+}
+
+/// The greens and reds of a `can_enter_jit!`, without allocating.
+pub struct Vals {
+    len: usize,
+    v: [Value; 16],
+}
+
+impl Default for Vals {
+    #[inline]
+    fn default() -> Vals {
+        Vals {
+            len: 0,
+            v: [Value::Int(0); 16],
+        }
+    }
+}
+
+impl Vals {
+    /// Appends a value (at most 16 registers of greens and reds).
+    #[inline]
+    pub fn push(&mut self, v: Value) {
+        assert!(
+            self.len < 16,
+            "a portal may have at most 16 registers of greens and reds"
+        );
+        self.v[self.len] = v;
+        self.len += 1;
+    }
+    /// The values.
+    #[inline]
+    pub fn as_slice(&self) -> &[Value] {
+        &self.v[..self.len]
+    }
+    /// How many values.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A variable that can be a green or a red: its register values, read without moving it.
+pub trait Live {
+    /// Appends the values, as `JitType::to_values` orders them.
+    fn push_values(&self, out: &mut Vals);
+}
+
+macro_rules! live_scalar {
+    ($($t:ty),*) => {$(
+        impl Live for $t {
+            // Inlined so that the portal never passes the address of a green or red to an
+            // opaque function: that would keep the variable in memory in the whole loop.
+            #[inline]
+            fn push_values(&self, out: &mut Vals) {
+                out.push(crate::lower::Scalar::to_value(*self));
+            }
+        }
+    )*};
+}
+live_scalar!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, bool, char, f64);
+
+impl<T> Live for &T {
+    fn push_values(&self, out: &mut Vals) {
+        out.push(Value::Ref(*self as *const T as usize));
+    }
+}
+impl<T> Live for &mut T {
+    fn push_values(&self, out: &mut Vals) {
+        out.push(Value::Ref(&**self as *const T as usize));
+    }
+}
+impl<T> Live for &[T] {
+    fn push_values(&self, out: &mut Vals) {
+        out.push(Value::Ref(self.as_ptr() as usize));
+        out.push(Value::Int(self.len() as i64));
+    }
+}
+
+/// Takes the next values of `it` as a variable of type `T` (the expansion assigns greens and
+/// reds back with it).
+///
+/// # Safety
+/// The values are those of a live `T` (see `JitType::from_values`).
+pub unsafe fn take<T: crate::lower::JitType>(it: &mut std::vec::IntoIter<Value>) -> T {
+    // SAFETY: forwarded.
+    unsafe { T::from_values(it) }
+}

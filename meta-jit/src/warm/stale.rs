@@ -1,0 +1,214 @@
+//! Compiled code that no longer fits the objects at its greens' addresses, found and thrown
+//! away before it runs.
+//!
+//! Cells are keyed by the values of the greens, so a reference green is keyed by an address.
+//! When the interpreter frees a program and allocates another at the same address, the cell
+//! and its machine code, which folded the old program's immutable contents, would be reused.
+//! Each compiled trace therefore keeps its [`Fingerprint`]: what it folded from the objects
+//! its greens reference (see [`crate::trace::Fingerprint`]).
+//!
+//! Whenever the driver enters a compiled loop (from the interpreter, after tracing, after a
+//! bridge), it checks the facts of every trace that loop's code can reach without coming back
+//! to the driver: the loop, its bridges, the loops they jump to, and so on (the *closure*,
+//! cached until a trace is compiled or freed). The order matters for safety: a trace's facts
+//! are checked after those of the trace that led to it, so every address read was computed
+//! from values already found equal, starting from the greens the interpreter holds. A trace
+//! whose facts fail, or that a write of a quasi-immutable field invalidated ([`super::quasi`]),
+//! is freed with every trace that jumps into it (`Backend::free`), their cells start counting
+//! again, and a freed bridge's guard may get a new bridge.
+//!
+//! The same check guards counting cells whose last trace aborted and don't-trace cells: a new
+//! program at the same address starts over.
+//!
+//! Owns: the per-trace facts, the closure and the freeing. Must not know: how facts are
+//! recorded, or any guest language.
+
+use std::rc::Rc;
+
+use hashbrown::HashSet;
+
+use super::{CellState, JitDriver, State};
+use crate::backend::TraceId;
+use crate::ir::{DescrKind, Trace};
+use crate::jitcode::Value;
+use crate::log;
+use crate::trace::Fingerprint;
+
+/// Where a compiled trace came from.
+pub(super) enum Origin {
+    /// A loop with this cell key.
+    Loop {
+        /// The key of its cell.
+        key: Vec<u64>,
+    },
+    /// A bridge from the guard with this id.
+    Bridge {
+        /// The guard's id.
+        guard: u32,
+    },
+}
+
+/// What the driver keeps about each live compiled trace.
+pub(super) struct TraceMeta {
+    pub origin: Origin,
+    pub fingerprint: Fingerprint,
+    /// Traces its code continues in without the driver: its bridges, the loops it jumps to.
+    pub next: Vec<TraceId>,
+}
+
+/// Keeps the facts of trace `id`, just compiled from `opt`, and links it to its parent (for a
+/// bridge) and to the loops it jumps to.
+pub(super) fn register(
+    state: &mut State,
+    id: TraceId,
+    opt: &Trace,
+    parent: Option<TraceId>,
+    origin: Origin,
+    fingerprint: Fingerprint,
+) {
+    let mut next = Vec::new();
+    for op in &opt.ops {
+        if let Some(d) = op.descr {
+            if let DescrKind::Target(n) = opt.get_descr(d).kind {
+                next.push(state.loops[n as usize].0);
+            }
+        }
+    }
+    if let Some(p) = parent {
+        if let Some(m) = state.meta.get_mut(&p) {
+            m.next.push(id);
+        }
+    }
+    if let Some(on) = state.backend.invalidation(id) {
+        for &field in fingerprint.quasi_fields() {
+            super::quasi::depend(field, on.clone());
+        }
+    }
+    state.meta.insert(
+        id,
+        TraceMeta {
+            origin,
+            fingerprint,
+            next,
+        },
+    );
+    state.closures.clear();
+}
+
+/// The live traces loop `id`'s code can reach, each after the trace that leads to it.
+fn closure(state: &mut State, id: TraceId) -> Rc<[TraceId]> {
+    if let Some(c) = state.closures.get(&id) {
+        return c.clone();
+    }
+    let mut order = Vec::new();
+    let mut seen = HashSet::new();
+    let mut todo = vec![id];
+    while let Some(t) = todo.pop() {
+        let Some(m) = state.meta.get(&t) else {
+            continue;
+        };
+        if !seen.insert(t) {
+            continue;
+        }
+        order.push(t);
+        todo.extend(m.next.iter().rev());
+    }
+    let order: Rc<[TraceId]> = order.into();
+    state.closures.insert(id, order.clone());
+    order
+}
+
+impl JitDriver {
+    /// Before entering loop `loop_no`: checks the facts of everything its code can reach and
+    /// throws away what no longer holds. Returns the loop's trace if it may run, else its
+    /// greens (the interpreter continues at its merge point).
+    ///
+    /// # Safety
+    /// The interpreter stands at the loop's merge point with the loop's greens: the objects
+    /// they reference are live.
+    pub(super) unsafe fn check_entry(
+        &self,
+        state: &mut State,
+        loop_no: u32,
+    ) -> Result<TraceId, Vec<Value>> {
+        let id = state.loops[loop_no as usize].0;
+        let greens = |state: &State| state.loops[loop_no as usize].1.clone();
+        if !state.meta.contains_key(&id) {
+            return Err(greens(state));
+        }
+        for t in closure(state, id).iter() {
+            let m = &state.meta[t];
+            let broken = if state.backend.is_invalidated(*t) {
+                Some(format!(
+                    "trace {} was invalidated (a quasi-immutable field it folded was written)",
+                    t.0
+                ))
+            } else {
+                // SAFETY: the closure's order (see the module doc): the loop's facts start
+                // from its greens, which the caller guarantees live; every other trace's facts
+                // start from values the traces before it vouched for.
+                unsafe { m.fingerprint.first_broken() }
+                    .map(|k| format!("fact {k} of trace {} no longer holds", t.0))
+            };
+            if let Some(what) = broken {
+                self.throw_away(state, *t, &what);
+                if !state.meta.contains_key(&id) {
+                    return Err(greens(state));
+                }
+                // A bridge or a loop it jumped to went, the loop stays: check again.
+                // SAFETY: forwarded.
+                return unsafe { self.check_entry(state, loop_no) };
+            }
+        }
+        Ok(id)
+    }
+
+    /// Frees trace `t` and every trace that jumps into it; their cells start over.
+    fn throw_away(&self, state: &mut State, t: TraceId, why: &str) {
+        let freed = state.backend.free(t);
+        for f in &freed {
+            state.compiled.remove(f);
+            let Some(m) = state.meta.remove(f) else {
+                continue;
+            };
+            match m.origin {
+                Origin::Loop { key } => {
+                    state.cells.remove(&key);
+                }
+                Origin::Bridge { guard } => {
+                    if let Some(g) = state.guards.get_mut(&guard) {
+                        g.failures = 0;
+                        g.bridge_tried = false;
+                    }
+                }
+            }
+        }
+        state.closures.clear();
+        state.stats.invalidated += freed.len();
+        if self.log.guard {
+            let ids: Vec<u32> = freed.iter().map(|f| f.0).collect();
+            log::line(
+                "invalidate",
+                &format!("{}: {why}: freed traces {ids:?}", self.name),
+            );
+        }
+    }
+
+    /// A counting or don't-trace cell whose last trace aborted starts over when what that
+    /// trace folded no longer holds.
+    ///
+    /// # Safety
+    /// `key` is the key of greens the interpreter holds (the objects they reference are live).
+    pub(super) unsafe fn forget_stale_aborts(&self, state: &mut State, key: &Vec<u64>) {
+        let Some(fp) = state.abort_facts.get(key) else {
+            return;
+        };
+        // SAFETY: the aborted trace started from these greens; see `Fingerprint::first_broken`.
+        if unsafe { fp.first_broken() }.is_some() {
+            state.abort_facts.remove(key);
+            state
+                .cells
+                .insert(key.clone(), CellState::Counting { aborts: 0 });
+        }
+    }
+}

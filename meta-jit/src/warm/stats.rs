@@ -1,0 +1,94 @@
+//! What the driver did, as data for tests (RPython's `check_resops`, `check_trace_count`) and
+//! for the summary line of the JIT log.
+//!
+//! Must not know: how traces are made or run.
+
+use std::time::Duration;
+
+use crate::ir::Trace;
+
+/// Whether a compiled trace is a loop or a bridge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// A loop, entered from the interpreter.
+    Loop,
+    /// A bridge attached to a guard.
+    Bridge,
+}
+
+/// One compiled trace, as statistics keep it.
+#[derive(Clone, Debug)]
+pub struct TraceRecord {
+    /// Loop or bridge.
+    pub kind: TraceKind,
+    /// The trace as recorded.
+    pub recorded: Trace,
+    /// The trace as optimized and compiled.
+    pub optimized: Trace,
+}
+
+impl TraceRecord {
+    /// How many ops with this name the optimized trace has (RPython's `check_resops`).
+    pub fn count(&self, opname: &str) -> usize {
+        self.optimized
+            .ops
+            .iter()
+            .filter(|op| op.opcode.name() == opname)
+            .count()
+    }
+}
+
+/// What the driver did, for tests and the summary.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Every compiled trace, in order.
+    pub traces: Vec<TraceRecord>,
+    /// Aborted traces' reasons.
+    pub aborts: Vec<String>,
+    /// Guard failures that went back to the interpreter or into a new bridge.
+    pub guard_failures: usize,
+    /// Times compiled code was entered from the interpreter.
+    pub entries: usize,
+    /// Compiled traces thrown away because what they folded no longer holds (another object
+    /// lives at a green's address).
+    pub invalidated: usize,
+    /// Time spent tracing.
+    pub tracing: Duration,
+    /// Time spent optimizing.
+    pub optimizing: Duration,
+    /// Time spent compiling.
+    pub compiling: Duration,
+}
+
+impl Stats {
+    /// Number of compiled loops.
+    pub fn loops(&self) -> usize {
+        self.traces
+            .iter()
+            .filter(|t| t.kind == TraceKind::Loop)
+            .count()
+    }
+    /// Number of compiled bridges.
+    pub fn bridges(&self) -> usize {
+        self.traces
+            .iter()
+            .filter(|t| t.kind == TraceKind::Bridge)
+            .count()
+    }
+    /// The one-paragraph summary the log prints.
+    pub fn summary(&self) -> String {
+        format!(
+            "loops: {}, bridges: {}, aborts: {}, guard failures: {}, entries: {}, \
+             invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
+            self.loops(),
+            self.bridges(),
+            self.aborts.len(),
+            self.guard_failures,
+            self.entries,
+            self.invalidated,
+            self.tracing,
+            self.optimizing,
+            self.compiling
+        )
+    }
+}

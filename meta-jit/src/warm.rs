@@ -28,8 +28,8 @@ pub(crate) mod quasi;
 mod stale;
 mod stats;
 
+use hashbrown::HashMap;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::thread::LocalKey;
 use std::time::Instant;

@@ -117,30 +117,13 @@ fn producer_range(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
     }
 }
 
-/// `v` as `(base, constant offset)`: `x + c` is `(x, c)`.
-fn parts(o: &mut Optimizer, v: OpRef) -> (OpRef, i64) {
-    let v = o.find(v);
-    let Some(p) = o.producer(v) else {
-        return (v, 0);
-    };
-    let (opcode, args) = (p.opcode, p.args.clone());
-    // An `int_add_ovf`'s value is the wrapped sum too.
-    if !matches!(opcode, Opcode::IntAdd | Opcode::IntAddOvf) {
-        return (v, 0);
-    }
-    match o.const_value(args[1]) {
-        Some(Value::Int(c)) => (o.find(args[0]), c),
-        _ => (v, 0),
-    }
-}
-
 /// Whether `a <u b` is known.
 fn known_below(o: &mut Optimizer, a: OpRef, b: OpRef) -> bool {
     let (ra, rb) = (range(o, a), range(o, b));
     if ra.0 >= 0 && rb.0 >= 0 && ra.1 < rb.0 {
         return true;
     }
-    let (x, d) = parts(o, a);
+    let (x, d) = o.offset_parts(a);
     let n = o.find(b);
     match o.bounds.below.get(&(x, n)).copied() {
         Some(c) => {
@@ -273,7 +256,7 @@ fn learn(o: &mut Optimizer, opcode: Opcode, a: OpRef, b: OpRef) {
                 narrow(o, a, (0, rb.1.saturating_sub(1)));
             }
             // The relation holds of the true sums if `x + c` did not wrap: `x + c >= 0`.
-            let (x, c) = parts(o, a);
+            let (x, c) = o.offset_parts(a);
             let n = o.find(b);
             let rx = range(o, x);
             if rx.0.checked_add(c).is_some_and(|lo| lo >= 0) {
@@ -295,7 +278,7 @@ fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
     let v = o.find(v);
     let now = o.bounds.ranges.get(&v).copied().unwrap_or(FULL);
     o.bounds.ranges.insert(v, intersect(now, r));
-    let (x, c) = parts(o, v);
+    let (x, c) = o.offset_parts(v);
     if x != v && r != FULL {
         if let (Some(lo), Some(hi)) = (r.0.checked_sub(c), r.1.checked_sub(c)) {
             if o.const_value(x).is_none() {

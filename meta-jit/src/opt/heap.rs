@@ -173,17 +173,17 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 let size = u32::from(a.size.max(b.size));
                 k.1 == obj && k.0 != d && a.offset.abs_diff(b.offset) >= size
             };
-            let classes = &o.heap.classes;
-            let keep: Vec<bool> = o
+            let overwritten: Vec<FieldKey> = o
                 .heap
                 .fields
                 .keys()
-                .map(|k| classes[k.0 .0 as usize] != class || apart(k) || distinct(o, obj, k.1))
+                .filter(|k| o.heap.class(k.0) == class && !apart(k) && !distinct(o, obj, k.1))
+                .copied()
                 .collect();
-            let mut keep = keep.into_iter();
-            o.heap
-                .fields
-                .retain(|_, _| keep.next().expect("one flag per entry"));
+            for k in overwritten {
+                o.heap.fields.remove(&k);
+            }
+            let classes = &o.heap.classes;
             o.heap
                 .items
                 .retain(|k, _| classes[k.0 .0 as usize] != class);
@@ -276,27 +276,13 @@ fn canon_index(o: &mut Optimizer, i: OpRef) -> OpRef {
     *o.heap.canon.entry(parts).or_insert(i)
 }
 
-/// An index as (base, constant offset): `x + c` is `(x, c)`, a constant `c` is `(0, c)`.
-/// Two indices with the same base and different offsets are different.
+/// An index as (base, constant offset) ([`Optimizer::offset_parts`]), with every constant
+/// on one base, so that two different constants are apart too.
 fn index_parts(o: &mut Optimizer, i: OpRef) -> (OpRef, i64) {
     if let Some(Value::Int(c)) = o.const_value(i) {
         return (OpRef::constant(0), c);
     }
-    let i = o.find(i);
-    let Some(op) = o.producer(i) else {
-        return (i, 0);
-    };
-    let (opcode, args) = (op.opcode, op.args.clone());
-    let sign = match opcode {
-        Opcode::IntAdd | Opcode::IntAddOvf => 1,
-        Opcode::IntSub | Opcode::IntSubOvf => -1,
-        _ => return (i, 0),
-    };
-    match (o.const_value(args[0]), o.const_value(args[1])) {
-        (_, Some(Value::Int(c))) => (o.find(args[0]), c.wrapping_mul(sign)),
-        (Some(Value::Int(c)), _) if sign == 1 => (o.find(args[1]), c),
-        _ => (i, 0),
-    }
+    o.offset_parts(i)
 }
 
 /// At a loop's label, before it is emitted: keeps what is known of locations the

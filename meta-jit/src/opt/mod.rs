@@ -132,8 +132,6 @@ pub struct Report {
     pub quasi_immutable: Vec<(usize, String)>,
     /// Set if the loop was peeled ([`unroll`]).
     pub peeled: Option<PeelReport>,
-    /// For a loop without label: whether its `jump` passes back each input's own value.
-    same_at_jump: Vec<bool>,
 }
 
 /// How a peeled loop relates to the loop it came from.
@@ -156,7 +154,8 @@ pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
 /// Optimizes a trace and reports what its caller must know.
 pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
     if !opts.unroll || unroll::peel(trace).is_none() {
-        return optimize_rounds(trace, opts);
+        let (out, report, _) = optimize_rounds(trace, opts);
+        return (out, report);
     }
     // A loop is optimized once as it is, only to learn which inputs its `jump` passes back
     // unchanged (`ptr + 1 - 1` is `ptr`): those stay loop-invariant when it is peeled.
@@ -164,10 +163,10 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
         unroll: false,
         ..opts.clone()
     };
-    let (_, first) = optimize_rounds(trace, &once);
-    let p = unroll::peel_with(trace, |k| first.same_at_jump.get(k) == Some(&true))
+    let (_, _, same_at_jump) = optimize_rounds(trace, &once);
+    let p = unroll::peel_with(trace, |k| same_at_jump.get(k) == Some(&true))
         .expect("peelable, checked above");
-    let (out, mut report) = optimize_rounds(&p.trace, &once);
+    let (out, mut report, _) = optimize_rounds(&p.trace, &once);
     report.peeled = Some(PeelReport {
         carried: p.carried,
         id_offset: p.id_offset,
@@ -179,8 +178,9 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// One optimization of a trace as it is (no peeling). A loop whose body changes a location
 /// the heap cache imported at the label is optimized again, carrying that location's value in
 /// a label argument or not importing it; each round settles at least one more location, and
-/// after a few rounds nothing is imported.
-fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report) {
+/// after a few rounds nothing is imported. Also returns, for a loop without label, whether its
+/// `jump` passes back each input's own value.
+fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) {
     let (mut carried, mut banned) = (Vec::new(), Vec::new());
     let mut rounds = 0;
     let o = loop {
@@ -208,7 +208,7 @@ fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report) {
         out = dce::sweep(&out);
     }
     debug_assert_eq!(crate::ir::verify::verify(&out), Ok(()), "optimized:\n{out}");
-    (out, o.report)
+    (out, o.report, o.same_at_jump)
 }
 
 /// What a stage does with an op.
@@ -269,6 +269,8 @@ pub struct Optimizer<'a> {
     pending_ovf: Option<bool>,
     /// Whether the heap cache may carry what it knows across the label.
     heap_import: bool,
+    /// For a loop without label: whether its `jump` passes back each input's own value.
+    same_at_jump: Vec<bool>,
 }
 
 impl<'a> Optimizer<'a> {
@@ -290,6 +292,7 @@ impl<'a> Optimizer<'a> {
             label_at: 0,
             pending_ovf: None,
             heap_import: true,
+            same_at_jump: Vec::new(),
         }
     }
 
@@ -342,6 +345,27 @@ impl<'a> Optimizer<'a> {
             && v.index() < self.label_at
             && (self.loop_vars.contains(&v) || op.args.iter().any(|a| self.loop_vars.contains(a)));
         (!stale).then_some(op)
+    }
+
+    /// `v` as `(base, constant offset)`, in wrapping arithmetic: `x + c`, `c + x` and `x - c`
+    /// (also their `*_ovf` forms, whose value is the wrapped result too) give `(x, ±c)`;
+    /// anything else, constants included, is `(v, 0)`.
+    pub fn offset_parts(&mut self, v: OpRef) -> (OpRef, i64) {
+        let v = self.find(v);
+        let Some(p) = self.producer(v) else {
+            return (v, 0);
+        };
+        let (opcode, args) = (p.opcode, p.args.clone());
+        let sign = match opcode {
+            Opcode::IntAdd | Opcode::IntAddOvf => 1,
+            Opcode::IntSub | Opcode::IntSubOvf => -1,
+            _ => return (v, 0),
+        };
+        match (self.const_value(args[0]), self.const_value(args[1])) {
+            (_, Some(Value::Int(c))) => (self.find(args[0]), c.wrapping_mul(sign)),
+            (Some(Value::Int(c)), _) if sign == 1 => (self.find(args[1]), c),
+            _ => (v, 0),
+        }
     }
 
     /// Emits an op derived from the current one (a normalization, say), through the stages.
@@ -400,7 +424,7 @@ impl<'a> Optimizer<'a> {
         }
         if op.opcode == Opcode::Jump && op.descr.is_none() && self.loop_vars.is_empty() {
             let n = self.input.num_inputs();
-            self.report.same_at_jump = (0..n)
+            self.same_at_jump = (0..n)
                 .map(|k| new.args.get(k) == Some(&self.find(OpRef::op(k))))
                 .collect();
         }

@@ -177,22 +177,12 @@ impl Gen<'_> {
         }
         self.ra.take(&mut self.a, Reg::gpr(RAX));
         self.ra.take(&mut self.a, Reg::gpr(RDX));
-        let sy = match self.src(y) {
-            s @ (Src::R(_) | Src::M(_)) => s,
-            s => {
-                asm::mov(&mut self.a, SCRATCH, s);
-                Src::R(SCRATCH)
-            }
-        };
+        let sy = self.src_rm(y);
         let sx = self.src(x);
         asm::mov(&mut self.a, RAX, sx);
         let (zero, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
         if !y.is_const() {
-            match sy {
-                Src::R(r) => asm::alu(&mut self.a, Alu::Test, r, Src::R(r)),
-                Src::M(m) => asm::cmp_mem(&mut self.a, m, Src::I(0)),
-                _ => unreachable!(),
-            }
+            self.test_zero(y);
             asm::jcc(&mut self.a, Cond::E, zero);
         }
         asm::xor_div(&mut self.a, sy);
@@ -208,13 +198,7 @@ impl Gen<'_> {
         let (x, y) = (op.args[0], op.args[1]);
         self.ra.take(&mut self.a, Reg::gpr(RAX));
         self.ra.take(&mut self.a, Reg::gpr(RDX));
-        let sy = match self.src(y) {
-            s @ (Src::R(_) | Src::M(_)) => s,
-            s => {
-                asm::mov(&mut self.a, SCRATCH, s);
-                Src::R(SCRATCH)
-            }
-        };
+        let sy = self.src_rm(y);
         let sx = self.src(x);
         asm::mov(&mut self.a, RAX, sx);
         asm::mul(&mut self.a, sy);
@@ -281,6 +265,18 @@ impl Gen<'_> {
             sx => {
                 asm::mov(&mut self.a, SCRATCH, sx);
                 asm::alu(&mut self.a, Alu::Cmp, SCRATCH, sy);
+            }
+        }
+    }
+
+    /// Where `x` is, as an operand `div`/`mul` accept: a register or a slot (a constant is
+    /// moved into `SCRATCH`).
+    fn src_rm(&mut self, x: OpRef) -> Src {
+        match self.src(x) {
+            s @ (Src::R(_) | Src::M(_)) => s,
+            s => {
+                asm::mov(&mut self.a, SCRATCH, s);
+                Src::R(SCRATCH)
             }
         }
     }

@@ -202,14 +202,15 @@ pub fn companion_items(
                 #ll::emit_inline_call(__jit_b, __jit_ref(), __jit_args)
             }
         });
-        if lw.portal.is_some() {
+        if let Some(portal) = &lw.portal {
+            let greens_pinned = portal.greens_pinned;
             out.extend(quote! {
                 /// Runs `f` with this portal's JIT driver (one per thread): its parameters
                 /// (`d.set_params("threshold=100")`), statistics (`d.stats()`) and log.
                 pub fn with_driver<R>(f: impl FnOnce(&::meta_jit::warm::JitDriver) -> R) -> R {
                     ::std::thread_local! {
                         static DRIVER: ::meta_jit::warm::JitDriver =
-                            ::meta_jit::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON);
+                            ::meta_jit::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON, #greens_pinned);
                     }
                     DRIVER.with(f)
                 }

@@ -21,6 +21,7 @@ mod companion;
 mod layout;
 mod lower;
 mod native;
+mod pinned;
 mod sig;
 
 use companion::{companion_items, method_module, Policy, Target};
@@ -68,8 +69,10 @@ fn free_fn_impl(policy: Policy, f: &ItemFn, portal: Option<Portal>) -> syn::Resu
         display: name.to_string(),
         self_ty: None,
     };
+    let mut portal = portal;
     let mut native = f.clone();
-    if let Some(p) = &portal {
+    if let Some(p) = &mut portal {
+        (p.pinned, p.greens_pinned) = pinned::pinned(f, &p.greens);
         native::rewrite(&mut native, p);
     }
     let items = companion_items(policy, &sig, &f.block, &target, portal)?;
@@ -155,6 +158,8 @@ pub fn interpreter(attr: TokenStream, item: TokenStream) -> TokenStream {
             greens,
             reds,
             merge_points: 0,
+            pinned: Vec::new(),
+            greens_pinned: false,
         }),
     )
 }

@@ -6,7 +6,9 @@
 //! reds at the merge point, which are assigned (the `continue` that follows goes to the merge
 //! point), or the portal's return value, which is returned. Greens and reds that are
 //! parameters (not already `mut`) are rebound `let mut` at the top of the body so they can be
-//! assigned; greens and reds declared with `let` must be `let mut`.
+//! assigned, except pinned greens (`crate::pinned`), which the JIT hands back unchanged and
+//! which are not assigned; greens and reds declared with `let` must be `let mut`. The body
+//! starts by telling the runtime that a portal call begins (`warm::portal_entered`).
 //! `jit_merge_point!()` stays a no-op natively. When the JIT is off the cost is one
 //! thread-local flag test per `can_enter_jit!`.
 
@@ -27,7 +29,7 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
         if let FnArg::Typed(pt) = arg {
             if let Pat::Ident(pi) = &*pt.pat {
                 let id = &pi.ident;
-                if vars.contains(&id) && pi.mutability.is_none() {
+                if vars.contains(&id) && pi.mutability.is_none() && !portal.pinned.contains(id) {
                     rebinds.push(parse_quote!(#[allow(unused_mut, clippy::redundant_locals)] let mut #id = #id;));
                 }
             }
@@ -36,13 +38,16 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
     let mut v = Expand {
         name: name.clone(),
         greens: portal.greens.iter().map(ToString::to_string).collect(),
+        pinned: portal.pinned.iter().map(ToString::to_string).collect(),
         reds: portal.reds.iter().map(ToString::to_string).collect(),
         sites: 0,
     };
     v.visit_block_mut(&mut f.block);
-    if v.sites > 0 {
-        f.block.stmts.splice(0..0, rebinds);
+    if v.sites == 0 {
+        rebinds.clear();
     }
+    rebinds.insert(0, parse_quote!(::meta_jit::warm::portal_entered();));
+    f.block.stmts.splice(0..0, rebinds);
 }
 
 /// The expansion of one `can_enter_jit!()`. The variables are named with the span of the
@@ -51,13 +56,25 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
 fn enter(v: &Expand, span: Span) -> TokenStream {
     let w = quote!(::meta_jit::warm);
     let name = &v.name;
-    let greens: Vec<Ident> = v.greens.iter().map(|g| Ident::new(g, span)).collect();
+    let greens: Vec<TokenStream> = v
+        .greens
+        .iter()
+        .map(|g| {
+            let id = Ident::new(g, span);
+            if v.pinned.contains(g) {
+                quote!(#w::take_pinned(&mut __jit_it, &#id))
+            } else {
+                quote!(#id = #w::take(&mut __jit_it))
+            }
+        })
+        .collect();
+    let green_ids: Vec<Ident> = v.greens.iter().map(|g| Ident::new(g, span)).collect();
     let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
     quote! {{
         #[allow(unsafe_code)]
         if #name::__jit_is_on() {
             let mut __jit_v = #w::Vals::default();
-            #( #w::Live::push_values(&#greens, &mut __jit_v); )*
+            #( #w::Live::push_values(&#green_ids, &mut __jit_v); )*
             let __jit_ng = __jit_v.len();
             #( #w::Live::push_values(&#reds, &mut __jit_v); )*
             // SAFETY: the values are this portal's greens and reds at `can_enter_jit!`, which
@@ -73,7 +90,7 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
                     // SAFETY: the driver hands back values of the greens' and reds' types
                     // (those the interpreter's jitcode holds at the merge point).
                     unsafe {
-                        #( #greens = #w::take(&mut __jit_it); )*
+                        #( #greens; )*
                         #( #reds = #w::take(&mut __jit_it); )*
                     }
                 }
@@ -90,6 +107,7 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
 struct Expand {
     name: Ident,
     greens: Vec<String>,
+    pinned: Vec<String>,
     reds: Vec<String>,
     sites: usize,
 }

@@ -45,7 +45,7 @@ use crate::resume;
 use crate::trace::{from_ir, to_ir, Close, Codes, Fingerprint, Limits, Traced, Tracer};
 use bridge::BridgeEnd;
 
-pub use native::{can_enter_jit, take, Live, OnFlag, Vals};
+pub use native::{can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, Vals};
 pub use quasi::quasi_immutable_written;
 pub use stats::{Stats, TraceKind, TraceRecord};
 
@@ -149,7 +149,7 @@ struct State {
     /// What every live compiled trace folded, where it came from and where it continues.
     meta: HashMap<TraceId, stale::TraceMeta>,
     /// For each loop entered lately, the traces its code may reach, in checking order.
-    closures: HashMap<TraceId, Rc<[TraceId]>>,
+    closures: HashMap<TraceId, stale::Closure>,
     guards: HashMap<u32, GuardInfo>,
     next_guard: u32,
     stats: Stats,
@@ -180,6 +180,7 @@ pub struct JitDriver {
     name: &'static str,
     portal: fn() -> &'static JitCode,
     on: &'static LocalKey<OnFlag>,
+    greens_pinned: bool,
     params: RefCell<Params>,
     log: Selection,
     counters: RefCell<Vec<u32>>,
@@ -190,11 +191,16 @@ impl JitDriver {
     /// A driver for the portal `name` whose jitcode `portal` returns, with the parameters of
     /// `METAJIT_PARAMS` and the log selection of `METAJIT_LOG`.
     /// `on` is the thread-local flag the native fast path tests, kept equal to
-    /// [`Params::enabled`].
+    /// [`Params::enabled`]. `greens_pinned`: every reference among the greens is a
+    /// shared-reference parameter of the portal that its body never rebinds, so the objects
+    /// they reference stay the same for a whole portal call, and the driver checks what its
+    /// traces folded from them once per call instead of at every entry (see
+    /// [`JitDriver::greens_pinned`]).
     pub fn new(
         name: &'static str,
         portal: fn() -> &'static JitCode,
         on: &'static LocalKey<OnFlag>,
+        greens_pinned: bool,
     ) -> JitDriver {
         let params = Params::from_env();
         on.with(|f| f.set(params.enabled));
@@ -202,6 +208,7 @@ impl JitDriver {
             name,
             portal,
             on,
+            greens_pinned,
             params: RefCell::new(params),
             log: Selection::from_env(),
             counters: RefCell::new(vec![0; COUNTERS]),
@@ -213,6 +220,14 @@ impl JitDriver {
     #[inline]
     pub fn is_on(&self) -> bool {
         self.params.borrow().enabled
+    }
+
+    /// Whether the portal's greens are pinned: `#[jit::interpreter]` finds every reference
+    /// green to be a parameter of type `&T` (not `mut`) that the body never rebinds. Then
+    /// the facts a trace folded from the greens' objects are checked on the first entry of a
+    /// portal call, not on every entry.
+    pub fn greens_pinned(&self) -> bool {
+        self.greens_pinned
     }
 
     /// The parameters.
@@ -321,6 +336,7 @@ impl JitDriver {
                 trace_limit: params.trace_limit,
             },
             first_guard,
+            self.greens_pinned,
         );
         let start = greens.to_vec();
         let mut decide = |g: &[Value]| {

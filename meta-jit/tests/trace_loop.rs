@@ -77,6 +77,7 @@ fn record(code: &Code, regs: &mut Regs, codes: &mut Codes) -> Trace {
         &reds,
         Limits { trace_limit: 1000 },
         0,
+        true,
     );
     // SAFETY: the greens and reds are those of `run` at its merge point, with live objects.
     let traced = unsafe {

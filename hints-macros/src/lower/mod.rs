@@ -40,6 +40,10 @@ pub struct Portal {
     pub greens: Vec<Ident>,
     pub reds: Vec<Ident>,
     pub merge_points: usize,
+    /// The greens that are pinned (see `crate::pinned`).
+    pub pinned: Vec<Ident>,
+    /// Whether the greens are pinned as a whole.
+    pub greens_pinned: bool,
 }
 
 pub struct LoopCtx {

@@ -25,9 +25,17 @@
 //! trusted), and every such field is a dependency of the trace ([`Fingerprint::quasi_fields`]):
 //! a write invalidates it.
 //!
+//! Each trusted address and each fact is also *lasting* or not. A root is lasting when the
+//! portal declares its greens pinned (every reference green is a shared-reference parameter
+//! the body never rebinds, so the object is borrowed for the whole portal call); what an
+//! immutable read or an elidable call derives from lasting addresses only is lasting too. A
+//! lasting fact that held once in a portal call holds until the call returns, so the driver
+//! checks those once per call and the others (quasi-immutable values, and what hangs off
+//! them or off greens that are not pinned) on every entry ([`Fingerprint::first_broken`]).
+//!
 //! Must not know: the driver's cells, machine code, or any guest language.
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 
 use crate::jitcode::{FieldDescr, Kind, Value};
 
@@ -64,10 +72,23 @@ pub struct Fingerprint(Box<Inner>);
 #[derive(Clone, Debug, Default)]
 struct Inner {
     facts: Vec<Fact>,
+    /// Whether each fact is lasting (see the module doc).
+    lasting: Vec<bool>,
     loads: HashMap<(usize, u8), u64>,
-    trusted: HashSet<usize>,
+    /// Trusted addresses, each with whether it is lasting.
+    trusted: HashMap<usize, bool>,
     /// Addresses of the quasi-immutable fields folded, trusted objects or not.
     quasi: Vec<usize>,
+}
+
+/// Which facts [`Fingerprint::first_broken`] checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// All of them.
+    All,
+    /// Only those that are not lasting (the lasting ones were checked earlier in this portal
+    /// call).
+    Volatile,
 }
 
 fn bits_of(v: Value, size: u8) -> u64 {
@@ -89,11 +110,16 @@ fn same(a: Option<Value>, b: Option<Value>) -> bool {
 }
 
 impl Fingerprint {
-    /// An empty fingerprint that trusts `roots` (the references among a loop's greens, or the
+    /// An empty fingerprint that trusts `roots`, each with whether it is lasting (the
+    /// references among a loop's greens, lasting if the portal's greens are pinned; or the
     /// trusted set of the trace a bridge leaves).
-    pub fn trusting(roots: impl IntoIterator<Item = usize>) -> Fingerprint {
+    pub fn trusting(roots: impl IntoIterator<Item = (usize, bool)>) -> Fingerprint {
+        let mut trusted = HashMap::new();
+        for (a, lasting) in roots.into_iter().filter(|&(a, _)| a != 0) {
+            *trusted.entry(a).or_insert(lasting) &= lasting;
+        }
         Fingerprint(Box::new(Inner {
-            trusted: roots.into_iter().filter(|&a| a != 0).collect(),
+            trusted,
             ..Inner::default()
         }))
     }
@@ -103,30 +129,57 @@ impl Fingerprint {
         &self.0.facts
     }
 
-    /// The trusted addresses (a bridge of this trace starts from them).
-    pub fn trusted(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.trusted.iter().copied()
+    /// Whether every fact is lasting (see the module doc).
+    pub fn all_lasting(&self) -> bool {
+        self.0.lasting.iter().all(|&l| l)
+    }
+
+    /// The trusted addresses with whether each is lasting (a bridge of this trace starts from
+    /// them).
+    pub fn trusted(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
+        self.0.trusted.iter().map(|(&a, &l)| (a, l))
+    }
+
+    /// Whether `v` is a trusted reference: `Some(lasting)`, or `None` if it is not trusted.
+    fn trust(&self, v: Value) -> Option<bool> {
+        match v {
+            Value::Ref(a) => self.0.trusted.get(&a).copied(),
+            _ => None,
+        }
     }
 
     /// Whether `v` is a trusted reference.
     pub fn is_trusted(&self, v: Value) -> bool {
-        matches!(v, Value::Ref(a) if self.0.trusted.contains(&a))
+        self.trust(v).is_some()
     }
 
-    /// Trusts `v` (a reference) if `from` is trusted.
+    /// Trusts `v` (a reference) if `from` is trusted (lasting if `from` is).
     pub fn derive(&mut self, from: Value, v: Value) {
+        if let Some(lasting) = self.trust(from) {
+            self.derive_as(v, lasting);
+        }
+    }
+
+    fn derive_as(&mut self, v: Value, lasting: bool) {
         if let Value::Ref(a) = v {
-            if a != 0 && self.is_trusted(from) {
-                self.0.trusted.insert(a);
+            if a != 0 {
+                // Lasting only if every way the tracer reached it is.
+                *self.0.trusted.entry(a).or_insert(lasting) &= lasting;
             }
         }
     }
 
     /// The tracer folded the load of `descr` at `addr`, inside the object at `base`, to `v`.
     pub fn load(&mut self, base: Value, addr: usize, descr: &FieldDescr, v: Value) {
-        if !self.is_trusted(base) {
+        self.load_as(base, addr, descr, v, true);
+    }
+
+    /// A folded load; `immutable`: the value cannot change while its object lives.
+    fn load_as(&mut self, base: Value, addr: usize, descr: &FieldDescr, v: Value, immutable: bool) {
+        let Some(base_lasting) = self.trust(base) else {
             return;
-        }
+        };
+        let lasting = base_lasting && immutable;
         let bits = bits_of(v, descr.size);
         let key = (addr, descr.size);
         if self.0.loads.insert(key, bits).is_none() {
@@ -135,20 +188,21 @@ impl Fingerprint {
                 size: descr.size,
                 bits,
             });
+            self.0.lasting.push(lasting);
         }
         if descr.kind == Kind::Ref {
-            self.derive(base, v);
+            self.derive_as(v, lasting);
         }
     }
 
     /// The tracer folded the quasi-immutable field `descr` at `addr`, inside the object at
     /// `base`, to `v`: a dependency of the trace on that field, and a fact if `base` is
-    /// trusted.
+    /// trusted (never lasting: the interpreter may write the field at any time).
     pub fn quasi(&mut self, base: Value, addr: usize, descr: &FieldDescr, v: Value) {
         if !self.0.quasi.contains(&addr) {
             self.0.quasi.push(addr);
         }
-        self.load(base, addr, descr, v);
+        self.load_as(base, addr, descr, v, false);
     }
 
     /// The addresses of the quasi-immutable fields the trace folded.
@@ -167,14 +221,16 @@ impl Fingerprint {
         args: &[Value],
         result: Option<Value>,
     ) {
-        let Some(&root) = args.iter().find(|&&a| self.is_trusted(a)) else {
+        if !args.iter().any(|&a| self.is_trusted(a)) {
             return;
-        };
-        if args
-            .iter()
-            .any(|&a| matches!(a, Value::Ref(p) if p != 0 && !self.is_trusted(a)))
-        {
-            return;
+        }
+        let mut lasting = true;
+        for &a in args {
+            match (a, self.trust(a)) {
+                (Value::Ref(p), None) if p != 0 => return,
+                (_, Some(l)) => lasting &= l,
+                _ => {}
+            }
         }
         self.0.facts.push(Fact::Call {
             name,
@@ -182,21 +238,28 @@ impl Fingerprint {
             args: args.to_vec(),
             result,
         });
+        self.0.lasting.push(lasting);
         if let Some(r) = result {
-            self.derive(root, r);
+            self.derive_as(r, lasting);
         }
     }
 
-    /// The index of the first fact that does not hold any more, if one does not.
+    /// The index of the first fact checked (all, or the volatile ones) that does not hold any
+    /// more, if one does not.
     ///
     /// # Safety
     /// The trusted roots this fingerprint started from are the addresses of live objects of
     /// the types the trace saw there (the driver checks the facts of a loop only when it is
     /// entered with the greens it was traced with, which the interpreter holds; a bridge's
     /// facts after its parent's, a jumped-to loop's after those of the trace that computed
-    /// its greens), and the immutable fields of live objects reference live objects.
-    pub unsafe fn first_broken(&self) -> Option<usize> {
+    /// its greens), and the immutable fields of live objects reference live objects. With
+    /// [`Check::Volatile`], the lasting facts held earlier in the same portal call (a volatile
+    /// fact's address may be computed from values that lasting facts vouch for).
+    pub unsafe fn first_broken(&self, which: Check) -> Option<usize> {
         for (k, f) in self.0.facts.iter().enumerate() {
+            if which == Check::Volatile && self.0.lasting[k] {
+                continue;
+            }
             let holds = match f {
                 Fact::Load { addr, size, bits } => {
                     let p = *addr as *const u8;

@@ -34,7 +34,7 @@ use crate::ir::{self, DescrKind, FrameInfo, Op as IrOp, OpRef, Opcode, Resume, T
 use crate::jitcode::runner::Frame;
 use crate::jitcode::{JitCode, Kind, Op, Register, Value};
 
-pub use fingerprint::{Fact, Fingerprint};
+pub use fingerprint::{Check, Fact, Fingerprint};
 pub use record::ir_type;
 
 /// The jitcodes a driver's traces refer to: resume data names a frame's jitcode by its index
@@ -199,7 +199,9 @@ pub struct Tracer<'c> {
 impl<'c> Tracer<'c> {
     /// A tracer that starts a loop at the portal's merge point with these greens and reds
     /// (one value per register of the merge point's greens and reds): greens become
-    /// constants, reds the trace's inputs. Guard ids start at `first_guard`.
+    /// constants, reds the trace's inputs. Guard ids start at `first_guard`. `greens_pinned`:
+    /// the objects the greens reference stay the same for the whole portal call (see
+    /// [`Fingerprint`]).
     pub fn at_merge_point(
         codes: &'c mut Codes,
         portal: &'static JitCode,
@@ -207,6 +209,7 @@ impl<'c> Tracer<'c> {
         reds: &[Value],
         limits: Limits,
         first_guard: u32,
+        greens_pinned: bool,
     ) -> Tracer<'c> {
         let mp = merge_point_pc(portal);
         let Op::JitMergePoint {
@@ -219,7 +222,7 @@ impl<'c> Tracer<'c> {
         let mut trace = Trace::new();
         let inputs: Vec<OpRef> = rr.iter().map(|r| trace.input(ir_type(r.kind))).collect();
         let roots = gr.iter().zip(greens).filter_map(|(_, v)| match v {
-            Value::Ref(a) => Some(*a),
+            Value::Ref(a) => Some((*a, greens_pinned)),
             _ => None,
         });
         let fp = Fingerprint::trusting(roots);

@@ -1,7 +1,8 @@
 //! The native interpreter's side of the driver: what the `#[jit::interpreter]` expansion of
 //! `can_enter_jit!()` calls (the counting fast path, [`can_enter_jit`]), how it hands over the
 //! greens and reds without allocating ([`Vals`], [`Live`]) and takes them back ([`take`]), and
-//! the thread-local on/off flag it tests first ([`OnFlag`]).
+//! the thread-local on/off flag it tests first ([`OnFlag`]), and the count of portal calls
+//! ([`portal_entered`]) that tells the driver when it must check folded facts again.
 //!
 //! Must not know: tracing, compiling, or any guest language.
 
@@ -35,6 +36,23 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
     }
     // SAFETY: forwarded.
     unsafe { driver.hot(g, r, slot) }
+}
+
+thread_local! {
+    static PORTAL_CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Called by the `#[jit::interpreter]` expansion first thing in every call of a portal
+/// function (of any driver on this thread): a new portal call begins. What a trace folded from
+/// pinned greens is checked once per call (see [`super::JitDriver::greens_pinned`]).
+#[inline]
+pub fn portal_entered() {
+    PORTAL_CALLS.with(|c| c.set(c.get().wrapping_add(1)));
+}
+
+/// The number of the portal call running now (see [`portal_entered`]).
+pub(super) fn portal_call() -> u64 {
+    PORTAL_CALLS.with(Cell::get)
 }
 
 /// Whether the JIT is on, as a thread-local flag the native interpreter tests at every
@@ -138,6 +156,24 @@ impl<T> Live for &[T] {
     fn push_values(&self, out: &mut Vals) {
         out.push(Value::Ref(self.as_ptr() as usize));
         out.push(Value::Int(self.len() as i64));
+    }
+}
+
+/// Takes the next values of `it`, which are those of a pinned green (see
+/// [`super::JitDriver::greens_pinned`]): they must equal the green's own, `now`. The expansion
+/// does not assign pinned greens.
+///
+/// # Panics
+/// If they differ (the JIT changed a green that the portal never changes: a bug in meta-jit).
+pub fn take_pinned<T: Live>(it: &mut std::vec::IntoIter<Value>, now: &T) {
+    let mut v = Vals::default();
+    now.push_values(&mut v);
+    for mine in v.as_slice() {
+        let theirs = it.next().expect("the driver hands back every green");
+        assert!(
+            crate::trace::to_ir(*mine).bits() == crate::trace::to_ir(theirs).bits(),
+            "meta-jit: a pinned green changed"
+        );
     }
 }
 

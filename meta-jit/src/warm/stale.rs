@@ -10,7 +10,10 @@
 //! Whenever the driver enters a compiled loop (from the interpreter, after tracing, after a
 //! bridge), it checks the facts of every trace that loop's code can reach without coming back
 //! to the driver: the loop, its bridges, the loops they jump to, and so on (the *closure*,
-//! cached until a trace is compiled or freed). The order matters for safety: a trace's facts
+//! cached until a trace is compiled or freed). When the portal's greens are pinned, the
+//! lasting facts (see [`Fingerprint`]) of a closure are checked once per portal call
+//! ([`super::native::portal_call`]); later entries in the same call check only the volatile
+//! ones and the invalidation flags, and a closure without either costs one lookup. The order matters for safety: a trace's facts
 //! are checked after those of the trace that led to it, so every address read was computed
 //! from values already found equal, starting from the greens the interpreter holds. A trace
 //! whose facts fail, or that a write of a quasi-immutable field invalidated ([`super::quasi`]),
@@ -27,12 +30,12 @@ use std::rc::Rc;
 
 use hashbrown::HashSet;
 
-use super::{CellState, JitDriver, State};
+use super::{native, CellState, JitDriver, State};
 use crate::backend::TraceId;
 use crate::ir::{DescrKind, Trace};
 use crate::jitcode::Value;
 use crate::log;
-use crate::trace::Fingerprint;
+use crate::trace::{Check, Fingerprint};
 
 /// Where a compiled trace came from.
 pub(super) enum Origin {
@@ -95,8 +98,19 @@ pub(super) fn register(
     state.closures.clear();
 }
 
-/// The live traces loop `id`'s code can reach, each after the trace that leads to it.
-fn closure(state: &mut State, id: TraceId) -> Rc<[TraceId]> {
+/// The traces a loop's code can reach, and what checking them needs.
+#[derive(Clone)]
+pub(super) struct Closure {
+    /// The live traces, each after the trace that leads to it.
+    order: Rc<[TraceId]>,
+    /// Whether a trace in it has facts that are not lasting or can be invalidated.
+    volatile: bool,
+    /// The portal call in which all its facts were last found to hold.
+    checked_in: Option<u64>,
+}
+
+/// The closure of loop `id`.
+fn closure(state: &mut State, id: TraceId) -> Closure {
     if let Some(c) = state.closures.get(&id) {
         return c.clone();
     }
@@ -113,9 +127,17 @@ fn closure(state: &mut State, id: TraceId) -> Rc<[TraceId]> {
         order.push(t);
         todo.extend(m.next.iter().rev());
     }
-    let order: Rc<[TraceId]> = order.into();
-    state.closures.insert(id, order.clone());
-    order
+    let volatile = order.iter().any(|t| {
+        let fp = &state.meta[t].fingerprint;
+        !fp.all_lasting() || !fp.quasi_fields().is_empty()
+    });
+    let c = Closure {
+        order: order.into(),
+        volatile,
+        checked_in: None,
+    };
+    state.closures.insert(id, c.clone());
+    c
 }
 
 impl JitDriver {
@@ -136,7 +158,18 @@ impl JitDriver {
         if !state.meta.contains_key(&id) {
             return Err(greens(state));
         }
-        for t in closure(state, id).iter() {
+        let call = native::portal_call();
+        let c = closure(state, id);
+        let which = match c.checked_in {
+            Some(k) if k == call && self.greens_pinned => {
+                if !c.volatile {
+                    return Ok(id);
+                }
+                Check::Volatile
+            }
+            _ => Check::All,
+        };
+        for t in c.order.iter() {
             let m = &state.meta[t];
             let broken = if state.backend.is_invalidated(*t) {
                 Some(format!(
@@ -146,8 +179,9 @@ impl JitDriver {
             } else {
                 // SAFETY: the closure's order (see the module doc): the loop's facts start
                 // from its greens, which the caller guarantees live; every other trace's facts
-                // start from values the traces before it vouched for.
-                unsafe { m.fingerprint.first_broken() }
+                // start from values the traces before it vouched for. With `Check::Volatile`,
+                // every lasting fact held in this portal call, whose objects stay.
+                unsafe { m.fingerprint.first_broken(which) }
                     .map(|k| format!("fact {k} of trace {} no longer holds", t.0))
             };
             if let Some(what) = broken {
@@ -158,6 +192,12 @@ impl JitDriver {
                 // A bridge or a loop it jumped to went, the loop stays: check again.
                 // SAFETY: forwarded.
                 return unsafe { self.check_entry(state, loop_no) };
+            }
+        }
+        if which == Check::All {
+            state.stats.fact_checks += 1;
+            if let Some(c) = state.closures.get_mut(&id) {
+                c.checked_in = Some(call);
             }
         }
         Ok(id)
@@ -204,7 +244,7 @@ impl JitDriver {
             return;
         };
         // SAFETY: the aborted trace started from these greens; see `Fingerprint::first_broken`.
-        if unsafe { fp.first_broken() }.is_some() {
+        if unsafe { fp.first_broken(Check::All) }.is_some() {
             state.abort_facts.remove(key);
             state
                 .cells

@@ -49,6 +49,9 @@ pub struct Stats {
     pub guard_failures: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: usize,
+    /// Times the driver checked every fact of the traces a loop can reach, before entering
+    /// it: at every entry, or once per portal call and loop when the greens are pinned.
+    pub fact_checks: usize,
     /// Compiled traces thrown away because what they folded no longer holds (another object
     /// lives at a green's address).
     pub invalidated: usize,
@@ -79,12 +82,13 @@ impl Stats {
     pub fn summary(&self) -> String {
         format!(
             "loops: {}, bridges: {}, aborts: {}, guard failures: {}, entries: {}, \
-             invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
+             fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
             self.bridges(),
             self.aborts.len(),
             self.guard_failures,
             self.entries,
+            self.fact_checks,
             self.invalidated,
             self.tracing,
             self.optimizing,

@@ -10,10 +10,11 @@
 //! Whenever the driver enters a compiled loop (from the interpreter, after tracing, after a
 //! bridge), it checks the facts of every trace that loop's code can reach without coming back
 //! to the driver: the loop, its bridges, the loops they jump to, and so on (the *closure*,
-//! cached until a trace is compiled or freed). When the portal's greens are pinned, the
-//! lasting facts (see [`Fingerprint`]) of a closure are checked once per portal call
-//! ([`super::native::portal_call`]); later entries in the same call check only the volatile
-//! ones and the invalidation flags, and a closure without either costs one lookup. The order matters for safety: a trace's facts
+//! cached; a new bridge joins the closures that reach its parent, a freed trace clears them).
+//! When the portal's greens are pinned, the lasting facts (see [`Fingerprint`]) of a trace
+//! are checked once per portal call ([`super::native::portal_call`]), and not at all in the
+//! call that recorded them; later entries in the same call check only the volatile facts and
+//! the invalidation flags, and a closure without either costs one lookup. The order matters for safety: a trace's facts
 //! are checked after those of the trace that led to it, so every address read was computed
 //! from values already found equal, starting from the greens the interpreter holds. A trace
 //! whose facts fail, or that a write of a quasi-immutable field invalidated ([`super::quasi`]),
@@ -28,7 +29,7 @@
 
 use std::rc::Rc;
 
-use hashbrown::HashSet;
+use hashbrown::{HashMap, HashSet};
 
 use super::{native, CellState, JitDriver, State};
 use crate::backend::TraceId;
@@ -57,10 +58,13 @@ pub(super) struct TraceMeta {
     pub fingerprint: Fingerprint,
     /// Traces its code continues in without the driver: its bridges, the loops it jumps to.
     pub next: Vec<TraceId>,
+    /// The portal call in which its lasting facts were last found to hold (or recorded).
+    checked_in: Option<u64>,
 }
 
 /// Keeps the facts of trace `id`, just compiled from `opt`, and links it to its parent (for a
-/// bridge) and to the loops it jumps to.
+/// bridge) and to the loops it jumps to. The facts were recorded in this portal call, so they
+/// count as checked in it; a bridge joins the closures of the loops that reach its parent.
 pub(super) fn register(
     state: &mut State,
     id: TraceId,
@@ -93,51 +97,68 @@ pub(super) fn register(
             origin,
             fingerprint,
             next,
+            checked_in: Some(native::portal_call()),
         },
     );
-    state.closures.clear();
+    // Nothing jumps into a new loop yet; a new bridge is reached wherever its parent is.
+    if let Some(p) = parent {
+        let State { closures, meta, .. } = state;
+        for c in closures.values_mut() {
+            if c.members.contains(&p) {
+                c.extend(meta, id);
+            }
+        }
+    }
 }
 
 /// The traces a loop's code can reach, and what checking them needs.
-#[derive(Clone)]
 pub(super) struct Closure {
-    /// The live traces, each after the trace that leads to it.
-    order: Rc<[TraceId]>,
+    /// The live traces, each after a trace that leads to it.
+    order: Rc<Vec<TraceId>>,
+    members: HashSet<TraceId>,
     /// Whether a trace in it has facts that are not lasting or can be invalidated.
     volatile: bool,
-    /// The portal call in which all its facts were last found to hold.
+    /// The portal call in which the lasting facts of all its traces were last found to hold.
     checked_in: Option<u64>,
 }
 
-/// The closure of loop `id`.
-fn closure(state: &mut State, id: TraceId) -> Closure {
-    if let Some(c) = state.closures.get(&id) {
-        return c.clone();
-    }
-    let mut order = Vec::new();
-    let mut seen = HashSet::new();
-    let mut todo = vec![id];
-    while let Some(t) = todo.pop() {
-        let Some(m) = state.meta.get(&t) else {
-            continue;
-        };
-        if !seen.insert(t) {
-            continue;
+impl Closure {
+    /// Adds `from` and what it reaches, depth first.
+    fn extend(&mut self, meta: &HashMap<TraceId, TraceMeta>, from: TraceId) {
+        let order = Rc::make_mut(&mut self.order);
+        let mut todo = vec![from];
+        while let Some(t) = todo.pop() {
+            let Some(m) = meta.get(&t) else {
+                continue;
+            };
+            if !self.members.insert(t) {
+                continue;
+            }
+            order.push(t);
+            self.volatile |=
+                !m.fingerprint.all_lasting() || !m.fingerprint.quasi_fields().is_empty();
+            if m.checked_in != self.checked_in {
+                self.checked_in = None;
+            }
+            todo.extend(m.next.iter().rev());
         }
-        order.push(t);
-        todo.extend(m.next.iter().rev());
     }
-    let volatile = order.iter().any(|t| {
-        let fp = &state.meta[t].fingerprint;
-        !fp.all_lasting() || !fp.quasi_fields().is_empty()
+}
+
+/// The traces loop `id`'s code can reach, in checking order.
+fn closure(state: &mut State, id: TraceId) -> Rc<Vec<TraceId>> {
+    let State { closures, meta, .. } = state;
+    let c = closures.entry(id).or_insert_with(|| {
+        let mut c = Closure {
+            order: Rc::new(Vec::new()),
+            members: HashSet::new(),
+            volatile: false,
+            checked_in: None,
+        };
+        c.extend(meta, id);
+        c
     });
-    let c = Closure {
-        order: order.into(),
-        volatile,
-        checked_in: None,
-    };
-    state.closures.insert(id, c.clone());
-    c
+    c.order.clone()
 }
 
 impl JitDriver {
@@ -158,34 +179,40 @@ impl JitDriver {
         if !state.meta.contains_key(&id) {
             return Err(greens(state));
         }
-        let call = native::portal_call();
-        let c = closure(state, id);
-        let which = match c.checked_in {
-            Some(k) if k == call && self.greens_pinned => {
-                if !c.volatile {
-                    return Ok(id);
-                }
-                Check::Volatile
+        let call = Some(native::portal_call());
+        if let Some(c) = state.closures.get(&id) {
+            if self.greens_pinned && c.checked_in == call && !c.volatile {
+                return Ok(id);
             }
-            _ => Check::All,
-        };
-        for t in c.order.iter() {
-            let m = &state.meta[t];
-            let broken = if state.backend.is_invalidated(*t) {
+        }
+        for &t in closure(state, id).iter() {
+            let m = state.meta.get_mut(&t).expect("closures hold live traces");
+            let which = if self.greens_pinned && m.checked_in == call {
+                Check::Volatile
+            } else {
+                Check::All
+            };
+            let broken = if state.backend.is_invalidated(t) {
                 Some(format!(
                     "trace {} was invalidated (a quasi-immutable field it folded was written)",
                     t.0
                 ))
+            } else if which == Check::Volatile && m.fingerprint.all_lasting() {
+                None
             } else {
                 // SAFETY: the closure's order (see the module doc): the loop's facts start
                 // from its greens, which the caller guarantees live; every other trace's facts
                 // start from values the traces before it vouched for. With `Check::Volatile`,
                 // every lasting fact held in this portal call, whose objects stay.
-                unsafe { m.fingerprint.first_broken(which) }
-                    .map(|k| format!("fact {k} of trace {} no longer holds", t.0))
+                let b = unsafe { m.fingerprint.first_broken(which) };
+                if which == Check::All && b.is_none() {
+                    m.checked_in = call;
+                    state.stats.fact_checks += 1;
+                }
+                b.map(|k| format!("fact {k} of trace {} no longer holds", t.0))
             };
             if let Some(what) = broken {
-                self.throw_away(state, *t, &what);
+                self.throw_away(state, t, &what);
                 if !state.meta.contains_key(&id) {
                     return Err(greens(state));
                 }
@@ -194,11 +221,8 @@ impl JitDriver {
                 return unsafe { self.check_entry(state, loop_no) };
             }
         }
-        if which == Check::All {
-            state.stats.fact_checks += 1;
-            if let Some(c) = state.closures.get_mut(&id) {
-                c.checked_in = Some(call);
-            }
+        if let Some(c) = state.closures.get_mut(&id) {
+            c.checked_in = call;
         }
         Ok(id)
     }

@@ -49,8 +49,9 @@ pub struct Stats {
     pub guard_failures: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: usize,
-    /// Times the driver checked every fact of the traces a loop can reach, before entering
-    /// it: at every entry, or once per portal call and loop when the greens are pinned.
+    /// Times the driver checked every fact of a compiled trace before entering a loop whose
+    /// code can reach it: at every entry, or, when the greens are pinned, once per portal
+    /// call after the one that compiled it.
     pub fact_checks: usize,
     /// Compiled traces thrown away because what they folded no longer holds (another object
     /// lives at a green's address).

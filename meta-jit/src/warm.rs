@@ -42,7 +42,7 @@ use crate::jitcode::{JitCode, Value};
 use crate::log::{self, Selection};
 use crate::opt::{optimize_with_report, Options};
 use crate::resume;
-use crate::trace::{from_ir, to_ir, Close, Codes, Fingerprint, Limits, Traced, Tracer};
+use crate::trace::{from_ir, to_ir, Abort, Close, Codes, Fingerprint, Limits, Traced, Tracer};
 use bridge::BridgeEnd;
 
 pub use native::{can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, Vals};
@@ -342,10 +342,8 @@ impl JitDriver {
         let mut decide = |g: &[Value]| {
             if g == start.as_slice() {
                 Close::Loop
-            } else if let Some(CellState::Compiled { loop_no }) = cells.get(&Self::key(g)) {
-                Close::Jump(*loop_no)
             } else {
-                Close::Continue
+                Self::decide_other(cells, g)
             }
         };
         // SAFETY: forwarded from `hot`.
@@ -372,7 +370,7 @@ impl JitDriver {
                         let next = match close {
                             Close::Loop => Some(loop_no),
                             Close::Jump(n) => Some(n),
-                            Close::Continue | Close::Finish => None,
+                            Close::Continue | Close::Finish | Close::TraceFirst => None,
                         };
                         let Some(next) = next else {
                             return merge_point(at, reds);
@@ -391,6 +389,17 @@ impl JitDriver {
                 }
             }
             Traced::Aborted {
+                reason: Abort::InnerLoop,
+                frames,
+                ..
+            } => {
+                // Not this location's fault: it is traced again at its next visit, and the
+                // inner loop now.
+                self.counters.borrow_mut()[Self::slot(&start)] = params.threshold;
+                // SAFETY: the tracer left the interpreter in the state of `frames`.
+                unsafe { self.inner_loop_first(state, params, frames) }
+            }
+            Traced::Aborted {
                 reason,
                 frames,
                 fingerprint,
@@ -406,6 +415,51 @@ impl JitDriver {
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 landed(unsafe { blackhole::run(frames) })
             }
+        }
+    }
+
+    /// How a trace that started elsewhere goes on at a merge point with greens `g`: jump to
+    /// their compiled loop; unroll a loop that is never traced; else stop at the second pass
+    /// of a loop header and trace that inner loop first.
+    fn decide_other(cells: &HashMap<Vec<u64>, CellState>, g: &[Value]) -> Close {
+        match cells.get(&Self::key(g)) {
+            Some(CellState::Compiled { loop_no }) => Close::Jump(*loop_no),
+            Some(CellState::DontTrace) => Close::Continue,
+            _ => Close::TraceFirst,
+        }
+    }
+
+    /// A trace stopped at the second pass of an inner loop's header (`frames` stand at that
+    /// merge point): traces the inner loop now, from there, instead of unrolling it into the
+    /// outer trace or bridge (which is traced again later and then jumps into it).
+    ///
+    /// # Safety
+    /// `frames` are the interpreter's state at that merge point.
+    unsafe fn inner_loop_first(
+        &self,
+        state: &mut State,
+        params: &Params,
+        frames: Vec<crate::jitcode::runner::Frame<'static>>,
+    ) -> Resumed {
+        state.stats.inner_loops_first += 1;
+        // SAFETY: forwarded; the blackhole interpreter stops at once, at the merge point.
+        match unsafe { blackhole::run(frames) } {
+            Landed::MergePoint { greens, reds } => {
+                let key = Self::key(&greens);
+                let aborts = match state.cells.get(&key) {
+                    Some(CellState::Counting { aborts }) => *aborts,
+                    _ => 0,
+                };
+                if self.log.abort {
+                    log::line(
+                        "abort",
+                        &format!("{}: an inner loop to trace first", self.name),
+                    );
+                }
+                // SAFETY: the interpreter stands at the merge point with these greens and reds.
+                unsafe { self.trace_loop(state, params, key, aborts, &greens, &reds) }
+            }
+            Landed::Return(v) => Resumed::Return(v),
         }
     }
 

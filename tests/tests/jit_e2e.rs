@@ -115,6 +115,45 @@ fn a_branch_that_flips_after_warm_up_runs_in_a_bridge() {
 }
 
 #[test]
+fn a_bridge_that_reaches_a_cold_inner_loop_traces_that_loop_first() {
+    // Loop A (pc 2) is compiled first. The bridge from its exit runs into loop B (pc 5),
+    // which has no code yet: instead of unrolling B's 40 turns into the bridge, tracing stops
+    // at B's header the second time, B is traced, and the bridge traced later jumps into it.
+    let prog = vec![
+        Li(1, 50),
+        Li(2, 30),
+        AddSq(0, 3),
+        DecJnz(2, 2),
+        Li(3, 40),
+        AddSq(0, 5),
+        DecJnz(3, 5),
+        DecJnz(1, 1),
+        Halt,
+    ];
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with("threshold=3,trace_eagerness=1", &prog, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert!(s.inner_loops_first >= 1, "{}", s.summary());
+    // (The bridge from the outer loop's exit reaches `Halt`.)
+    assert!(
+        s.aborts.iter().all(|a| a.contains("portal returned")),
+        "{:?}",
+        s.aborts
+    );
+    let longest = s.traces.iter().map(|t| t.recorded.ops.len()).max();
+    assert!(longest < Some(60), "{longest:?}: {}", s.summary());
+    assert!(
+        s.traces
+            .iter()
+            .any(|t| t.kind == meta_jit::warm::TraceKind::Bridge
+                && t.optimized.to_string().contains("jump(")),
+        "{}",
+        s.summary()
+    );
+}
+
+#[test]
 fn an_over_long_trace_aborts_and_the_program_still_finishes() {
     let prog = mixed(200);
     let off = run_with("off", &prog, Vm::new());

@@ -28,7 +28,7 @@ mod arith;
 mod fingerprint;
 mod record;
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 
 use crate::ir::{self, DescrKind, FrameInfo, Op as IrOp, OpRef, Opcode, Resume, Trace};
 use crate::jitcode::runner::Frame;
@@ -70,6 +70,11 @@ pub enum Close {
     Jump(u32),
     /// `finish` with the greens and the reds: the interpreter continues from there.
     Finish,
+    /// Go on tracing, unless these greens are those of a loop header (a merge point right
+    /// after `can_enter_jit!`) the trace passed before: then the trace has unrolled an inner
+    /// loop once, and it aborts with [`Abort::InnerLoop`] at this merge point, so that the
+    /// driver can trace that loop first (RPython closes the inner loop there instead).
+    TraceFirst,
 }
 
 /// Why tracing stopped without a trace.
@@ -84,6 +89,9 @@ pub enum Abort {
     Panic(String),
     /// The portal returned before the loop closed.
     PortalReturned,
+    /// The trace reached an inner loop's header for the second time (see
+    /// [`Close::TraceFirst`]); the interpreter stands at that merge point.
+    InnerLoop,
 }
 
 impl std::fmt::Display for Abort {
@@ -93,6 +101,7 @@ impl std::fmt::Display for Abort {
             Abort::Unsupported(s) => write!(f, "unsupported: {s}"),
             Abort::Panic(s) => write!(f, "the interpreter panics: {s}"),
             Abort::PortalReturned => write!(f, "the portal returned"),
+            Abort::InnerLoop => write!(f, "an inner loop to trace first"),
         }
     }
 }
@@ -194,6 +203,11 @@ pub struct Tracer<'c> {
     fp: Fingerprint,
     field_descrs: HashMap<String, ir::DescrId>,
     call_descrs: HashMap<usize, ir::DescrId>,
+    /// The last op run was the portal's `can_enter_jit!`: the next merge point is a loop
+    /// header.
+    at_header: bool,
+    /// The greens (as bits) of the loop headers the trace passed.
+    headers: HashSet<Vec<u64>>,
 }
 
 impl<'c> Tracer<'c> {
@@ -278,6 +292,8 @@ impl<'c> Tracer<'c> {
             fp,
             field_descrs: HashMap::new(),
             call_descrs: HashMap::new(),
+            at_header: false,
+            headers: HashSet::new(),
         }
     }
 
@@ -470,7 +486,10 @@ impl<'c> Tracer<'c> {
                     Step::Next
                 }
             }
-            Op::CanEnterJit { .. } => Step::Next,
+            Op::CanEnterJit { .. } => {
+                self.at_header = self.frames.len() == 1;
+                Step::Next
+            }
             _ => {
                 let inputs = self.inputs(op);
                 // SAFETY: forwarded from `run`'s contract: the runner executes the op on a
@@ -516,6 +535,7 @@ impl<'c> Tracer<'c> {
             self.promote(g);
         }
         let gv: Vec<Value> = greens.iter().map(|&r| self.value(r)).collect();
+        let header = std::mem::take(&mut self.at_header);
         let mut close = decide(&gv);
         if matches!(close, Close::Jump(_))
             && !gv
@@ -528,6 +548,16 @@ impl<'c> Tracer<'c> {
         let rv: Vec<Value> = reds.iter().map(|&r| self.value(r)).collect();
         match close {
             Close::Continue => return None,
+            Close::TraceFirst => {
+                if header
+                    && !self
+                        .headers
+                        .insert(gv.iter().map(|&v| to_ir(v).bits()).collect())
+                {
+                    return Some(self.abort_here(Abort::InnerLoop));
+                }
+                return None;
+            }
             Close::Loop => {
                 self.trace.emit(Opcode::Jump, &red_shadows);
             }

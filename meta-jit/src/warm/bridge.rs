@@ -7,11 +7,11 @@
 
 use std::time::Instant;
 
-use super::{blackhole, landed, merge_point, resume, stale, CellState, JitDriver, Params, State};
+use super::{blackhole, landed, merge_point, resume, stale, JitDriver, Params, State};
 use crate::backend::TraceId;
 use crate::ir::Trace;
 use crate::jitcode::Value;
-use crate::trace::{to_ir, Close, Fingerprint, Limits, Traced, Tracer};
+use crate::trace::{to_ir, Abort, Close, Fingerprint, Limits, Traced, Tracer};
 
 /// How a bridge's tracing ended.
 pub(super) enum BridgeEnd {
@@ -53,10 +53,7 @@ impl JitDriver {
             first_guard,
             trusted,
         );
-        let mut decide = |g: &[Value]| match cells.get(&Self::key(g)) {
-            Some(CellState::Compiled { loop_no }) => Close::Jump(*loop_no),
-            _ => Close::Continue,
-        };
+        let mut decide = |g: &[Value]| Self::decide_other(cells, g);
         // SAFETY: forwarded: the frames are the interpreter's state at the guard.
         let traced = unsafe { tracer.run(&mut decide) };
         state.stats.tracing += t0.elapsed();
@@ -88,6 +85,19 @@ impl JitDriver {
                     Close::Jump(n) => BridgeEnd::Jump(n, reds.iter().map(|v| to_ir(*v)).collect()),
                     _ => BridgeEnd::Resumed(merge_point(greens, reds)),
                 }
+            }
+            Traced::Aborted {
+                reason: Abort::InnerLoop,
+                frames,
+                ..
+            } => {
+                // The guard gets a bridge at its next failure, which can jump into the loop.
+                if let Some(g) = state.guards.get_mut(&r.id) {
+                    g.bridge_tried = false;
+                    g.failures = params.trace_eagerness.saturating_sub(1);
+                }
+                // SAFETY: the tracer left the interpreter in the state of `frames`.
+                BridgeEnd::Resumed(unsafe { self.inner_loop_first(state, params, frames) })
             }
             Traced::Aborted { reason, frames, .. } => {
                 self.aborted(state, &format!("bridge: {reason}"));

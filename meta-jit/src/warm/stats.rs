@@ -45,6 +45,9 @@ pub struct Stats {
     pub traces: Vec<TraceRecord>,
     /// Aborted traces' reasons.
     pub aborts: Vec<String>,
+    /// Traces (loops or bridges) that stopped at the second pass of an inner loop's header so
+    /// that the inner loop was traced first.
+    pub inner_loops_first: usize,
     /// Guard failures that went back to the interpreter or into a new bridge.
     pub guard_failures: usize,
     /// Times compiled code was entered from the interpreter.
@@ -82,11 +85,12 @@ impl Stats {
     /// The one-paragraph summary the log prints.
     pub fn summary(&self) -> String {
         format!(
-            "loops: {}, bridges: {}, aborts: {}, guard failures: {}, entries: {}, \
+            "loops: {}, bridges: {}, aborts: {}, inner loops first: {}, guard failures: {}, entries: {}, \
              fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
             self.bridges(),
             self.aborts.len(),
+            self.inner_loops_first,
             self.guard_failures,
             self.entries,
             self.fact_checks,

@@ -189,18 +189,20 @@ pub fn run_with(params: &str, ops: &[Ins], vm: Vm) -> (i64, Vm, Vec<i64>) {
 }
 
 thread_local! {
-    /// How many traces and aborts, guard failures, entries and invalidations the driver had
+    /// How many traces and aborts, guard failures, entries, invalidations and inner loops
+    /// traced first the driver had
     /// counted when the last run started.
-    static BEFORE: RefCell<[usize; 5]> = const { RefCell::new([0; 5]) };
+    static BEFORE: RefCell<[usize; 6]> = const { RefCell::new([0; 6]) };
 }
 
-fn counts(s: &meta_jit::warm::Stats) -> [usize; 5] {
+fn counts(s: &meta_jit::warm::Stats) -> [usize; 6] {
     [
         s.traces.len(),
         s.aborts.len(),
         s.guard_failures,
         s.entries,
         s.invalidated,
+        s.inner_loops_first,
     ]
 }
 
@@ -220,7 +222,8 @@ pub fn run_code(params: &str, code: &Code, vm: Vm) -> (i64, Vm, Vec<i64>) {
 
 /// What the driver did on this thread during the last run (times are left out).
 pub fn stats() -> meta_jit::warm::Stats {
-    let [traces, aborts, guard_failures, entries, invalidated] = BEFORE.with(|b| *b.borrow());
+    let [traces, aborts, guard_failures, entries, invalidated, inner_loops_first] =
+        BEFORE.with(|b| *b.borrow());
     run::with_driver(|d| {
         d.with_stats(|now| meta_jit::warm::Stats {
             traces: now.traces[traces..].to_vec(),
@@ -228,6 +231,7 @@ pub fn stats() -> meta_jit::warm::Stats {
             guard_failures: now.guard_failures - guard_failures,
             entries: now.entries - entries,
             invalidated: now.invalidated - invalidated,
+            inner_loops_first: now.inner_loops_first - inner_loops_first,
             ..Default::default()
         })
     })

@@ -288,10 +288,14 @@ impl JitDriver {
         let key = Self::key(greens);
         // SAFETY: forwarded: the greens reference live objects.
         unsafe { self.forget_stale_aborts(&mut state, &key) };
-        let cell = *state
-            .cells
-            .entry(key.clone())
-            .or_insert(CellState::Counting { aborts: 0 });
+        let cell = match state.cells.get(&key) {
+            Some(c) => *c,
+            None => {
+                let c = CellState::Counting { aborts: 0 };
+                state.cells.insert(key.clone(), c);
+                c
+            }
+        };
         match cell {
             CellState::Compiled { loop_no } => {
                 state.stats.entries += 1;

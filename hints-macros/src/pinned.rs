@@ -11,7 +11,8 @@
 //! which would otherwise compile after the `let mut` rebinding of other greens).
 //!
 //! The portal's greens are pinned as a whole when every green is pinned or has a scalar type
-//! (an integer, `bool`, `char` or float, written on its parameter or its `let`).
+//! (an integer, `bool`, `char` or float) written on its parameter, or on every `let` that
+//! binds it when no other pattern does.
 //!
 //! Must not know: the runtime's checks, or any guest language.
 
@@ -60,19 +61,22 @@ pub fn pinned(f: &ItemFn, greens: &[Ident]) -> (Vec<Ident>, bool) {
             },
             FnArg::Receiver(_) => None,
         });
-        let rebound = Rebinds::find(f, g);
+        let uses = Uses::of(f, g);
         match param {
             Some((pi, Type::Reference(r)))
                 if r.mutability.is_none()
                     && pi.mutability.is_none()
                     && pi.by_ref.is_none()
                     && pi.subpat.is_none()
-                    && !rebound =>
+                    && uses.bindings == 0
+                    && !uses.assigned
+                    && !uses.in_macro =>
             {
                 pinned.push(g.clone());
             }
-            Some((_, ty)) if is_scalar(ty) => {}
-            None if let_scalar(f, g) => {}
+            Some((_, ty)) if is_scalar(ty) && uses.bindings == 0 && !uses.in_macro => {}
+            // Declared in the body: every binding is a `let` with a written scalar type.
+            None if uses.bindings > 0 && uses.scalar_lets == uses.bindings && !uses.in_macro => {}
             _ => all = false,
         }
     }
@@ -87,84 +91,60 @@ fn is_scalar(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some_and(|i| SCALARS.contains(&i.to_string().as_str())))
 }
 
-/// Whether every `let` in `f` that binds `g` gives it a scalar type (and one does).
-fn let_scalar(f: &ItemFn, g: &Ident) -> bool {
-    struct Lets<'a> {
-        g: &'a Ident,
-        scalar: usize,
-        other: usize,
-    }
-    impl<'ast> Visit<'ast> for Lets<'_> {
-        fn visit_local(&mut self, l: &'ast syn::Local) {
-            match &l.pat {
-                Pat::Type(pt) if matches!(&*pt.pat, Pat::Ident(pi) if pi.ident == *self.g) => {
-                    if is_scalar(&pt.ty) {
-                        self.scalar += 1;
-                    } else {
-                        self.other += 1;
-                    }
-                }
-                _ => {
-                    let mut r = Rebinds {
-                        g: self.g,
-                        found: false,
-                    };
-                    r.visit_pat(&l.pat);
-                    if r.found {
-                        self.other += 1;
-                    }
-                }
-            }
-            if let Some(init) = &l.init {
-                self.visit_expr(&init.expr);
-                if let Some((_, e)) = &init.diverge {
-                    self.visit_expr(e);
-                }
-            }
-        }
-    }
-    let mut v = Lets {
-        g,
-        scalar: 0,
-        other: 0,
-    };
-    v.visit_block(&f.block);
-    v.scalar > 0 && v.other == 0
-}
-
-/// Finds a binding of, assignment to, `&mut` of, or unknown macro call mentioning a name.
-struct Rebinds<'a> {
+/// How a function's body uses one name.
+struct Uses<'a> {
     g: &'a Ident,
-    found: bool,
+    /// Patterns that bind it (`let`, `match` arms, `if let`, closure parameters, ...).
+    bindings: usize,
+    /// Of those, `let g: T` with a scalar `T`.
+    scalar_lets: usize,
+    /// It is assigned or borrowed `&mut`.
+    assigned: bool,
+    /// A macro call other than [`HARMLESS_MACROS`] mentions it (and might bind it).
+    in_macro: bool,
 }
 
-impl Rebinds<'_> {
-    fn find(f: &ItemFn, g: &Ident) -> bool {
-        let mut r = Rebinds { g, found: false };
-        r.visit_block(&f.block);
-        r.found
+impl Uses<'_> {
+    fn of<'a>(f: &ItemFn, g: &'a Ident) -> Uses<'a> {
+        let mut u = Uses {
+            g,
+            bindings: 0,
+            scalar_lets: 0,
+            assigned: false,
+            in_macro: false,
+        };
+        u.visit_block(&f.block);
+        u
     }
     fn is_g(&self, e: &Expr) -> bool {
         matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.g))
     }
 }
 
-impl<'ast> Visit<'ast> for Rebinds<'_> {
+impl<'ast> Visit<'ast> for Uses<'_> {
+    fn visit_local(&mut self, l: &'ast syn::Local) {
+        if let Pat::Type(pt) = &l.pat {
+            if matches!(&*pt.pat, Pat::Ident(pi) if pi.ident == *self.g) && is_scalar(&pt.ty) {
+                self.scalar_lets += 1;
+            }
+        }
+        syn::visit::visit_local(self, l);
+    }
     fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
         if p.ident == *self.g {
-            self.found = true;
+            self.bindings += 1;
         }
         syn::visit::visit_pat_ident(self, p);
     }
     fn visit_expr_assign(&mut self, e: &'ast syn::ExprAssign) {
         if self.is_g(&e.left) {
-            self.found = true;
+            self.assigned = true;
         }
         syn::visit::visit_expr_assign(self, e);
     }
     fn visit_expr_reference(&mut self, e: &'ast syn::ExprReference) {
         if e.mutability.is_some() && self.is_g(&e.expr) {
-            self.found = true;
+            self.assigned = true;
         }
         syn::visit::visit_expr_reference(self, e);
     }
@@ -181,7 +161,7 @@ impl<'ast> Visit<'ast> for Rebinds<'_> {
             })
         }
         if mentions(m.tokens.clone(), self.g) {
-            self.found = true;
+            self.in_macro = true;
         }
     }
 }
@@ -284,5 +264,12 @@ mod tests {
             }
         );
         assert_eq!(names(&untyped), (vec!["code".to_string()], false));
+        let shadowed: ItemFn = parse_quote!(
+            fn run(code: &Code) {
+                let mut pc: usize = 0;
+                if let Some(pc) = find(code) {}
+            }
+        );
+        assert_eq!(names(&shadowed), (vec!["code".to_string()], false));
     }
 }

@@ -14,10 +14,10 @@
 //! When the portal's greens are pinned, the lasting facts (see [`Fingerprint`]) of a trace
 //! are checked once per portal call ([`super::native::portal_call`]), and not at all in the
 //! call that recorded them; later entries in the same call check only the volatile facts and
-//! the invalidation flags, and a closure without either costs one lookup. The order matters for safety: a trace's facts
-//! are checked after those of the trace that led to it, so every address read was computed
-//! from values already found equal, starting from the greens the interpreter holds. A trace
-//! whose facts fail, or that a write of a quasi-immutable field invalidated ([`super::quasi`]),
+//! the invalidation flags, and a closure without either costs one lookup. The order matters
+//! for safety: a trace's facts are checked after those of the trace that led to it, so every
+//! address read was computed from values already found equal, starting from the greens the
+//! interpreter holds. A trace whose facts fail, or that a write of a quasi-immutable field invalidated ([`super::quasi`]),
 //! is freed with every trace that jumps into it (`Backend::free`), their cells start counting
 //! again, and a freed bridge's guard may get a new bridge.
 //!

@@ -497,8 +497,9 @@ impl JitDriver {
             );
         }
         let t0 = Instant::now();
-        let (opt, _report) = optimize_with_report(trace, &params.enable_opts);
+        let (opt, report) = optimize_with_report(trace, &params.enable_opts);
         state.stats.optimizing += t0.elapsed();
+        state.stats.counted_loops += usize::from(report.counted);
         if self.log.opt {
             log::section(
                 "log-opt",

@@ -47,13 +47,14 @@ impl Arbitrary for Stages {
             virtuals: bool::arbitrary(g),
             dce: bool::arbitrary(g),
             unroll: bool::arbitrary(g),
+            counted: bool::arbitrary(g),
         })
     }
 
     fn shrink(&self) -> Box<dyn Iterator<Item = Stages>> {
         let o = self.0.clone();
         let mut out = Vec::new();
-        let off: [fn(&mut Options) -> &mut bool; 9] = [
+        let off: [fn(&mut Options) -> &mut bool; 10] = [
             |o| &mut o.fold,
             |o| &mut o.bounds,
             |o| &mut o.pure,
@@ -63,6 +64,7 @@ impl Arbitrary for Stages {
             |o| &mut o.virtuals,
             |o| &mut o.dce,
             |o| &mut o.unroll,
+            |o| &mut o.counted,
         ];
         for f in off {
             let mut s = o.clone();

@@ -13,7 +13,9 @@
 //! [`bounds`] (integer ranges deciding comparisons),
 //! [`pure`] (CSE of pure ops and elidable calls, `record_known_result`), [`exact`]
 //! (`record_exact_value`), [`guards`] (guard removal and strengthening), [`heap`] (load
-//! forwarding, redundant stores), [`virtuals`] (allocation removal), [`dce`].
+//! forwarding, redundant stores), [`virtuals`] (allocation removal), [`dce`]. Loops are
+//! peeled first ([`unroll`]); a peeled loop that only counts is then rewritten to skip to its
+//! last turn ([`counted`]).
 //!
 //! The optimizer knows the IR and nothing else: not the tracer, not the backend, not any guest
 //! language. Its contract: the output trace, run by the reference interpreter on any inputs,
@@ -21,6 +23,7 @@
 //! rebuilt frames, same heap), which the random-trace property tests check.
 
 pub mod bounds;
+pub mod counted;
 pub mod dce;
 pub mod exact;
 pub mod fold;
@@ -57,6 +60,8 @@ pub struct Options {
     pub dce: bool,
     /// Loop peeling: a trace that loops to its inputs is optimized as preamble and loop.
     pub unroll: bool,
+    /// Counted loops skip to their last turn ([`counted`]; needs `unroll`).
+    pub counted: bool,
 }
 
 impl Options {
@@ -72,6 +77,7 @@ impl Options {
             virtuals: true,
             dce: true,
             unroll: true,
+            counted: true,
         }
     }
 
@@ -87,6 +93,7 @@ impl Options {
             virtuals: false,
             dce: false,
             unroll: false,
+            counted: false,
         }
     }
 
@@ -108,6 +115,7 @@ impl Options {
                 "virtuals" => &mut o.virtuals,
                 "dce" => &mut o.dce,
                 "unroll" => &mut o.unroll,
+                "counted" => &mut o.counted,
                 _ => return Err(format!("unknown optimization `{name}`")),
             };
             *flag = true;
@@ -132,6 +140,8 @@ pub struct Report {
     pub quasi_immutable: Vec<(usize, String)>,
     /// Set if the loop was peeled ([`unroll`]).
     pub peeled: Option<PeelReport>,
+    /// Set if the peeled loop is a counted loop that skips to its last turn ([`counted`]).
+    pub counted: bool,
 }
 
 /// How a peeled loop relates to the loop it came from.
@@ -166,7 +176,18 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
     let (_, _, same_at_jump) = optimize_rounds(trace, &once);
     let p = unroll::peel_with(trace, |k| same_at_jump.get(k) == Some(&true))
         .expect("peelable, checked above");
-    let (out, mut report, _) = optimize_rounds(&p.trace, &once);
+    let (mut out, mut report, _) = optimize_rounds(&p.trace, &once);
+    if opts.counted {
+        if let Some(skipping) = counted::skip_to_last_turn(&out) {
+            debug_assert_eq!(
+                crate::ir::verify::verify(&skipping),
+                Ok(()),
+                "counted:\n{skipping}"
+            );
+            out = skipping;
+            report.counted = true;
+        }
+    }
     report.peeled = Some(PeelReport {
         carried: p.carried,
         id_offset: p.id_offset,

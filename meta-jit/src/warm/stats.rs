@@ -45,6 +45,9 @@ pub struct Stats {
     pub traces: Vec<TraceRecord>,
     /// Aborted traces' reasons.
     pub aborts: Vec<String>,
+    /// Loops compiled as counted loops: each entry computes their last turn and runs only
+    /// that one (see [`crate::opt::counted`]).
+    pub counted_loops: usize,
     /// Traces (loops or bridges) that stopped at the second pass of an inner loop's header so
     /// that the inner loop was traced first.
     pub inner_loops_first: usize,
@@ -85,9 +88,10 @@ impl Stats {
     /// The one-paragraph summary the log prints.
     pub fn summary(&self) -> String {
         format!(
-            "loops: {}, bridges: {}, aborts: {}, inner loops first: {}, guard failures: {}, entries: {}, \
+            "loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, guard failures: {}, entries: {}, \
              fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
+            self.counted_loops,
             self.bridges(),
             self.aborts.len(),
             self.inner_loops_first,

@@ -313,11 +313,14 @@ impl JitDriver {
                 }
                 self.counters.borrow_mut()[slot] = 0;
                 // SAFETY: forwarded.
-                Some(unsafe { self.trace_loop(&mut state, &params, key, aborts, greens, reds) })
+                Some(unsafe {
+                    self.trace_loop(&mut state, &params, key, aborts, greens, reds, false)
+                })
             }
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     unsafe fn trace_loop(
         &self,
         state: &mut State,
@@ -326,6 +329,7 @@ impl JitDriver {
         aborts: u32,
         greens: &[Value],
         reds: &[Value],
+        entered: bool,
     ) -> Resumed {
         let portal = (self.portal)();
         let t0 = Instant::now();
@@ -343,9 +347,15 @@ impl JitDriver {
             self.greens_pinned,
         );
         let start = greens.to_vec();
-        let mut decide = |g: &[Value]| {
+        // Back at the start: a loop, if through its header. A trace that left the loop and
+        // came back in is traced again from that entry, once.
+        let mut decide = |g: &[Value], header: bool| {
             if g == start.as_slice() {
-                Close::Loop
+                if header || entered {
+                    Close::Loop
+                } else {
+                    Close::Reenter
+                }
             } else {
                 Self::decide_other(cells, g)
             }
@@ -374,7 +384,7 @@ impl JitDriver {
                         let next = match close {
                             Close::Loop => Some(loop_no),
                             Close::Jump(n) => Some(n),
-                            Close::Continue | Close::Finish | Close::TraceFirst => None,
+                            _ => None,
                         };
                         let Some(next) = next else {
                             return merge_point(at, reds);
@@ -401,7 +411,15 @@ impl JitDriver {
                 // inner loop now.
                 self.counters.borrow_mut()[Self::slot(&start)] = params.threshold;
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
-                unsafe { self.inner_loop_first(state, params, frames) }
+                unsafe { self.trace_here(state, params, frames, Abort::InnerLoop) }
+            }
+            Traced::Aborted {
+                reason: Abort::Reentered,
+                frames,
+                ..
+            } => {
+                // SAFETY: the tracer left the interpreter in the state of `frames`.
+                unsafe { self.trace_here(state, params, frames, Abort::Reentered) }
             }
             Traced::Aborted {
                 reason,
@@ -433,19 +451,31 @@ impl JitDriver {
         }
     }
 
-    /// A trace stopped at the second pass of an inner loop's header (`frames` stand at that
-    /// merge point): traces the inner loop now, from there, instead of unrolling it into the
-    /// outer trace or bridge (which is traced again later and then jumps into it).
+    /// A trace stopped at a loop header (`frames` stand at that merge point) to trace the
+    /// loop there now, from there (`why`):
+    /// - [`Abort::InnerLoop`]: the trace passed an inner loop's header twice; the inner
+    ///   loop is traced instead of unrolled into the outer trace or bridge (which is traced
+    ///   again later and then jumps into it);
+    /// - [`Abort::Reentered`]: the trace of this very loop left it and came back in here,
+    ///   its entry; this time it closes wherever it comes back.
     ///
     /// # Safety
     /// `frames` are the interpreter's state at that merge point.
-    unsafe fn inner_loop_first(
+    unsafe fn trace_here(
         &self,
         state: &mut State,
         params: &Params,
         frames: Vec<crate::jitcode::runner::Frame<'static>>,
+        why: Abort,
     ) -> Resumed {
-        state.stats.inner_loops_first += 1;
+        if self.log.abort {
+            log::line("abort", &format!("{}: {why}", self.name));
+        }
+        if why == Abort::InnerLoop {
+            state.stats.inner_loops_first += 1;
+        } else {
+            state.stats.retraced += 1;
+        }
         // SAFETY: forwarded; the blackhole interpreter stops at once, at the merge point.
         match unsafe { blackhole::run(frames) } {
             Landed::MergePoint { greens, reds } => {
@@ -454,14 +484,9 @@ impl JitDriver {
                     Some(CellState::Counting { aborts }) => *aborts,
                     _ => 0,
                 };
-                if self.log.abort {
-                    log::line(
-                        "abort",
-                        &format!("{}: an inner loop to trace first", self.name),
-                    );
-                }
+                let entered = why == Abort::Reentered;
                 // SAFETY: the interpreter stands at the merge point with these greens and reds.
-                unsafe { self.trace_loop(state, params, key, aborts, &greens, &reds) }
+                unsafe { self.trace_loop(state, params, key, aborts, &greens, &reds, entered) }
             }
             Landed::Return(v) => Resumed::Return(v),
         }

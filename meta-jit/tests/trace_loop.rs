@@ -81,7 +81,7 @@ fn record(code: &Code, regs: &mut Regs, codes: &mut Codes) -> Trace {
     );
     // SAFETY: the greens and reds are those of `run` at its merge point, with live objects.
     let traced = unsafe {
-        tracer.run(&mut |g| {
+        tracer.run(&mut |g, _header| {
             if g == start.as_slice() {
                 Close::Loop
             } else {
@@ -302,7 +302,7 @@ fn a_bridge_from_a_guard_with_a_virtual_object_allocates_it() {
     // SAFETY: the frames hold the interpreter's state at the guard, the virtual `Regs`
     // allocated for real.
     let traced = unsafe {
-        tracer.run(&mut |g| {
+        tracer.run(&mut |g, _header| {
             if g[0] == Value::Int(2) {
                 Close::Finish
             } else {

@@ -154,6 +154,33 @@ fn a_bridge_that_reaches_a_cold_inner_loop_traces_that_loop_first() {
 }
 
 #[test]
+fn a_loop_trace_that_leaves_its_loop_and_comes_back_in_is_traced_from_there() {
+    // The inner loop (pc 2) turns twice per entry, so its back edge is taken only before its
+    // last turn: its trace starts there, leaves the loop at once, and comes back to pc 2
+    // through the outer loop, not through the inner loop's header. It is traced again from
+    // that entry, where it goes round, and compiles as the inner loop alone.
+    let prog = vec![
+        Li(1, 60),
+        Li(2, 2),
+        AddSq(0, 3),
+        DecJnz(2, 2),
+        DecJnz(1, 1),
+        Halt,
+    ];
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_with(HOT, &prog, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!(s.retraced, 1, "{}", s.summary());
+    // The first loop compiled is the inner one: no trace of the outer loop's `Li(2, 2)` (a
+    // store of 2) or its counter (register 1).
+    let inner = s.traces[0].recorded.to_string();
+    assert!(inner.contains("getarrayitem_i(p0, 2,"), "{inner}");
+    assert!(!inner.contains("setarrayitem(p0, 2, 2,"), "{inner}");
+    assert!(!inner.contains("getarrayitem_i(p0, 1,"), "{inner}");
+}
+
+#[test]
 fn an_over_long_trace_aborts_and_the_program_still_finishes() {
     let prog = mixed(200);
     let off = run_with("off", &prog, Vm::new());

@@ -75,6 +75,10 @@ pub enum Close {
     /// loop once, and it aborts with [`Abort::InnerLoop`] at this merge point, so that the
     /// driver can trace that loop first (RPython closes the inner loop there instead).
     TraceFirst,
+    /// Stop with [`Abort::Reentered`]: these are the trace's own greens, but reached without
+    /// passing `can_enter_jit!` (not as a loop header), so the trace left its loop and came
+    /// back in from outside. The driver traces the loop again from here, its entry.
+    Reenter,
 }
 
 /// Why tracing stopped without a trace.
@@ -92,6 +96,9 @@ pub enum Abort {
     /// The trace reached an inner loop's header for the second time (see
     /// [`Close::TraceFirst`]); the interpreter stands at that merge point.
     InnerLoop,
+    /// The trace came back to its start from outside its loop (see [`Close::Reenter`]); the
+    /// interpreter stands at that merge point.
+    Reentered,
 }
 
 impl std::fmt::Display for Abort {
@@ -102,6 +109,7 @@ impl std::fmt::Display for Abort {
             Abort::Panic(s) => write!(f, "the interpreter panics: {s}"),
             Abort::PortalReturned => write!(f, "the portal returned"),
             Abort::InnerLoop => write!(f, "an inner loop to trace first"),
+            Abort::Reentered => write!(f, "the trace left its loop and came back in"),
         }
     }
 }
@@ -370,13 +378,14 @@ impl<'c> Tracer<'c> {
     }
 
     /// Runs until the trace closes or tracing aborts. `decide` is asked at every merge point
-    /// of the portal frame, with the greens.
+    /// of the portal frame, with the greens and whether the merge point is a loop header (the
+    /// portal passed `can_enter_jit!` just before).
     ///
     /// # Safety
     /// The frames hold a state the native interpreter could be in (see
     /// [`crate::jitcode::runner::run`]): tracing executes the interpreter's loads, stores and
     /// calls for real.
-    pub unsafe fn run(mut self, decide: &mut dyn FnMut(&[Value]) -> Close) -> Traced {
+    pub unsafe fn run(mut self, decide: &mut dyn FnMut(&[Value], bool) -> Close) -> Traced {
         loop {
             if self.trace.ops.len() > self.limits.trace_limit {
                 return self.abort(Abort::TooLong);
@@ -526,7 +535,7 @@ impl<'c> Tracer<'c> {
     fn merge_point(
         &mut self,
         op: &Op,
-        decide: &mut dyn FnMut(&[Value]) -> Close,
+        decide: &mut dyn FnMut(&[Value], bool) -> Close,
     ) -> Option<Traced> {
         let Op::JitMergePoint { greens, reds } = op else {
             unreachable!()
@@ -536,7 +545,7 @@ impl<'c> Tracer<'c> {
         }
         let gv: Vec<Value> = greens.iter().map(|&r| self.value(r)).collect();
         let header = std::mem::take(&mut self.at_header);
-        let mut close = decide(&gv);
+        let mut close = decide(&gv, header);
         if matches!(close, Close::Jump(_))
             && !gv
                 .iter()
@@ -548,6 +557,7 @@ impl<'c> Tracer<'c> {
         let rv: Vec<Value> = reds.iter().map(|&r| self.value(r)).collect();
         match close {
             Close::Continue => return None,
+            Close::Reenter => return Some(self.abort_here(Abort::Reentered)),
             Close::TraceFirst => {
                 if header
                     && !self

@@ -53,7 +53,7 @@ impl JitDriver {
             first_guard,
             trusted,
         );
-        let mut decide = |g: &[Value]| Self::decide_other(cells, g);
+        let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);
         // SAFETY: forwarded: the frames are the interpreter's state at the guard.
         let traced = unsafe { tracer.run(&mut decide) };
         state.stats.tracing += t0.elapsed();
@@ -97,7 +97,9 @@ impl JitDriver {
                     g.failures = params.trace_eagerness.saturating_sub(1);
                 }
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
-                BridgeEnd::Resumed(unsafe { self.inner_loop_first(state, params, frames) })
+                BridgeEnd::Resumed(unsafe {
+                    self.trace_here(state, params, frames, Abort::InnerLoop)
+                })
             }
             Traced::Aborted { reason, frames, .. } => {
                 self.aborted(state, &format!("bridge: {reason}"));

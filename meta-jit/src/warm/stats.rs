@@ -51,6 +51,9 @@ pub struct Stats {
     /// Traces (loops or bridges) that stopped at the second pass of an inner loop's header so
     /// that the inner loop was traced first.
     pub inner_loops_first: usize,
+    /// Loop traces that left their loop and came back to their start from outside, and were
+    /// traced again from there ([`crate::trace::Close::Reenter`]).
+    pub retraced: usize,
     /// Guard failures that went back to the interpreter or into a new bridge.
     pub guard_failures: usize,
     /// Times compiled code was entered from the interpreter.
@@ -88,13 +91,14 @@ impl Stats {
     /// The one-paragraph summary the log prints.
     pub fn summary(&self) -> String {
         format!(
-            "loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, guard failures: {}, entries: {}, \
+            "loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, guard failures: {}, entries: {}, \
              fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
             self.counted_loops,
             self.bridges(),
             self.aborts.len(),
             self.inner_loops_first,
+            self.retraced,
             self.guard_failures,
             self.entries,
             self.fact_checks,

@@ -189,13 +189,12 @@ pub fn run_with(params: &str, ops: &[Ins], vm: Vm) -> (i64, Vm, Vec<i64>) {
 }
 
 thread_local! {
-    /// How many traces and aborts, guard failures, entries, invalidations and inner loops
-    /// traced first the driver had
-    /// counted when the last run started.
-    static BEFORE: RefCell<[usize; 6]> = const { RefCell::new([0; 6]) };
+    /// How many traces and aborts, guard failures, entries, invalidations, inner loops
+    /// traced first and loops traced again the driver had counted when the last run started.
+    static BEFORE: RefCell<[usize; 7]> = const { RefCell::new([0; 7]) };
 }
 
-fn counts(s: &meta_jit::warm::Stats) -> [usize; 6] {
+fn counts(s: &meta_jit::warm::Stats) -> [usize; 7] {
     [
         s.traces.len(),
         s.aborts.len(),
@@ -203,6 +202,7 @@ fn counts(s: &meta_jit::warm::Stats) -> [usize; 6] {
         s.entries,
         s.invalidated,
         s.inner_loops_first,
+        s.retraced,
     ]
 }
 
@@ -222,7 +222,7 @@ pub fn run_code(params: &str, code: &Code, vm: Vm) -> (i64, Vm, Vec<i64>) {
 
 /// What the driver did on this thread during the last run (times are left out).
 pub fn stats() -> meta_jit::warm::Stats {
-    let [traces, aborts, guard_failures, entries, invalidated, inner_loops_first] =
+    let [traces, aborts, guard_failures, entries, invalidated, inner_loops_first, retraced] =
         BEFORE.with(|b| *b.borrow());
     run::with_driver(|d| {
         d.with_stats(|now| meta_jit::warm::Stats {
@@ -232,6 +232,7 @@ pub fn stats() -> meta_jit::warm::Stats {
             entries: now.entries - entries,
             invalidated: now.invalidated - invalidated,
             inner_loops_first: now.inner_loops_first - inner_loops_first,
+            retraced: now.retraced - retraced,
             ..Default::default()
         })
     })

@@ -211,6 +211,8 @@ pub struct Tracer<'c> {
     fp: Fingerprint,
     field_descrs: HashMap<String, ir::DescrId>,
     call_descrs: HashMap<usize, ir::DescrId>,
+    /// Field and array descriptors of the jitcode by address, with their trace descriptors.
+    descr_at: HashMap<usize, ir::DescrId>,
     /// The last op run was the portal's `can_enter_jit!`: the next merge point is a loop
     /// header.
     at_header: bool,
@@ -300,6 +302,7 @@ impl<'c> Tracer<'c> {
             fp,
             field_descrs: HashMap::new(),
             call_descrs: HashMap::new(),
+            descr_at: HashMap::new(),
             at_header: false,
             headers: HashSet::new(),
         }
@@ -419,7 +422,7 @@ impl<'c> Tracer<'c> {
     }
 
     /// One op of the top frame.
-    unsafe fn step(&mut self, op: &Op) -> Step {
+    unsafe fn step(&mut self, op: &'static Op) -> Step {
         let pc = self.frames.last().expect("a frame is active").frame.pc;
         match op {
             Op::Goto { target } => {

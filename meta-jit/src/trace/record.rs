@@ -66,7 +66,12 @@ impl Tracer<'_> {
         self.konst(ir::Value::Int(i))
     }
 
-    fn field_descr(&mut self, d: &FieldDescr) -> ir::DescrId {
+    fn field_descr(&mut self, d: &'static FieldDescr) -> ir::DescrId {
+        // The jitcode's descriptors live as long as the program: one lookup by address.
+        let at = d as *const FieldDescr as usize;
+        if let Some(&id) = self.descr_at.get(&at) {
+            return id;
+        }
         let kind = DescrKind::Field(ir::FieldDescr {
             offset: d.offset as u32,
             size: d.size,
@@ -76,10 +81,16 @@ impl Tracer<'_> {
             quasi_immutable: d.quasi_immutable,
             alias: Some(alias_name(&d.class)),
         });
-        self.named_descr(&format!("{}_{}", d.name, d.offset), kind)
+        let id = self.named_descr(&format!("{}_{}", d.name, d.offset), kind);
+        self.descr_at.insert(at, id);
+        id
     }
 
-    fn array_descr(&mut self, d: &ArrayDescr) -> ir::DescrId {
+    fn array_descr(&mut self, d: &'static ArrayDescr) -> ir::DescrId {
+        let at = d as *const ArrayDescr as usize;
+        if let Some(&id) = self.descr_at.get(&at) {
+            return id;
+        }
         let kind = DescrKind::Array(ir::ArrayDescr {
             base: 0,
             item_size: d.item.size,
@@ -87,7 +98,9 @@ impl Tracer<'_> {
             kind: ir_type(d.item.kind),
             alias: Some(alias_name(&d.item.class)),
         });
-        self.named_descr(&format!("{}_items{}", d.item.name, d.item_size), kind)
+        let id = self.named_descr(&format!("{}_items{}", d.item.name, d.item_size), kind);
+        self.descr_at.insert(at, id);
+        id
     }
 
     /// A descriptor with a name unique to its contents (the trace's table is keyed by name).
@@ -175,7 +188,7 @@ impl Tracer<'_> {
     }
 
     /// Records a data op the top frame has just executed concretely, from its `inputs`.
-    pub(super) fn record(&mut self, op: &Op, uses: &[Tv]) -> Result<(), Abort> {
+    pub(super) fn record(&mut self, op: &'static Op, uses: &[Tv]) -> Result<(), Abort> {
         let u = |k: usize| uses[k];
         let result: Option<(Register, Tv)> = match op {
             Op::Move { dst, .. } => Some((*dst, u(0))),
@@ -376,7 +389,7 @@ impl Tracer<'_> {
     /// Folds a read of a quasi-immutable field of a constant object (RPython's
     /// `quasiimmut_field` + `guard_not_invalidated`): the guard resumes at the read itself, so
     /// that after an invalidation the interpreter reads the field again.
-    fn quasi_immutable_read(&mut self, base: Tv, descr: &FieldDescr, v: Value) -> Tv {
+    fn quasi_immutable_read(&mut self, base: Tv, descr: &'static FieldDescr, v: Value) -> Tv {
         let d = self.field_descr(descr);
         self.trace
             .push(IrOp::new(Opcode::QuasiimmutField, vec![base.0]).with_descr(d));
@@ -391,7 +404,7 @@ impl Tracer<'_> {
     /// call that invalidates the code that folded it, and makes it for the write the tracer
     /// just performed. A trace that folded the field itself would be wrong from its first
     /// iteration on: it aborts.
-    fn quasi_immutable_write(&mut self, base: Tv, descr: &FieldDescr) -> Result<(), Abort> {
+    fn quasi_immutable_write(&mut self, base: Tv, descr: &'static FieldDescr) -> Result<(), Abort> {
         let p = self.address(base, None, descr.offset);
         let hook = crate::warm::quasi::written_from_jit as extern "C" fn(usize) as usize;
         let f = self.trace.func("quasi_immutable_written", hook);

@@ -58,7 +58,9 @@ fn producer_range(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
     let Some(p) = o.producer(v) else {
         return FULL;
     };
-    let (opcode, args, descr) = (p.opcode, p.args.clone(), p.descr);
+    let (opcode, descr) = (p.opcode, p.descr);
+    let arg = |k: usize| p.args.get(k).copied().unwrap_or(OpRef::constant(0));
+    let args = [arg(0), arg(1)];
     if opcode.is_comparison() {
         return (0, 1);
     }

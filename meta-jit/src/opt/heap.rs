@@ -150,7 +150,10 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
 pub fn emitted(o: &mut Optimizer, r: OpRef) {
     use Opcode::*;
     let op = &o.out.ops[r.index()];
-    let (opcode, args, d) = (op.opcode, op.args.clone(), op.descr);
+    let (opcode, d) = (op.opcode, op.descr);
+    // Loads and stores take at most three arguments (calls are read through `d`).
+    let arg = |k: usize| op.args.get(k).copied().unwrap_or(OpRef::constant(0));
+    let args = [arg(0), arg(1), arg(2)];
     match opcode {
         GetfieldI | GetfieldF | GetfieldR => {
             o.heap.fields.insert((d.unwrap(), args[0]), r);

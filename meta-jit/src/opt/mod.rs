@@ -376,15 +376,19 @@ impl<'a> Optimizer<'a> {
         let Some(p) = self.producer(v) else {
             return (v, 0);
         };
-        let (opcode, args) = (p.opcode, p.args.clone());
+        let opcode = p.opcode;
+        let args = [p.args.first().copied(), p.args.get(1).copied()];
         let sign = match opcode {
             Opcode::IntAdd | Opcode::IntAddOvf => 1,
             Opcode::IntSub | Opcode::IntSubOvf => -1,
             _ => return (v, 0),
         };
-        match (self.const_value(args[0]), self.const_value(args[1])) {
-            (_, Some(Value::Int(c))) => (self.find(args[0]), c.wrapping_mul(sign)),
-            (Some(Value::Int(c)), _) if sign == 1 => (self.find(args[1]), c),
+        let (Some(a), Some(b)) = (args[0], args[1]) else {
+            return (v, 0);
+        };
+        match (self.const_value(a), self.const_value(b)) {
+            (_, Some(Value::Int(c))) => (self.find(a), c.wrapping_mul(sign)),
+            (Some(Value::Int(c)), _) if sign == 1 => (self.find(b), c),
             _ => (v, 0),
         }
     }

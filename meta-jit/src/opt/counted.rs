@@ -300,7 +300,11 @@ fn rewrite(t: &Trace, label_at: usize, steps: &[Induction], exit: Exit) -> Trace
             at_k.push(a);
             continue;
         }
-        let moved = emit(&mut out, Opcode::IntMul, k, ind.step);
+        let moved = if ind.step == 1 {
+            k
+        } else {
+            emit(&mut out, Opcode::IntMul, k, ind.step)
+        };
         let mut v = out.push(Op::new(Opcode::IntAdd, vec![a, moved]));
         if ind.bits < 64 {
             v = emit(&mut out, Opcode::IntAnd, v, mask(ind.bits));
@@ -393,18 +397,17 @@ i9 = int_and(i8, 255)
 i10 = int_mul(i9, 255)
 i11 = int_add(i5, i10)
 i12 = int_and(i11, 255)
-i13 = int_mul(i9, 1)
-i14 = int_add(i6, i13)
-i15 = int_and(i14, 255)
-i16 = int_add(i12, 255)
-i17 = int_and(i16, 255)
-setarrayitem(p0, 0, i17, descr=bytes)
-i18 = int_add(i15, 1)
-i19 = int_and(i18, 255)
-setarrayitem(p0, 1, i19, descr=bytes)
-i20 = int_ne(i17, 0)
-guard_true(i20) [i12, i15]
-jump(i17, i19)",
+i13 = int_add(i6, i9)
+i14 = int_and(i13, 255)
+i15 = int_add(i12, 255)
+i16 = int_and(i15, 255)
+setarrayitem(p0, 0, i16, descr=bytes)
+i17 = int_add(i14, 1)
+i18 = int_and(i17, 255)
+setarrayitem(p0, 1, i18, descr=bytes)
+i19 = int_ne(i16, 0)
+guard_true(i19) [i12, i14]
+jump(i16, i18)",
         );
         assert_eq!(print(&got), print(&want));
     }

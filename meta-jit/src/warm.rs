@@ -384,7 +384,10 @@ impl JitDriver {
                         let next = match close {
                             Close::Loop => Some(loop_no),
                             Close::Jump(n) => Some(n),
-                            _ => None,
+                            Close::Continue
+                            | Close::Finish
+                            | Close::TraceFirst
+                            | Close::Reenter => None,
                         };
                         let Some(next) = next else {
                             return merge_point(at, reds);

@@ -271,6 +271,25 @@ impl Op {
     pub fn ty(&self) -> Type {
         self.opcode.result()
     }
+
+    /// Replaces every op value it uses (arguments, resume values, virtuals' fields) by
+    /// `f` of it; constants and virtual objects stay. For copying ops into another trace.
+    pub fn map_ops(&mut self, mut f: impl FnMut(OpRef) -> OpRef) {
+        let mut m = |r: &mut OpRef| {
+            if r.is_op() {
+                *r = f(*r);
+            }
+        };
+        self.args.iter_mut().for_each(&mut m);
+        if let Some(r) = self.resume.as_deref_mut() {
+            r.values.iter_mut().for_each(&mut m);
+            for virt in r.virtuals.iter_mut() {
+                for field in virt.fields.iter_mut() {
+                    m(&mut field.1);
+                }
+            }
+        }
+    }
 }
 
 /// Resume data of a guard: how to rebuild the interpreter's frames when it fails. The

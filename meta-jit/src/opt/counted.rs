@@ -27,12 +27,12 @@
 //! them; its guard fails (the exit with the right values in its resume data), and were it ever
 //! to pass, the loop would go round and compute the next exit the same way.
 //!
-//! A loop that never exits (an even step, or a constant the variable never takes) is left
-//! alone. So is one whose exit is 2^64 turns away: it is skipped too, as the loop would end
-//! there, and the interpreter could not tell.
+//! A loop that may never exit (an even step, or a constant the variable never takes) is left
+//! alone. One whose exit is up to 2^64 turns away (a 64-bit counter) is rewritten too: the
+//! loop would end there with the same values.
 //!
 //! Owns: recognizing counted loops and rewriting them. Must not know: how the trace was
-//! optimized before (it reads the output trace's text form, nothing of the stages' tables).
+//! optimized before (it reads the optimized trace, nothing of the stages' tables).
 
 use crate::ir::{Op, OpRef, Opcode, Trace, Type, Value};
 
@@ -190,13 +190,13 @@ pub fn skip_to_last_turn(t: &Trace) -> Option<Trace> {
                     return None;
                 }
                 let cmp = &t.ops[cond.index()];
-                let exits_when_equal = match (op.opcode, cmp.opcode) {
-                    (Opcode::GuardTrue, Opcode::IntNe) | (Opcode::GuardFalse, Opcode::IntEq) => {
-                        true
-                    }
-                    _ => return None,
-                };
-                debug_assert!(exits_when_equal);
+                // It exits when the compared values are equal.
+                if !matches!(
+                    (op.opcode, cmp.opcode),
+                    (Opcode::GuardTrue, Opcode::IntNe) | (Opcode::GuardFalse, Opcode::IntEq)
+                ) {
+                    return None;
+                }
                 let (f, target) = match (
                     affine(&forms, cmp.args[0]),
                     int(cmp.args[1]),
@@ -316,22 +316,9 @@ fn rewrite(t: &Trace, label_at: usize, steps: &[Induction], exit: Exit) -> Trace
     for (a, v) in args.iter().zip(&at_k) {
         map[a.index()] = *v;
     }
-    let m = |map: &[OpRef], r: OpRef| if r.is_op() { map[r.index()] } else { r };
     for i in label_at + 1..t.ops.len() {
         let mut op = t.ops[i].clone();
-        for a in op.args.iter_mut() {
-            *a = m(&map, *a);
-        }
-        if let Some(r) = op.resume.as_deref_mut() {
-            for v in r.values.iter_mut() {
-                *v = m(&map, *v);
-            }
-            for virt in r.virtuals.iter_mut() {
-                for f in virt.fields.iter_mut() {
-                    f.1 = m(&map, f.1);
-                }
-            }
-        }
+        op.map_ops(|r| map[r.index()]);
         map[i] = out.push(op);
     }
     out

@@ -48,29 +48,12 @@ pub fn sweep(t: &Trace) -> Trace {
     }
     let mut out = Trace::with_tables_of(t);
     let mut new_index = vec![OpRef::constant(0); n];
-    let remap = |x: &mut OpRef, new_index: &[OpRef]| {
-        if x.is_op() {
-            *x = new_index[x.index()];
-        }
-    };
     for (i, op) in t.ops.iter().enumerate() {
         if !live[i] {
             continue;
         }
         let mut op = op.clone();
-        for a in op.args.iter_mut() {
-            remap(a, &new_index);
-        }
-        if let Some(r) = op.resume.as_deref_mut() {
-            for v in r.values.iter_mut() {
-                remap(v, &new_index);
-            }
-            for virt in r.virtuals.iter_mut() {
-                for f in virt.fields.iter_mut() {
-                    remap(&mut f.1, &new_index);
-                }
-            }
-        }
+        op.map_ops(|r| new_index[r.index()]);
         new_index[i] = out.push(op);
     }
     out

@@ -84,19 +84,9 @@ pub fn peel_with(t: &Trace, same: impl Fn(usize) -> bool) -> Option<Peeled> {
     let m = |map: &[OpRef], r: OpRef| if r.is_op() { map[r.index()] } else { r };
     for j in n..jump_at {
         let mut op = t.ops[j].clone();
-        for a in op.args.iter_mut() {
-            *a = m(&map, *a);
-        }
+        op.map_ops(|r| map[r.index()]);
         if let Some(r) = op.resume.as_deref_mut() {
             r.id += id_offset;
-            for v in r.values.iter_mut() {
-                *v = m(&map, *v);
-            }
-            for virt in r.virtuals.iter_mut() {
-                for f in virt.fields.iter_mut() {
-                    f.1 = m(&map, f.1);
-                }
-            }
         }
         map[j] = out.push(op);
     }

@@ -61,7 +61,8 @@ pub struct Params {
     /// The longest trace, in ops, before tracing aborts.
     pub trace_limit: usize,
     /// After this many aborts at one location, it is never traced again; before that, each
-    /// abort doubles the count needed to trace it again.
+    /// abort doubles the count needed to trace it again. A loop trace that ends in another
+    /// loop is dropped like an abort, except the last time: then it is compiled.
     pub max_aborts: u32,
     /// The optimizer's stages (all by default).
     pub enable_opts: Options,
@@ -371,6 +372,21 @@ impl JitDriver {
                 reds,
                 fingerprint,
             } => {
+                // A trace that ends in another compiled loop is no loop of its own: if it left
+                // its loop on the loop's last turn, compiling it would make every later turn of
+                // that loop leave through a guard. Dropped like an abort (the count needed
+                // doubles), it is traced again later, in another turn, up to `max_aborts`.
+                if let (Close::Jump(next), false) = (close, entered) {
+                    if aborts + 1 < params.max_aborts {
+                        self.aborted(state, "the trace ended in another loop");
+                        let aborts = aborts + 1;
+                        state.cells.insert(key, CellState::Counting { aborts });
+                        state.stats.entries += 1;
+                        // SAFETY: the tracer left the interpreter at the merge point with
+                        // these greens and reds, the entry of `next`.
+                        return unsafe { self.run_compiled(state, params, next, &reds) };
+                    }
+                }
                 let loop_no = state.loops.len() as u32;
                 let origin = stale::Origin::Loop { key: key.clone() };
                 match self.compile(state, params, &trace, None, origin, fingerprint) {

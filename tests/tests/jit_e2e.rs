@@ -3,6 +3,7 @@
 
 mod regvm;
 
+use meta_jit::warm::{TraceKind, TraceRecord};
 use regvm::{run_code, run_with, stats, Code, Ins, Ins::*, Vm};
 
 const HOT: &str = "threshold=3,trace_eagerness=5";
@@ -181,6 +182,55 @@ fn a_loop_trace_that_leaves_its_loop_and_comes_back_in_is_traced_from_there() {
 }
 
 #[test]
+fn a_loop_trace_that_ends_in_another_loop_is_dropped_and_retried() {
+    // Loop A (pc 3) turns 2, 3, 4, ... times per outer turn; loop G (pc 6) 50 times, so G is
+    // compiled first. A's first trace starts on its last turn (the back edge of a 2-turn loop
+    // is taken only before its last turn), leaves A and reaches G's header: compiled, that
+    // trace would run A's body once per entry and never loop. It is dropped, and A is traced
+    // again later, when it goes round. The outer loop's trace (pc 2), which reaches A's
+    // header, is dropped too: bridges take that path.
+    let prog = vec![
+        Li(1, 40),
+        Li(6, 42),
+        Sub(2, 6, 1),
+        AddSq(0, 3),
+        DecJnz(2, 3),
+        Li(3, 50),
+        AddSq(0, 4),
+        DecJnz(3, 6),
+        DecJnz(1, 2),
+        Halt,
+    ];
+    let ends_elsewhere = |t: &TraceRecord| t.optimized.to_string().contains("target(");
+    // Two copies of the program, alive together: each has its own loops.
+    let (a, b) = (Code { ops: prog.clone() }, Code { ops: prog.clone() });
+    let off = run_with("off", &prog, Vm::new());
+    let on = run_code(HOT, &a, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    let dropped = s
+        .aborts
+        .iter()
+        .filter(|a| a.contains("another loop"))
+        .count();
+    assert_eq!(dropped, 2, "{:?}", s.aborts);
+    assert_eq!(s.loops(), 2, "{}", s.summary());
+    let loops = s.traces.iter().filter(|t| t.kind == TraceKind::Loop);
+    for t in loops {
+        assert!(!ends_elsewhere(t), "{}", t.optimized);
+    }
+    // Once a location has aborted `max_aborts - 1` times, such a trace is compiled: with
+    // `max_aborts=1`, A's first trace, which jumps to G.
+    let on = run_code("threshold=3,trace_eagerness=5,max_aborts=1", &b, Vm::new());
+    assert_eq!(on, off);
+    let s = stats();
+    assert!(s.aborts.is_empty(), "{:?}", s.aborts);
+    let t = &s.traces[1];
+    assert_eq!(t.kind, TraceKind::Loop);
+    assert!(ends_elsewhere(t), "{}", t.optimized);
+}
+
+#[test]
 fn an_over_long_trace_aborts_and_the_program_still_finishes() {
     let prog = mixed(200);
     let off = run_with("off", &prog, Vm::new());
@@ -269,7 +319,8 @@ fn a_program_that_differs_only_where_a_bridge_folded_is_not_run_by_it() {
     let mut code = Code { ops: nested(5) };
     let first = run_code(HOT, &code, Vm::new());
     let s = stats();
-    assert_eq!((s.loops(), s.bridges()), (2, 1), "{}", s.summary());
+    // The outer loop's trace ends in the inner loop and is dropped: the bridge takes its path.
+    assert_eq!((s.loops(), s.bridges()), (1, 1), "{}", s.summary());
     assert_eq!(first, run_with("off", &nested(5), Vm::new()));
     let off = run_with("off", &nested(6), Vm::new());
     replace_in_place(&mut code, &nested(6));

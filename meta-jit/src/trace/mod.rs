@@ -21,11 +21,13 @@
 //! folded it.
 //!
 //! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
-//! of each data op to IR is in [`record`], the facts in [`fingerprint`]. Must not know: optimization, machine code, hot
-//! counters, or anything about a guest language.
+//! of each data op to IR is in [`record`], the facts in [`fingerprint`], what a repeated load,
+//! pure op or guard can reuse in `heapcache`. Must not know: optimization (beyond not
+//! recording a repeat), machine code, hot counters, or anything about a guest language.
 
 mod arith;
 mod fingerprint;
+mod heapcache;
 mod record;
 
 use hashbrown::{HashMap, HashSet};
@@ -218,6 +220,8 @@ pub struct Tracer<'c> {
     at_header: bool,
     /// The greens (as bits) of the loop headers the trace passed.
     headers: HashSet<Vec<u64>>,
+    /// What the trace recorded that a repeat can reuse.
+    cache: heapcache::HeapCache,
 }
 
 impl<'c> Tracer<'c> {
@@ -305,6 +309,7 @@ impl<'c> Tracer<'c> {
             descr_at: HashMap::new(),
             at_header: false,
             headers: HashSet::new(),
+            cache: heapcache::HeapCache::default(),
         }
     }
 
@@ -432,14 +437,12 @@ impl<'c> Tracer<'c> {
             Op::GotoIfNot { cond, target } => {
                 let taken = self.value(*cond).int() == 0;
                 let s = self.shadow(*cond);
-                if !s.is_const() {
-                    let g = if taken {
-                        Opcode::GuardFalse
-                    } else {
-                        Opcode::GuardTrue
-                    };
-                    self.guard(g, &[s]);
-                }
+                let g = if taken {
+                    Opcode::GuardFalse
+                } else {
+                    Opcode::GuardTrue
+                };
+                self.check(g, &[(s, to_ir(self.value(*cond)))]);
                 self.top().frame.pc = if taken { *target as usize } else { pc + 1 };
                 Step::Jumped
             }

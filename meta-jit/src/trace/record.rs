@@ -50,16 +50,24 @@ impl Tracer<'_> {
             return self.konst(v);
         }
         let refs: Vec<OpRef> = args.iter().map(|a| a.0).collect();
-        (self.trace.emit(opcode, &refs), v)
+        if let Some(r) = self.cache.pure(opcode, &refs) {
+            return (r, v);
+        }
+        let r = self.trace.emit(opcode, &refs);
+        self.cache.computed(opcode, &refs, r);
+        (r, v)
     }
 
-    /// A guard on values that hold now; nothing is recorded when they are constant.
+    /// A guard on values that hold now; nothing is recorded when they are constant or an
+    /// earlier guard checked the same.
     pub(super) fn check(&mut self, opcode: Opcode, args: &[Tv]) {
         if args.iter().all(|a| a.0.is_const()) {
             return;
         }
         let refs: Vec<OpRef> = args.iter().map(|a| a.0).collect();
-        self.guard(opcode, &refs);
+        if self.cache.new_guard(opcode, &refs) {
+            self.guard(opcode, &refs);
+        }
     }
 
     pub(super) fn int(&mut self, i: i64) -> Tv {
@@ -172,6 +180,7 @@ impl Tracer<'_> {
     fn store(&mut self, opcode: Opcode, args: &[Tv], d: ir::DescrId) {
         let refs = args.iter().map(|a| a.0).collect();
         self.trace.push(IrOp::new(opcode, refs).with_descr(d));
+        self.cache.stored(&self.trace, d);
     }
 
     /// Whether an array access is a plain one (scalars laid out back to back).
@@ -280,7 +289,14 @@ impl Tracer<'_> {
                     self.quasi_immutable_read(u(0), descr, v)
                 } else {
                     let d = self.field_descr(descr);
-                    self.load(Opcode::getfield(ir_type(descr.kind)), &[u(0)], d, v)
+                    match self.cache.field(d, u(0).0, to_ir(v)) {
+                        Some(r) => (r, to_ir(v)),
+                        None => {
+                            let r = self.load(Opcode::getfield(ir_type(descr.kind)), &[u(0)], d, v);
+                            self.cache.loaded(d, u(0).0, r.0, r.1);
+                            r
+                        }
+                    }
                 };
                 Some((*dst, r))
             }
@@ -440,6 +456,9 @@ impl Tracer<'_> {
             self.fp
                 .call(descr.name, descr.dynamic, &vals, res.map(from_ir));
             return dst.zip(res).map(|(d, v)| (d, self.konst(v)));
+        }
+        if !elidable {
+            self.cache.called();
         }
         let (fun, d) = self.call_descr(descr);
         let mut refs = vec![fun];

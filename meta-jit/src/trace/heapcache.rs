@@ -1,0 +1,109 @@
+//! The tracer's cache of what the trace already computed (RPython's `heapcache.py`, plus the
+//! pure-op and guard sharing RPython's tracer does through its boxes): while recording, a field
+//! load of an object the trace loaded before, a pure op on the same arguments as an earlier
+//! one, or a guard on a condition an earlier guard already checked record nothing, and the
+//! earlier op stands for the new one.
+//!
+//! The optimizer would remove all of these too; the tracer does it because an interpreter
+//! re-reads the same fields at every step (a `Vec`'s buffer and length at every cell access),
+//! and each op not recorded is one the tracer and then every optimizer stage need not handle.
+//!
+//! A field load is only shared while nothing may have changed the field: every store the
+//! tracer executes, recorded or not, forgets the fields of its alias class (the optimizer's
+//! aliasing rule, see [`crate::ir`]'s descriptors), and every call that is not elidable
+//! forgets all fields. Each entry also keeps the concrete value the load returned; a later load
+//! that reads another value means a write went unseen, a bug this module's caller asserts
+//! against in debug builds and never acts on (the load is then recorded).
+//!
+//! Owns: the three tables. Must not know: the optimizer, the guest language, how jitcode ops
+//! map to trace ops (its caller, [`super::record`], decides what is a load, a store or a call).
+
+use crate::ir::{DescrId, OpRef, Opcode, Trace, Value};
+use hashbrown::{HashMap, HashSet};
+
+/// What the trace recorded so far that a repeat can reuse.
+#[derive(Default)]
+pub(super) struct HeapCache {
+    /// Field loads since the last write that may have changed them: (descriptor, object) to
+    /// the load and the value it returned.
+    fields: HashMap<(DescrId, OpRef), (OpRef, Value)>,
+    /// Pure ops of one or two arguments.
+    pure: HashMap<(Opcode, OpRef, Option<OpRef>), OpRef>,
+    /// Guards recorded on one condition (or a value and the constant it must equal).
+    guarded: HashSet<(Opcode, OpRef, Option<OpRef>)>,
+}
+
+fn pair(args: &[OpRef]) -> Option<(OpRef, Option<OpRef>)> {
+    match *args {
+        [a] => Some((a, None)),
+        [a, b] => Some((a, Some(b))),
+        _ => None,
+    }
+}
+
+impl HeapCache {
+    /// The earlier load of field `d` of `obj`, if nothing may have written it since. `now` is
+    /// what the load returns now (see the module doc).
+    pub fn field(&self, d: DescrId, obj: OpRef, now: Value) -> Option<OpRef> {
+        let &(r, was) = self.fields.get(&(d, obj))?;
+        debug_assert!(
+            same_bits(was, now),
+            "the tracer's heap cache missed a write of field {d:?}: it held {was:?}, memory holds {now:?}"
+        );
+        same_bits(was, now).then_some(r)
+    }
+
+    /// Remembers that load `r` of field `d` of `obj` returned `v`.
+    pub fn loaded(&mut self, d: DescrId, obj: OpRef, r: OpRef, v: Value) {
+        self.fields.insert((d, obj), (r, v));
+    }
+
+    /// A store through descriptor `d` (a field or an array item) ran: forgets every field it
+    /// may have written.
+    pub fn stored(&mut self, t: &Trace, d: DescrId) {
+        let class = t.get_descr(d).alias_class();
+        self.fields.retain(|&(k, _), _| {
+            k != d && (class.is_none() || t.get_descr(k).alias_class() != class)
+        });
+    }
+
+    /// A call that may write anything ran.
+    pub fn called(&mut self) {
+        self.fields.clear();
+    }
+
+    /// The earlier pure op `opcode(args)`.
+    pub fn pure(&self, opcode: Opcode, args: &[OpRef]) -> Option<OpRef> {
+        let (a, b) = pair(args)?;
+        self.pure.get(&(opcode, a, b)).copied()
+    }
+
+    /// Remembers that `r` is the pure op `opcode(args)`.
+    pub fn computed(&mut self, opcode: Opcode, args: &[OpRef], r: OpRef) {
+        if let Some((a, b)) = pair(args) {
+            self.pure.insert((opcode, a, b), r);
+        }
+    }
+
+    /// Whether a guard `opcode(args)` is new; it is remembered as recorded. Only guards whose
+    /// outcome depends on their arguments alone are shared.
+    pub fn new_guard(&mut self, opcode: Opcode, args: &[OpRef]) -> bool {
+        use Opcode::*;
+        let shared = matches!(
+            opcode,
+            GuardTrue | GuardFalse | GuardValue | GuardNonnull | GuardIsnull
+        );
+        match pair(args) {
+            Some((a, b)) if shared => self.guarded.insert((opcode, a, b)),
+            _ => true,
+        }
+    }
+}
+
+/// Equal values, floats compared by their bits.
+fn same_bits(a: Value, b: Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
+}

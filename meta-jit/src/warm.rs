@@ -389,7 +389,7 @@ impl JitDriver {
                 }
                 let loop_no = state.loops.len() as u32;
                 let origin = stale::Origin::Loop { key: key.clone() };
-                match self.compile(state, params, &trace, None, origin, fingerprint) {
+                match self.compile(state, params, trace, None, origin, fingerprint) {
                     Ok(id) => {
                         state.loops.push((id, start));
                         state.backend.define_target(loop_no, id);
@@ -524,7 +524,7 @@ impl JitDriver {
         &self,
         state: &mut State,
         params: &Params,
-        trace: &Trace,
+        trace: Trace,
         parent: Option<(TraceId, usize)>,
         origin: stale::Origin,
         fingerprint: Fingerprint,
@@ -541,7 +541,7 @@ impl JitDriver {
             );
         }
         let t0 = Instant::now();
-        let (opt, report) = optimize_with_report(trace, &params.enable_opts);
+        let (opt, report) = optimize_with_report(&trace, &params.enable_opts);
         state.stats.optimizing += t0.elapsed();
         state.stats.counted_loops += usize::from(report.counted);
         if self.log.opt {
@@ -591,13 +591,14 @@ impl JitDriver {
                 state.next_guard = state.next_guard.max(r.id + 1);
             }
         }
+        stale::register(state, id, &opt, parent.map(|p| p.0), origin, fingerprint);
+        let opt = Rc::new(opt);
+        state.compiled.insert(id, Rc::clone(&opt));
         state.stats.traces.push(TraceRecord {
             kind,
-            recorded: trace.clone(),
-            optimized: opt.clone(),
+            recorded: trace,
+            optimized: opt,
         });
-        stale::register(state, id, &opt, parent.map(|p| p.0), origin, fingerprint);
-        state.compiled.insert(id, Rc::new(opt));
         Ok(id)
     }
 

@@ -11,46 +11,52 @@ use super::format::{JitCode, Kind, LiveRegs, Op, Register};
 
 /// The registers `op` reads.
 pub fn uses(op: &Op) -> Vec<Register> {
+    let mut v = Vec::new();
+    each_use(op, |r| v.push(r));
+    v
+}
+
+/// Calls `f` with each register `op` reads, in order (as [`uses`] lists them, without a
+/// vector).
+pub fn each_use(op: &Op, mut f: impl FnMut(Register)) {
+    let mut all = |rs: &[Register]| rs.iter().for_each(|&r| f(r));
     match op {
-        Op::Move { src, .. } => vec![*src],
+        Op::Move { src, .. } => all(&[*src]),
         Op::IntBinary { a, b, .. }
         | Op::IntCompare { a, b, .. }
         | Op::FloatBinary { a, b, .. }
         | Op::FloatCompare { a, b, .. }
-        | Op::RefCompare { a, b, .. } => vec![*a, *b],
-        Op::IntUnary { a, .. } | Op::FloatUnary { a, .. } => vec![*a],
+        | Op::RefCompare { a, b, .. } => all(&[*a, *b]),
+        Op::IntUnary { a, .. } | Op::FloatUnary { a, .. } => all(&[*a]),
         Op::IntCast { src, .. } | Op::IntToFloat { src, .. } | Op::FloatToInt { src, .. } => {
-            vec![*src]
+            all(&[*src])
         }
-        Op::RefAddr { base, index, .. } => {
-            let mut v = vec![*base];
-            if let Some((i, _)) = index {
-                v.push(*i);
-            }
-            v
-        }
-        Op::GetField { base, .. } => vec![*base],
-        Op::SetField { base, src, .. } => vec![*base, *src],
-        Op::GetArrayItem { base, index, .. } => vec![*base, *index],
+        Op::RefAddr { base, index, .. } => match index {
+            Some((i, _)) => all(&[*base, *i]),
+            None => all(&[*base]),
+        },
+        Op::GetField { base, .. } => all(&[*base]),
+        Op::SetField { base, src, .. } => all(&[*base, *src]),
+        Op::GetArrayItem { base, index, .. } => all(&[*base, *index]),
         Op::SetArrayItem {
             base, index, src, ..
-        } => vec![*base, *index, *src],
-        Op::CheckIndex { index, len } => vec![*index, *len],
-        Op::Goto { .. } | Op::Panic { .. } => vec![],
-        Op::GotoIfNot { cond, .. } => vec![*cond],
-        Op::Switch { value, .. } => vec![*value],
-        Op::Call { args, .. } | Op::InlineCall { args, .. } => args.clone(),
-        Op::Return { values } => values.clone(),
+        } => all(&[*base, *index, *src]),
+        Op::CheckIndex { index, len } => all(&[*index, *len]),
+        Op::Goto { .. } | Op::Panic { .. } => {}
+        Op::GotoIfNot { cond, .. } => all(&[*cond]),
+        Op::Switch { value, .. } => all(&[*value]),
+        Op::Call { args, .. } | Op::InlineCall { args, .. } => all(args),
+        Op::Return { values } => all(values),
         Op::JitMergePoint { greens, reds } | Op::CanEnterJit { greens, reds } => {
-            greens.iter().chain(reds).copied().collect()
+            all(greens);
+            all(reds);
         }
-        Op::Promote { reg } => vec![*reg],
+        Op::Promote { reg } => all(&[*reg]),
         Op::RecordKnownResult { result, args, .. } => {
-            let mut v = vec![*result];
-            v.extend(args);
-            v
+            all(&[*result]);
+            all(args);
         }
-        Op::RecordExactValue { reg, value } => vec![*reg, *value],
+        Op::RecordExactValue { reg, value } => all(&[*reg, *value]),
     }
 }
 

@@ -222,6 +222,8 @@ pub struct Tracer<'c> {
     headers: HashSet<Vec<u64>>,
     /// What the trace recorded that a repeat can reuse.
     cache: heapcache::HeapCache,
+    /// The inputs of the op being recorded (kept to reuse its allocation).
+    scratch: Vec<record::Tv>,
 }
 
 impl<'c> Tracer<'c> {
@@ -310,6 +312,7 @@ impl<'c> Tracer<'c> {
             at_header: false,
             headers: HashSet::new(),
             cache: heapcache::HeapCache::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -506,13 +509,16 @@ impl<'c> Tracer<'c> {
                 Step::Next
             }
             _ => {
-                let inputs = self.inputs(op);
+                let mut inputs = std::mem::take(&mut self.scratch);
+                self.inputs(op, &mut inputs);
                 // SAFETY: forwarded from `run`'s contract: the runner executes the op on a
                 // state the native interpreter could be in.
                 if let Err(msg) = unsafe { self.top().frame.exec(op) } {
                     return Step::Stop(self.abort_here(Abort::Panic(msg)));
                 }
-                match self.record(op, &inputs) {
+                let recorded = self.record(op, &inputs);
+                self.scratch = inputs;
+                match recorded {
                     Ok(()) => Step::Next,
                     Err(reason) => {
                         // The op has run: the interpreter continues after it.

@@ -44,17 +44,23 @@ impl Tracer<'_> {
 
     /// A pure op: folded when every argument is constant.
     pub(super) fn pure(&mut self, opcode: Opcode, args: &[Tv]) -> Tv {
-        let vals: Vec<ir::Value> = args.iter().map(|a| a.1).collect();
-        let v = eval_pure(opcode, &vals).expect("a pure op");
+        // Pure ops take one or two arguments: no vectors for them.
+        let (mut vals, mut refs) = ([ir::Value::Int(0); 2], [OpRef::constant(0); 2]);
+        let n = args.len();
+        assert!(n <= 2, "{} takes {n} arguments", opcode.name());
+        for (k, a) in args.iter().enumerate() {
+            (refs[k], vals[k]) = *a;
+        }
+        let (vals, refs) = (&vals[..n], &refs[..n]);
+        let v = eval_pure(opcode, vals).expect("a pure op");
         if args.iter().all(|a| a.0.is_const()) {
             return self.konst(v);
         }
-        let refs: Vec<OpRef> = args.iter().map(|a| a.0).collect();
-        if let Some(r) = self.cache.pure(opcode, &refs) {
+        if let Some(r) = self.cache.pure(opcode, refs) {
             return (r, v);
         }
-        let r = self.trace.emit(opcode, &refs);
-        self.cache.computed(opcode, &refs, r);
+        let r = self.trace.emit(opcode, refs);
+        self.cache.computed(opcode, refs, r);
         (r, v)
     }
 
@@ -188,12 +194,11 @@ impl Tracer<'_> {
         d.item.offset == 0 && usize::from(d.item.size) == d.item_size
     }
 
-    /// The inputs of a data op, read before it executes (it may overwrite one of them).
-    pub(super) fn inputs(&mut self, op: &Op) -> Vec<Tv> {
-        crate::jitcode::liveness::uses(op)
-            .into_iter()
-            .map(|r| self.tv(r))
-            .collect()
+    /// The inputs of a data op, read before it executes (it may overwrite one of them), into
+    /// `into` (emptied first).
+    pub(super) fn inputs(&mut self, op: &Op, into: &mut Vec<Tv>) {
+        into.clear();
+        crate::jitcode::liveness::each_use(op, |r| into.push(self.tv(r)));
     }
 
     /// Records a data op the top frame has just executed concretely, from its `inputs`.

@@ -76,8 +76,7 @@ impl JitDriver {
                 let guard = r.id;
                 let origin = stale::Origin::Bridge { guard };
                 let parent = Some((parent_id, op));
-                if let Err((e, _)) =
-                    self.compile(state, params, &trace, parent, origin, fingerprint)
+                if let Err((e, _)) = self.compile(state, params, trace, parent, origin, fingerprint)
                 {
                     self.aborted(state, &format!("bridge compilation failed: {e}"));
                 }

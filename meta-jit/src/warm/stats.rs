@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::ir::Trace;
+use std::rc::Rc;
 
 /// Whether a compiled trace is a loop or a bridge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,8 +24,9 @@ pub struct TraceRecord {
     pub kind: TraceKind,
     /// The trace as recorded.
     pub recorded: Trace,
-    /// The trace as optimized and compiled.
-    pub optimized: Trace,
+    /// The trace as optimized and compiled (shared with the driver, which reads its resume
+    /// data when a guard fails).
+    pub optimized: Rc<Trace>,
 }
 
 impl TraceRecord {

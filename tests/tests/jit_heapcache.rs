@@ -18,6 +18,8 @@ pub enum Ins {
     Bump,
     /// `count += 1` (a store into a field)
     Count,
+    /// `acc += promote!(count)`
+    AddCount,
     /// `n -= 1`, back to op `t` while `n > 0`
     Again(u32),
     Halt,
@@ -55,6 +57,10 @@ pub fn run(code: &Code, s: &mut Stack, mut n: i64) -> i64 {
             Ins::Push => push(s, acc & 7),
             Ins::Bump => s.items[0] += 1,
             Ins::Count => s.count += 1,
+            Ins::AddCount => {
+                let k = promote!(s.count);
+                acc = acc.wrapping_add(k);
+            }
             Ins::Again(t) => {
                 n -= 1;
                 if n > 0 {
@@ -153,4 +159,16 @@ fn a_store_into_a_field_makes_the_next_read_load_it_again() {
         100,
     );
     assert_eq!(loads(&t, "count_"), 2, "{t}");
+}
+
+#[test]
+fn a_value_promoted_twice_is_guarded_once() {
+    // Both reads of `count` are one load, so the second `promote!` promotes a value the
+    // first one already guarded.
+    let t = recorded(
+        &[Ins::AddCount, Ins::AddCount, Ins::Again(0), Ins::Halt],
+        100,
+    );
+    assert_eq!(loads(&t, "count_"), 1, "{t}");
+    assert_eq!(t.matches("guard_value").count(), 1, "{t}");
 }

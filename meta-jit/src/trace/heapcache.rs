@@ -9,7 +9,7 @@
 //! and each op not recorded is one the tracer and then every optimizer stage need not handle.
 //!
 //! A field load is only shared while nothing may have changed the field: every store the
-//! tracer executes, recorded or not, forgets the fields of its alias class (the optimizer's
+//! tracer records forgets the fields of its alias class (the optimizer's
 //! aliasing rule, see [`crate::ir`]'s descriptors), and every call that is not elidable
 //! forgets all fields. Each entry also keeps the concrete value the load returned; a later load
 //! that reads another value means a write went unseen, a bug this module's caller asserts
@@ -89,10 +89,7 @@ impl HeapCache {
     /// outcome depends on their arguments alone are shared.
     pub fn new_guard(&mut self, opcode: Opcode, args: &[OpRef]) -> bool {
         use Opcode::*;
-        let shared = matches!(
-            opcode,
-            GuardTrue | GuardFalse | GuardValue | GuardNonnull | GuardIsnull
-        );
+        let shared = matches!(opcode, GuardTrue | GuardFalse | GuardValue);
         match pair(args) {
             Some((a, b)) if shared => self.guarded.insert((opcode, a, b)),
             _ => true,

@@ -383,7 +383,10 @@ impl<'c> Tracer<'c> {
         let s = self.shadow(r);
         if !s.is_const() {
             let c = self.trace.constant(to_ir(self.value(r)));
-            self.guard(Opcode::GuardValue, &[s, c]);
+            // Another register may hold the same value, promoted before.
+            if self.cache.new_guard(Opcode::GuardValue, &[s, c]) {
+                self.guard(Opcode::GuardValue, &[s, c]);
+            }
             self.set_shadow(r, c);
         }
     }

@@ -380,6 +380,7 @@ impl JitDriver {
                     if aborts + 1 < params.max_aborts {
                         self.aborted(state, "the trace ended in another loop");
                         let aborts = aborts + 1;
+                        state.abort_facts.insert(key.clone(), fingerprint);
                         state.cells.insert(key, CellState::Counting { aborts });
                         state.stats.entries += 1;
                         // SAFETY: the tracer left the interpreter at the merge point with

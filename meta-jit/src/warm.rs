@@ -376,17 +376,16 @@ impl JitDriver {
                 // its loop on the loop's last turn, compiling it would make every later turn of
                 // that loop leave through a guard. Dropped like an abort (the count needed
                 // doubles), it is traced again later, in another turn, up to `max_aborts`.
-                if let (Close::Jump(next), false) = (close, entered) {
-                    if aborts + 1 < params.max_aborts {
-                        self.aborted(state, "the trace ended in another loop");
-                        let aborts = aborts + 1;
-                        state.abort_facts.insert(key.clone(), fingerprint);
-                        state.cells.insert(key, CellState::Counting { aborts });
+                match close {
+                    Close::Jump(next) if !entered && aborts + 1 < params.max_aborts => {
+                        let why = "the trace ended in another loop";
+                        self.loop_aborted(state, params, key, aborts, why, fingerprint);
                         state.stats.entries += 1;
                         // SAFETY: the tracer left the interpreter at the merge point with
                         // these greens and reds, the entry of `next`.
                         return unsafe { self.run_compiled(state, params, next, &reds) };
                     }
+                    _ => {}
                 }
                 let loop_no = state.loops.len() as u32;
                 let origin = stale::Origin::Loop { key: key.clone() };
@@ -446,14 +445,7 @@ impl JitDriver {
                 frames,
                 fingerprint,
             } => {
-                self.aborted(state, &reason.to_string());
-                let next = if aborts + 1 >= params.max_aborts {
-                    CellState::DontTrace
-                } else {
-                    CellState::Counting { aborts: aborts + 1 }
-                };
-                state.abort_facts.insert(key.clone(), fingerprint);
-                state.cells.insert(key, next);
+                self.loop_aborted(state, params, key, aborts, &reason.to_string(), fingerprint);
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 landed(unsafe { blackhole::run(frames) })
             }
@@ -510,6 +502,28 @@ impl JitDriver {
             }
             Landed::Return(v) => Resumed::Return(v),
         }
+    }
+
+    /// A loop trace of the location `key` (which had aborted `aborts` times) aborted: it is
+    /// traced again after a doubled count, or never once it has aborted `max_aborts` times;
+    /// `fingerprint` (what the trace folded) tells when another program lives there.
+    fn loop_aborted(
+        &self,
+        state: &mut State,
+        params: &Params,
+        key: Vec<u64>,
+        aborts: u32,
+        reason: &str,
+        fingerprint: Fingerprint,
+    ) {
+        self.aborted(state, reason);
+        let next = if aborts + 1 >= params.max_aborts {
+            CellState::DontTrace
+        } else {
+            CellState::Counting { aborts: aborts + 1 }
+        };
+        state.abort_facts.insert(key.clone(), fingerprint);
+        state.cells.insert(key, next);
     }
 
     fn aborted(&self, state: &mut State, reason: &str) {

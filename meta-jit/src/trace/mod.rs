@@ -441,14 +441,14 @@ impl<'c> Tracer<'c> {
                 Step::Jumped
             }
             Op::GotoIfNot { cond, target } => {
-                let taken = self.value(*cond).int() == 0;
-                let s = self.shadow(*cond);
+                let c = self.tv(*cond);
+                let taken = c.1.int() == 0;
                 let g = if taken {
                     Opcode::GuardFalse
                 } else {
                     Opcode::GuardTrue
                 };
-                self.check(g, &[(s, to_ir(self.value(*cond)))]);
+                self.check(g, &[c]);
                 self.top().frame.pc = if taken { *target as usize } else { pc + 1 };
                 Step::Jumped
             }

@@ -180,3 +180,37 @@ fn a_bridge_must_take_the_guards_values() {
         .unwrap_err();
     assert!(e.0.contains("no guard at op 6"), "{e}");
 }
+
+/// A guard with more live values than registers keeps some in spill slots; its bridge takes
+/// them there, in the frame they share, and spills values of its own around them. The bridge
+/// keeps all its inputs and 20 new values live to the end.
+#[test]
+fn a_bridge_takes_the_values_its_guard_kept_in_spill_slots() {
+    let n = 20;
+    let names: Vec<String> = (0..n).map(|k| format!("i{k}")).collect();
+    let list = names.join(", ");
+    let lp = parse(&format!(
+        "[{list}]\ni{n} = int_ge(i0, 0)\nguard_true(i{n}) [{list}]\nfinish(i0)\n"
+    ));
+    let mut br = format!("[{list}]\n");
+    let mut out = names.clone();
+    for k in 0..n {
+        br += &format!("i{} = int_mul(i{k}, {})\n", n + k, 3 + k);
+        out.push(format!("i{}", n + k));
+    }
+    br += &format!("finish({})\n", out.join(", "));
+    let br = parse(&br);
+    let mut b = Backend::new();
+    let opts = CompileOptions::default();
+    let l = b.compile(&lp, &opts).unwrap();
+    assert!(b.info(l).unwrap().spill_slots > 0, "the guard spills");
+    let ins: Vec<Value> = (0..n).map(|k| Value::Int(k as i64 * 11 - 1)).collect();
+    let Outcome::GuardFailed { op, saved, .. } = b.run(l, &ins).unwrap().outcome else {
+        panic!("the guard fails on a negative i0")
+    };
+    let bridge = b.compile_bridge(l, op, &br, &opts).unwrap();
+    assert!(b.info(bridge).unwrap().spill_slots > b.info(l).unwrap().spill_slots);
+    let end = b.run(l, &ins).unwrap();
+    assert_eq!(end.trace, bridge);
+    assert_eq!(end.outcome, interp::run(&br, &saved).unwrap());
+}

@@ -5,7 +5,7 @@
 //! objects the runs allocate compare by content), same heap contents afterwards.
 //!
 //! A third property attaches a bridge to the guard that failed and checks that it receives
-//! exactly the values the guard saves.
+//! exactly the values the guard saves, and computes with them like the interpreter does.
 //!
 //! The seed is fixed so CI is deterministic; `META_JIT_PROP_SEED` explores others,
 //! `META_JIT_PROP_CASES` runs more cases, `META_JIT_PROP_VERBOSE` prints every case before it
@@ -92,10 +92,39 @@ fn check_compiled(built: &Built, t: &Trace) -> Result<(), String> {
     result.map_err(|e| report(format!("results differ: {e}"), outcomes))
 }
 
-/// When `t` ends at a failing guard, attaches a bridge `[v0, v1, ...] finish(v0, v1, ...)` to
-/// that guard and runs again: the guard's exit must hand every saved value, in order and of
-/// its type, from wherever it lived (register, spill slot) through the deadframe to the
-/// bridge's inputs, without leaving machine code.
+/// A bridge taking `saved`'s types that computes a new value from each number input and a
+/// sum of them, and finishes with its inputs, the new values and the sum: enough live values
+/// to spill some, while the inputs stay where the guard left them.
+fn computing_bridge(saved: &[meta_jit::ir::Value]) -> Trace {
+    use meta_jit::ir::Type;
+    let mut bridge = Trace::new();
+    let inputs: Vec<_> = saved.iter().map(|v| bridge.input(v.ty())).collect();
+    let mut out = inputs.clone();
+    let mut sum = bridge.int(0);
+    for (k, &x) in inputs.iter().enumerate() {
+        match bridge.type_of(x) {
+            Type::Int => {
+                let c = bridge.int(k as i64 * 7 + 3);
+                let y = bridge.emit(Opcode::IntMul, &[x, c]);
+                sum = bridge.emit(Opcode::IntAdd, &[sum, y]);
+                out.push(y);
+            }
+            Type::Float => {
+                let c = bridge.float(k as f64 + 0.5);
+                out.push(bridge.emit(Opcode::FloatAdd, &[x, c]));
+            }
+            _ => {}
+        }
+    }
+    out.push(sum);
+    bridge.emit(Opcode::Finish, &out);
+    bridge
+}
+
+/// When `t` ends at a failing guard, attaches a bridge to that guard ([`computing_bridge`])
+/// and runs again: the guard's exit must hand every saved value, in order and of its type,
+/// from wherever it lived (register, spill slot) to the bridge's inputs, without leaving
+/// machine code, and the bridge must finish like the interpreter running it on those values.
 fn check_bridge(built: &Built, t: &Trace) -> Result<(), String> {
     let mut backend = Backend::new();
     let opts = CompileOptions {
@@ -107,9 +136,7 @@ fn check_bridge(built: &Built, t: &Trace) -> Result<(), String> {
     let Outcome::GuardFailed { op, saved, .. } = &want.outcome else {
         return Ok(());
     };
-    let mut bridge = Trace::new();
-    let inputs: Vec<_> = saved.iter().map(|v| bridge.input(v.ty())).collect();
-    bridge.emit(Opcode::Finish, &inputs);
+    let bridge = computing_bridge(saved);
     let b = backend
         .compile_bridge(id, *op, &bridge, &opts)
         .map_err(|e| e.to_string())?;
@@ -128,9 +155,9 @@ fn check_bridge(built: &Built, t: &Trace) -> Result<(), String> {
             })
         })
         .map_err(|e| format!("{e:?}"))?;
-    let expected = Outcome::Finish(saved.clone());
+    let expected = meta_jit::interp::run(&bridge, saved).map_err(|e| format!("{e:?}"))?;
     let ra = RunResult {
-        trace: t,
+        trace: &bridge,
         outcome: &expected,
         heap: &want.heap,
     };

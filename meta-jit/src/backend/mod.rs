@@ -173,14 +173,15 @@ impl Backend {
                 "the bridge takes {got:?}, the guard saves {want:?}"
             )));
         }
-        self.compile_inner(bridge, opts, Some((parent, slot)))
+        let at = exit.at.clone();
+        self.compile_inner(bridge, opts, Some((parent, slot, &at)))
     }
 
     fn compile_inner(
         &mut self,
         t: &Trace,
         opts: &CompileOptions,
-        parent: Option<(TraceId, usize)>,
+        parent: Option<(TraceId, usize, &[x64::regs::Loc])>,
     ) -> Result<TraceId, CompileError> {
         verify(t).map_err(|e| CompileError(e.to_string()))?;
         let id = TraceId(self.traces.len() as u32);
@@ -197,6 +198,7 @@ impl Backend {
             data: data.as_ptr() as usize,
             targets: &targets,
             count_iterations: opts.count_iterations,
+            inputs_at: parent.map(|p| p.2),
         };
         let asm = x64::compile(t, &link)?;
         for op in &t.ops {
@@ -216,11 +218,13 @@ impl Backend {
                 c.entered_from.push(id);
             }
         }
+        let parent = parent.map(|(p, slot, _)| (p, slot));
         if let Some((p, slot)) = parent {
             let pc = self.get_mut(p).expect("checked by compile_bridge");
             pc.entered_from.push(id);
-            // The guard's stub reads this word after saving its values.
-            pc.data[1 + slot].store(inner_entry as u64, Ordering::Release);
+            // The guard's stub reads this word and jumps there, its values in place.
+            let entry = code.addr() + asm.bridge_entry.expect("compiled as a bridge");
+            pc.data[1 + slot].store(entry as u64, Ordering::Release);
         }
         self.traces.push(Some(Compiled {
             code,

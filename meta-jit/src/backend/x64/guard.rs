@@ -1,7 +1,8 @@
 //! Guards, and the ops that end a trace. A guard tests its condition and jumps on failure to an
-//! out-of-line stub (emitted after the trace body) that stores the guard's live values
-//! (exactly [`crate::ir::Resume::live_ops`], in that order) into the deadframe, then goes to
-//! the guard's bridge if one is attached, or returns the exit code.
+//! out-of-line stub (emitted after the trace body). The stub goes to the guard's bridge if one
+//! is attached, leaving the guard's live values where they are (the bridge was compiled to
+//! take them there); otherwise it stores them (exactly [`crate::ir::Resume::live_ops`], in
+//! that order) into the deadframe and returns the exit code.
 //!
 //! `jump` without a target is the loop back-edge: a parallel move puts the next values where
 //! the header expects them, then a jump to the header. With a target it stores its arguments
@@ -40,6 +41,7 @@ impl Gen<'_> {
             },
             values,
         );
+        self.exits[exit as usize].at = locs.clone();
         let label = self.a.new_dynamic_label();
         self.stubs.push(Stub {
             label,

@@ -81,8 +81,15 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
     asm::prologue(&mut g.a);
     asm::bind(&mut g.a, inner_entry);
     let inner = g.a.offset().0;
-    let frame_patch = asm::set_rsp_placeholder(&mut g.a);
+    let mut frame_patches = vec![asm::set_rsp_placeholder(&mut g.a)];
     g.entry();
+    // A bridge's parent guard comes in here, past the loads, with the inputs in place; the
+    // frame grows or shrinks to this trace's spill area.
+    let bridge_entry = link.inputs_at.map(|_| {
+        let at = g.a.offset().0;
+        frame_patches.push(asm::set_rsp_placeholder(&mut g.a));
+        at
+    });
     let mut op_starts = Vec::with_capacity(t.ops.len());
     for i in t.num_inputs()..t.ops.len() {
         op_starts.push((i, g.a.offset().0));
@@ -112,10 +119,13 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
             .map_err(|e| CompileError(format!("assembler: {e}")))?;
     let frame = (8 * slots as i32 + 15) & !15;
     let disp = -(FRAME_BASE + frame);
-    code[frame_patch..frame_patch + 4].copy_from_slice(&disp.to_le_bytes());
+    for p in frame_patches {
+        code[p..p + 4].copy_from_slice(&disp.to_le_bytes());
+    }
     Ok(Assembled {
         code,
         inner_entry: inner,
+        bridge_entry,
         exits: g.exits,
         op_starts,
         stub_starts,
@@ -127,7 +137,8 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
 }
 
 impl Gen<'_> {
-    /// Loads the inputs from the deadframe; for a loop without a label, the header is here.
+    /// Loads the inputs from the deadframe (for a bridge, to where its parent guard keeps
+    /// them); for a loop without a label, the header is here.
     fn entry(&mut self) {
         let ni = self.t.num_inputs();
         self.ra.begin(0);
@@ -137,7 +148,14 @@ impl Gen<'_> {
                 continue;
             }
             let disp = frame_value_disp(v);
-            match self.ra.place_input(v) {
+            let loc = match self.link.inputs_at {
+                Some(at) => {
+                    self.ra.place_input_at(v, at[v]);
+                    at[v]
+                }
+                None => self.ra.place_input(v),
+            };
+            match loc {
                 Loc::Reg(r) if r.is_xmm() => asm::load_x_at(&mut self.a, r.n(), SCRATCH, disp),
                 Loc::Reg(r) => asm::load_r_at(&mut self.a, r.n(), SCRATCH, disp),
                 Loc::Slot(k) => {
@@ -147,6 +165,7 @@ impl Gen<'_> {
                 Loc::Const(_) => unreachable!(),
             }
         }
+        self.ra.inputs_placed();
         if self.ra.live.is_loop && self.ra.live.label.is_none() {
             self.enter_header();
         }
@@ -329,7 +348,11 @@ impl Gen<'_> {
     /// Records an exit and returns its index.
     pub(super) fn add_exit(&mut self, kind: ExitKind, values: Vec<Saved>) -> u32 {
         self.frame_values = self.frame_values.max(values.len());
-        self.exits.push(ExitInfo { kind, values });
+        self.exits.push(ExitInfo {
+            kind,
+            values,
+            at: Vec::new(),
+        });
         self.exits.len() as u32 - 1
     }
 
@@ -338,8 +361,9 @@ impl Gen<'_> {
         (self.link.trace_id as u64) << 32 | e as u64
     }
 
-    /// Stores `locs` into the deadframe (constants only if `consts`), then leaves: through the
-    /// guard's bridge if one is attached, else returning the exit code.
+    /// Leaves through the guard's bridge if one is attached (the values stay where they are),
+    /// else stores `locs` into the deadframe (constants only if `consts`) and returns the
+    /// exit code.
     pub(super) fn exit_body(
         &mut self,
         exit: u32,
@@ -347,7 +371,6 @@ impl Gen<'_> {
         bridge_slot: Option<usize>,
         consts: bool,
     ) {
-        self.store_frame(locs, consts);
         if let Some(k) = bridge_slot {
             let no_bridge = self.a.new_dynamic_label();
             let slot_addr = self.link.data + 8 * (1 + k);
@@ -358,6 +381,7 @@ impl Gen<'_> {
             asm::jmp_r(&mut self.a, SCRATCH);
             asm::bind(&mut self.a, no_bridge);
         }
+        self.store_frame(locs, consts);
         let code = self.exit_code(exit);
         asm::mov_imm(&mut self.a, RAX, code);
         asm::jmp(&mut self.a, self.epilogue);

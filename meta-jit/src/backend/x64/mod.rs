@@ -40,6 +40,10 @@ pub(crate) struct Link<'a> {
     pub targets: &'a dyn Fn(u32) -> Option<usize>,
     /// Whether loop back-edges count down the deadframe's iteration counter and exit at 0.
     pub count_iterations: bool,
+    /// For a bridge: where its parent guard keeps each of the bridge's inputs when it jumps
+    /// to the bridge (a register, or a spill slot of the shared frame). The bridge takes its
+    /// inputs there, at its bridge entry ([`Assembled::bridge_entry`]).
+    pub inputs_at: Option<&'a [regs::Loc]>,
 }
 
 /// How compiled code left through one exit.
@@ -82,14 +86,21 @@ pub(crate) struct ExitInfo {
     pub kind: ExitKind,
     /// The values it hands back, in order.
     pub values: Vec<Saved>,
+    /// For a guard: where each of those values is when the guard fails (a bridge attached
+    /// to the guard takes them there).
+    pub at: Vec<regs::Loc>,
 }
 
 /// A compiled trace before it is placed in executable memory.
 pub(crate) struct Assembled {
     /// The code (position-independent).
     pub code: Vec<u8>,
-    /// Offset of the inner entry (where jumps from other traces and bridges come in).
+    /// Offset of the inner entry (where jumps from other traces come in, inputs in the
+    /// deadframe).
     pub inner_entry: usize,
+    /// For a bridge, the offset of its bridge entry: where its parent guard's stub jumps,
+    /// with the inputs still where the parent kept them ([`Link::inputs_at`]).
+    pub bridge_entry: Option<usize>,
     /// The exits, indexed by the low 32 bits of the exit code.
     pub exits: Vec<ExitInfo>,
     /// Start offset of each op's code, for the disassembly.

@@ -350,6 +350,32 @@ impl RegAlloc {
         }
     }
 
+    /// Places input `v` at `loc`, where whoever jumps to this trace keeps it (a register, or
+    /// a slot of the shared frame). Call [`RegAlloc::inputs_placed`] after the last input.
+    pub fn place_input_at(&mut self, v: usize, loc: Loc) {
+        match loc {
+            Loc::Reg(r) => self.bind(v, r),
+            Loc::Slot(k) => {
+                self.slot[v] = k;
+                self.in_slot[v] = true;
+                self.nslots = self.nslots.max(k + 1);
+            }
+            Loc::Const(_) => unreachable!("inputs are not constants"),
+        }
+    }
+
+    /// After the inputs are placed: the slots below the highest input slot that hold no
+    /// input are free.
+    pub fn inputs_placed(&mut self) {
+        let mut used = vec![false; self.nslots as usize];
+        for (v, &k) in self.slot.iter().enumerate() {
+            if k != NONE && self.in_slot[v] {
+                used[k as usize] = true;
+            }
+        }
+        self.free_slots = (0..self.nslots).filter(|&k| !used[k as usize]).collect();
+    }
+
     /// Forgets a stale slot copy: at the loop header, a label argument's slot does not hold
     /// the value the back-edge brings in a register.
     pub fn drop_slot_copy(&mut self, v: usize) {

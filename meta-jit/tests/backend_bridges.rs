@@ -214,3 +214,18 @@ fn a_bridge_takes_the_values_its_guard_kept_in_spill_slots() {
     assert_eq!(end.trace, bridge);
     assert_eq!(end.outcome, interp::run(&br, &saved).unwrap());
 }
+
+/// The bridge's `jump` into the loop puts its arguments in the registers the loop's placed
+/// entry takes them in: nothing goes through memory (`r11` only holds the address).
+#[test]
+fn a_bridge_jumps_into_the_loop_with_its_values_in_registers() {
+    let (lp, br) = (parse(LOOP), parse(BRIDGE));
+    let mut b = Backend::new();
+    let opts = CompileOptions::default();
+    let l = b.compile(&lp, &opts).unwrap();
+    b.define_target(0, l);
+    let bridge = b.compile_bridge(l, 7, &br, &opts).unwrap();
+    let jump = b.op_code(bridge, br.ops.len() - 1);
+    assert!(jump.iter().all(|ins| !ins.contains('[')), "{jump:#?}");
+    assert!(jump.last().unwrap().starts_with("jmp"), "{jump:#?}");
+}

@@ -43,6 +43,7 @@ use code::CodeMemory;
 use hashbrown::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use x64::regs::Loc;
 use x64::{ExitInfo, ExitKind, Saved};
 
 /// The number of a compiled trace in its [`Backend`].
@@ -76,6 +77,10 @@ struct Compiled {
     data: Arc<[AtomicU64]>,
     exits: Vec<ExitInfo>,
     inner_entry: usize,
+    /// Where a jump with the inputs in place comes in ([`x64::Assembled::placed_entry`]).
+    placed_entry: Option<usize>,
+    /// Where each input is at the placed entry.
+    input_locs: Vec<Option<Loc>>,
     input_types: Vec<Type>,
     /// For a bridge: its parent and the parent's guard slot that jumps to it.
     parent: Option<(TraceId, usize)>,
@@ -188,10 +193,21 @@ impl Backend {
         let guards = t.ops.iter().filter(|op| op.opcode.is_guard()).count();
         let data: Arc<[AtomicU64]> = (0..1 + guards).map(|_| AtomicU64::new(0)).collect();
         let mut linked = Vec::new();
-        let targets = |n: u32| -> Option<usize> {
+        let targets = |n: u32| -> Option<x64::Entry> {
             let to = *self.targets.get(&n)?;
             let c = self.get(to)?;
-            Some(c.inner_entry)
+            let in_regs = c
+                .input_locs
+                .iter()
+                .flatten()
+                .all(|l| matches!(l, Loc::Reg(_)));
+            Some(x64::Entry {
+                inner: c.inner_entry,
+                placed: c
+                    .placed_entry
+                    .filter(|_| in_regs)
+                    .map(|at| (at, c.input_locs.clone())),
+            })
         };
         let link = x64::Link {
             trace_id: id.0,
@@ -223,10 +239,13 @@ impl Backend {
             let pc = self.get_mut(p).expect("checked by compile_bridge");
             pc.entered_from.push(id);
             // The guard's stub reads this word and jumps there, its values in place.
-            let entry = code.addr() + asm.bridge_entry.expect("compiled as a bridge");
+            let entry = code.addr() + asm.placed_entry.expect("a bridge has a placed entry");
             pc.data[1 + slot].store(entry as u64, Ordering::Release);
         }
+        let placed_entry = asm.placed_entry.map(|at| code.addr() + at);
         self.traces.push(Some(Compiled {
+            placed_entry,
+            input_locs: asm.input_locs,
             code,
             data,
             exits: asm.exits,

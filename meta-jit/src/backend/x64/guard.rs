@@ -5,9 +5,11 @@
 //! that order) into the deadframe and returns the exit code.
 //!
 //! `jump` without a target is the loop back-edge: a parallel move puts the next values where
-//! the header expects them, then a jump to the header. With a target it stores its arguments
-//! in the deadframe and jumps to the target trace's inner entry, or exits when the target is
-//! not linked. `finish` stores its values and exits.
+//! the header expects them, then a jump to the header. With a target, a parallel move puts its
+//! arguments in the registers the target trace's placed entry takes them in, then a jump there;
+//! when the target has no placed entry, the arguments go through the deadframe to its inner
+//! entry; when the target is not linked, the jump exits. `finish` stores its values and
+//! exits.
 
 use super::asm::{self, Alu, Cond, Src};
 use super::int::Flag;
@@ -162,6 +164,15 @@ impl Gen<'_> {
         }
     }
 
+    /// The moves that put the values at `locs` where a trace's placed entry wants its inputs
+    /// (`at`; `None` for an input it does not read).
+    fn moves_to_inputs(&self, at: &[Option<Loc>], locs: &[Loc]) -> Vec<(Loc, Loc)> {
+        at.iter()
+            .zip(locs)
+            .filter_map(|(&dst, &src)| Some((dst?, src)))
+            .collect()
+    }
+
     /// `finish(values)`.
     pub(super) fn finish(&mut self, op: &Op) {
         let locs: Vec<Loc> = op.args.iter().map(|&v| self.loc(v)).collect();
@@ -179,13 +190,25 @@ impl Gen<'_> {
         });
         if let Some(n) = target {
             if n == self.link.trace_id {
-                self.frame_values = self.frame_values.max(locs.len());
-                self.store_frame(&locs, true);
-                asm::jmp(&mut self.a, self.inner_entry);
+                if let Some((entry, _)) = self.placed_entry {
+                    let moves = self.moves_to_inputs(&self.input_locs.clone(), &locs);
+                    parallel_move(&mut self.a, &moves);
+                    asm::jmp(&mut self.a, entry);
+                } else {
+                    self.frame_values = self.frame_values.max(locs.len());
+                    self.store_frame(&locs, true);
+                    asm::jmp(&mut self.a, self.inner_entry);
+                }
             } else if let Some(entry) = (self.link.targets)(n) {
-                self.frame_values = self.frame_values.max(locs.len());
-                self.store_frame(&locs, true);
-                asm::mov_imm(&mut self.a, SCRATCH, entry as u64);
+                if let Some((addr, at)) = entry.placed {
+                    let moves = self.moves_to_inputs(&at, &locs);
+                    parallel_move(&mut self.a, &moves);
+                    asm::mov_imm(&mut self.a, SCRATCH, addr as u64);
+                } else {
+                    self.frame_values = self.frame_values.max(locs.len());
+                    self.store_frame(&locs, true);
+                    asm::mov_imm(&mut self.a, SCRATCH, entry.inner as u64);
+                }
                 asm::jmp_r(&mut self.a, SCRATCH);
             } else {
                 let values = self.saved_of(&op.args);

@@ -48,6 +48,12 @@ pub(crate) struct Gen<'t> {
     pub frame_values: usize,
     /// For values the loop's `jump` passes back, the register the header wants them in.
     hints: Vec<Option<Reg>>,
+    /// Offsets of the `lea rsp` displacements to patch with the frame size.
+    frame_patches: Vec<usize>,
+    /// The placed entry, if any: its label and offset.
+    pub placed_entry: Option<(DynamicLabel, usize)>,
+    /// Where each input is after the entry (`None`: never read).
+    pub input_locs: Vec<Option<Loc>>,
     pool: HashMap<u64, DynamicLabel>,
     pool_order: Vec<(u64, DynamicLabel)>,
 }
@@ -77,19 +83,15 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         hints: vec![None; t.ops.len()],
         pool: HashMap::new(),
         pool_order: Vec::new(),
+        frame_patches: Vec::new(),
+        placed_entry: None,
+        input_locs: Vec::new(),
     };
     asm::prologue(&mut g.a);
     asm::bind(&mut g.a, inner_entry);
     let inner = g.a.offset().0;
-    let mut frame_patches = vec![asm::set_rsp_placeholder(&mut g.a)];
+    g.frame_patches.push(asm::set_rsp_placeholder(&mut g.a));
     g.entry();
-    // A bridge's parent guard comes in here, past the loads, with the inputs in place; the
-    // frame grows or shrinks to this trace's spill area.
-    let bridge_entry = link.inputs_at.map(|_| {
-        let at = g.a.offset().0;
-        frame_patches.push(asm::set_rsp_placeholder(&mut g.a));
-        at
-    });
     let mut op_starts = Vec::with_capacity(t.ops.len());
     for i in t.num_inputs()..t.ops.len() {
         op_starts.push((i, g.a.offset().0));
@@ -114,18 +116,21 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         asm::data_u64(&mut g.a, l, bits);
     }
     let slots = g.ra.nslots;
+    let placed_entry = g.placed_entry.map(|(_, at)| at);
+    let input_locs = std::mem::take(&mut g.input_locs);
     let mut code =
         g.a.finalize()
             .map_err(|e| CompileError(format!("assembler: {e}")))?;
     let frame = (8 * slots as i32 + 15) & !15;
     let disp = -(FRAME_BASE + frame);
-    for p in frame_patches {
+    for &p in &g.frame_patches {
         code[p..p + 4].copy_from_slice(&disp.to_le_bytes());
     }
     Ok(Assembled {
         code,
         inner_entry: inner,
-        bridge_entry,
+        placed_entry,
+        input_locs,
         exits: g.exits,
         op_starts,
         stub_starts,
@@ -138,11 +143,13 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
 
 impl Gen<'_> {
     /// Loads the inputs from the deadframe (for a bridge, to where its parent guard keeps
-    /// them); for a loop without a label, the header is here.
+    /// them), then opens the placed entry if this trace has one; for a loop without a label,
+    /// the header is here.
     fn entry(&mut self) {
         let ni = self.t.num_inputs();
         self.ra.begin(0);
         asm::mov(&mut self.a, SCRATCH, Src::M(CTX_DISP));
+        self.input_locs = vec![None; ni];
         for v in 0..ni {
             if self.ra.live.last_use[v] as usize == v {
                 continue;
@@ -155,6 +162,7 @@ impl Gen<'_> {
                 }
                 None => self.ra.place_input(v),
             };
+            self.input_locs[v] = Some(loc);
             match loc {
                 Loc::Reg(r) if r.is_xmm() => asm::load_x_at(&mut self.a, r.n(), SCRATCH, disp),
                 Loc::Reg(r) => asm::load_r_at(&mut self.a, r.n(), SCRATCH, disp),
@@ -166,6 +174,22 @@ impl Gen<'_> {
             }
         }
         self.ra.inputs_placed();
+        // The placed entry: a bridge's parent guard, or a trace jumping here, comes in past
+        // the loads with the inputs in place and this trace's frame size to set. A bridge
+        // has one always (its inputs may be in the slots of the frame it shares with its
+        // parent); another trace only when every input is in a register, since a trace that
+        // jumps here cannot write below its own spill area.
+        let in_regs = self
+            .input_locs
+            .iter()
+            .all(|l| !matches!(l, Some(Loc::Slot(_))));
+        if self.link.inputs_at.is_some() || in_regs {
+            let l = self.a.new_dynamic_label();
+            asm::bind(&mut self.a, l);
+            self.placed_entry = Some((l, self.a.offset().0));
+            self.frame_patches
+                .push(asm::set_rsp_placeholder(&mut self.a));
+        }
         if self.ra.live.is_loop && self.ra.live.label.is_none() {
             self.enter_header();
         }

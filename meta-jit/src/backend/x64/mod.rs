@@ -35,15 +35,25 @@ pub(crate) struct Link<'a> {
     /// Address of the trace's data block: word 0 is the invalidation flag, word `1 + k` the
     /// bridge address of the `k`-th guard (0: none).
     pub data: usize,
-    /// The entry address of the trace a `jump` to target `n` goes to, if it is compiled and
+    /// Where a `jump` to target `n` enters the trace that target names, if it is compiled and
     /// linked; otherwise such a jump exits.
-    pub targets: &'a dyn Fn(u32) -> Option<usize>,
+    pub targets: &'a dyn Fn(u32) -> Option<Entry>,
     /// Whether loop back-edges count down the deadframe's iteration counter and exit at 0.
     pub count_iterations: bool,
     /// For a bridge: where its parent guard keeps each of the bridge's inputs when it jumps
     /// to the bridge (a register, or a spill slot of the shared frame). The bridge takes its
-    /// inputs there, at its bridge entry ([`Assembled::bridge_entry`]).
+    /// inputs there, at its placed entry ([`Assembled::placed_entry`]).
     pub inputs_at: Option<&'a [regs::Loc]>,
+}
+
+/// The entries of a compiled trace another trace may jump to.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    /// The inner entry's address (inputs in the deadframe).
+    pub inner: usize,
+    /// The placed entry's address and the register of each input (`None`: not read), when
+    /// every input the trace reads is in a register there.
+    pub placed: Option<(usize, Vec<Option<regs::Loc>>)>,
 }
 
 /// How compiled code left through one exit.
@@ -98,9 +108,12 @@ pub(crate) struct Assembled {
     /// Offset of the inner entry (where jumps from other traces come in, inputs in the
     /// deadframe).
     pub inner_entry: usize,
-    /// For a bridge, the offset of its bridge entry: where its parent guard's stub jumps,
-    /// with the inputs still where the parent kept them ([`Link::inputs_at`]).
-    pub bridge_entry: Option<usize>,
+    /// Offset of the placed entry, where the inputs are already where the trace keeps them
+    /// ([`Assembled::input_locs`]): the entry of a bridge's parent guard (always there for a
+    /// bridge), and of a trace that jumps here (only when every input is in a register).
+    pub placed_entry: Option<usize>,
+    /// Where each input is at the placed entry (`None`: the trace never reads it).
+    pub input_locs: Vec<Option<regs::Loc>>,
     /// The exits, indexed by the low 32 bits of the exit code.
     pub exits: Vec<ExitInfo>,
     /// Start offset of each op's code, for the disassembly.

@@ -186,7 +186,7 @@ impl Backend {
         &mut self,
         t: &Trace,
         opts: &CompileOptions,
-        parent: Option<(TraceId, usize, &[x64::regs::Loc])>,
+        parent: Option<(TraceId, usize, &[Loc])>,
     ) -> Result<TraceId, CompileError> {
         verify(t).map_err(|e| CompileError(e.to_string()))?;
         let id = TraceId(self.traces.len() as u32);

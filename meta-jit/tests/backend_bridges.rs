@@ -82,13 +82,19 @@ fn interpret(
     }
 }
 
+/// A backend with `lp` compiled and named as target 0, the target of the bridges' jumps.
+fn compile_loop(lp: &Trace) -> (Backend, TraceId) {
+    let mut b = Backend::new();
+    let l = b.compile(lp, &CompileOptions::default()).unwrap();
+    b.define_target(0, l);
+    (b, l)
+}
+
 #[test]
 fn a_bridge_is_taken_without_leaving_machine_code() {
     let (lp, br) = (parse(LOOP), parse(BRIDGE));
-    let mut b = Backend::new();
+    let (mut b, l) = compile_loop(&lp);
     let opts = CompileOptions::default();
-    let l = b.compile(&lp, &opts).unwrap();
-    b.define_target(0, l);
     let mut count = 0i64;
     let ins = vec![
         Value::Int(0),
@@ -132,10 +138,8 @@ fn a_bridge_can_fail_and_have_its_own_bridge() {
     // that finishes.
     let br = parse(&BRIDGE.replace("int_gt(i0, 1000)", "int_gt(i0, 40)"));
     let br2 = parse("[i0, i1]\ni2 = int_mul(i1, 3)\nfinish(i0, i2)");
-    let mut b = Backend::new();
+    let (mut b, l) = compile_loop(&lp);
     let opts = CompileOptions::default();
-    let l = b.compile(&lp, &opts).unwrap();
-    b.define_target(0, l);
     let mut count = 0i64;
     let ins = vec![
         Value::Int(0),
@@ -220,10 +224,8 @@ fn a_bridge_takes_the_values_its_guard_kept_in_spill_slots() {
 #[test]
 fn a_bridge_jumps_into_the_loop_with_its_values_in_registers() {
     let (lp, br) = (parse(LOOP), parse(BRIDGE));
-    let mut b = Backend::new();
+    let (mut b, l) = compile_loop(&lp);
     let opts = CompileOptions::default();
-    let l = b.compile(&lp, &opts).unwrap();
-    b.define_target(0, l);
     let bridge = b.compile_bridge(l, 7, &br, &opts).unwrap();
     let jump = b.op_code(bridge, br.ops.len() - 1);
     assert!(jump.iter().all(|ins| !ins.contains('[')), "{jump:#?}");

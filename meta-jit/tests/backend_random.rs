@@ -18,7 +18,7 @@ use meta_jit::interp::Outcome;
 use meta_jit::ir::print::print;
 use meta_jit::ir::{Opcode, Trace};
 use meta_jit::opt::{optimize, Options};
-use meta_jit::testing::{compare, prop_runner, Built, Case, RunResult};
+use meta_jit::testing::{compare, prop_runner, show_case, verdict, Built, Case, RunResult};
 use quickcheck::TestResult;
 
 /// The default seed of the case generator.
@@ -187,25 +187,12 @@ guard at op {op}, saved {saved:?}
     })
 }
 
-fn show(case: &Case) {
-    if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
-        eprintln!("{case:?}");
-    }
-}
-
-fn result(r: Result<(), String>) -> TestResult {
-    match r {
-        Ok(()) => TestResult::passed(),
-        Err(e) => TestResult::error(e),
-    }
-}
-
 #[test]
 fn compiled_runs_like_the_interpreter() {
     fn prop(case: Case) -> TestResult {
-        show(&case);
+        show_case(&case);
         let built = case.build();
-        result(check_compiled(&built, &built.trace))
+        verdict(check_compiled(&built, &built.trace))
     }
     prop_runner(SEED, 0, 10_000).quickcheck(prop as fn(Case) -> TestResult);
 }
@@ -213,10 +200,10 @@ fn compiled_runs_like_the_interpreter() {
 #[test]
 fn compiled_optimized_runs_like_the_interpreter() {
     fn prop(case: Case) -> TestResult {
-        show(&case);
+        show_case(&case);
         let built = case.build();
         let opt = optimize(&built.trace, &Options::all());
-        result(check_compiled(&built, &opt))
+        verdict(check_compiled(&built, &opt))
     }
     prop_runner(SEED, 1, 10_000).quickcheck(prop as fn(Case) -> TestResult);
 }
@@ -224,10 +211,10 @@ fn compiled_optimized_runs_like_the_interpreter() {
 #[test]
 fn bridges_receive_the_guards_values() {
     fn prop(case: Case) -> TestResult {
-        show(&case);
+        show_case(&case);
         let built = case.build();
         let opt = optimize(&built.trace, &Options::all());
-        result(check_bridge(&built, &built.trace).and_then(|()| check_bridge(&built, &opt)))
+        verdict(check_bridge(&built, &built.trace).and_then(|()| check_bridge(&built, &opt)))
     }
     prop_runner(SEED, 2, 3_000).quickcheck(prop as fn(Case) -> TestResult);
 }

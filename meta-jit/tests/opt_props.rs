@@ -9,27 +9,11 @@
 //! in the text form, inputs and heap) and the optimized trace with both outcomes.
 
 use meta_jit::opt::Options;
-use meta_jit::testing::{check_optimized, check_peeled, prop_runner, Case};
+use meta_jit::testing::{check_optimized, check_peeled, prop_runner, show_case, verdict, Case};
 use quickcheck::{Arbitrary, Gen, TestResult};
 
 /// The default seed of the case generator.
 const SEED: u64 = 0x6d65_7461_6a69_7421;
-
-/// With `META_JIT_PROP_VERBOSE` set, prints each case before checking it: if an optimized
-/// trace crashes the process (an access the optimizer made unsafe), the last case printed is
-/// the culprit.
-fn show(case: &Case) {
-    if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
-        eprintln!("{case:?}");
-    }
-}
-
-fn result(r: Result<(), String>) -> TestResult {
-    match r {
-        Ok(()) => TestResult::passed(),
-        Err(e) => TestResult::error(e),
-    }
-}
 
 /// A random subset of the optimizer's stages; shrinks by turning stages off.
 #[derive(Clone, Debug)]
@@ -80,8 +64,8 @@ impl Arbitrary for Stages {
 #[test]
 fn optimized_runs_like_unoptimized() {
     fn prop(case: Case) -> TestResult {
-        show(&case);
-        result(check_optimized(&case, &Options::all()))
+        show_case(&case);
+        verdict(check_optimized(&case, &Options::all()))
     }
     prop_runner(SEED, 0, 10_000).quickcheck(prop as fn(Case) -> TestResult);
 }
@@ -89,8 +73,8 @@ fn optimized_runs_like_unoptimized() {
 #[test]
 fn optimized_with_some_stages_runs_like_unoptimized() {
     fn prop(case: Case, stages: Stages) -> TestResult {
-        show(&case);
-        result(check_optimized(&case, &stages.0))
+        show_case(&case);
+        verdict(check_optimized(&case, &stages.0))
     }
     prop_runner(SEED, 1, 3_000).quickcheck(prop as fn(Case, Stages) -> TestResult);
 }
@@ -98,8 +82,8 @@ fn optimized_with_some_stages_runs_like_unoptimized() {
 #[test]
 fn peeled_loop_runs_like_the_loop() {
     fn prop(case: Case) -> TestResult {
-        show(&case);
-        result(check_peeled(&case))
+        show_case(&case);
+        verdict(check_peeled(&case))
     }
     prop_runner(SEED, 2, 5_000).quickcheck(prop as fn(Case) -> TestResult);
 }

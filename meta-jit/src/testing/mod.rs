@@ -65,6 +65,23 @@ pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickche
         .max_tests(n)
 }
 
+/// With `META_JIT_PROP_VERBOSE` set, prints a case before a property checks it: if the case
+/// crashes the process (compiled code, or an access the optimizer made unsafe), the last case
+/// printed is the culprit.
+pub fn show_case(case: &Case) {
+    if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
+        eprintln!("{case:?}");
+    }
+}
+
+/// A property's verdict on one case: passed, or failed with the message.
+pub fn verdict(r: Result<(), String>) -> quickcheck::TestResult {
+    match r {
+        Ok(()) => quickcheck::TestResult::passed(),
+        Err(e) => quickcheck::TestResult::error(e),
+    }
+}
+
 use crate::alloc::Tracker;
 use crate::interp::Outcome;
 use crate::ir::{print::print, verify::verify, Opcode, Trace};

@@ -39,81 +39,48 @@ impl Gen<'_> {
     /// The address of an access to the object `p`. Uses `r11` for constant or far addresses;
     /// returns whether it did.
     fn address(&mut self, p: OpRef, acc: &Access) -> (Addr, bool) {
-        let off = acc.offset as i64;
-        let index = acc.index.map(|(x, s)| (x, s, self.const_bits(x)));
-        match (self.const_bits(p), index) {
-            (Some(base), None) => {
-                let at = base.wrapping_add(off as u64);
-                asm::mov_imm(&mut self.a, SCRATCH, at);
-                (
-                    Addr {
-                        base: SCRATCH,
-                        index: None,
-                        disp: 0,
-                    },
-                    true,
-                )
+        enum Base {
+            Const(u64),
+            Reg(u8),
+        }
+        let off = acc.offset as u64;
+        let base = match self.const_bits(p) {
+            Some(b) => Base::Const(b),
+            None => Base::Reg(self.ra.ensure_reg(&mut self.a, p.index()).n()),
+        };
+        // The constant part of the offset, and the index register if any.
+        let (disp, ri) = match acc.index {
+            None => (off, None),
+            Some((x, s)) => match self.const_bits(x) {
+                Some(k) => (off.wrapping_add(k.wrapping_mul(s as u64)), None),
+                None => (
+                    off,
+                    Some((self.ra.ensure_reg(&mut self.a, x.index()).n(), s)),
+                ),
+            },
+        };
+        let scratch = |index| Addr {
+            base: SCRATCH,
+            index,
+            disp: 0,
+        };
+        match base {
+            Base::Const(b) => {
+                asm::mov_imm(&mut self.a, SCRATCH, b.wrapping_add(disp));
+                (scratch(ri), true)
             }
-            (Some(base), Some((_, s, Some(k)))) => {
-                let at = base
-                    .wrapping_add(off as u64)
-                    .wrapping_add(k.wrapping_mul(s as u64));
-                asm::mov_imm(&mut self.a, SCRATCH, at);
-                (
-                    Addr {
-                        base: SCRATCH,
-                        index: None,
-                        disp: 0,
-                    },
-                    true,
-                )
-            }
-            (Some(base), Some((x, s, None))) => {
-                let ri = self.ra.ensure_reg(&mut self.a, x.index()).n();
-                asm::mov_imm(&mut self.a, SCRATCH, base.wrapping_add(off as u64));
-                (
-                    Addr {
-                        base: SCRATCH,
-                        index: Some((ri, s)),
-                        disp: 0,
-                    },
-                    true,
-                )
-            }
-            (None, index) => {
-                let rp = self.ra.ensure_reg(&mut self.a, p.index()).n();
-                // The constant part of the offset, and the index register if any.
-                let (disp, ri) = match index {
-                    None => (off as u64, None),
-                    Some((_, s, Some(k))) => {
-                        ((off as u64).wrapping_add(k.wrapping_mul(s as u64)), None)
-                    }
-                    Some((x, s, None)) => (
-                        off as u64,
-                        Some((self.ra.ensure_reg(&mut self.a, x.index()).n(), s)),
-                    ),
-                };
-                if fits_i32(disp) {
-                    (
-                        Addr {
-                            base: rp,
-                            index: ri,
-                            disp: disp as i64 as i32,
-                        },
-                        false,
-                    )
-                } else {
-                    asm::mov_imm(&mut self.a, SCRATCH, disp);
-                    asm::alu(&mut self.a, asm::Alu::Add, SCRATCH, Src::R(rp));
-                    (
-                        Addr {
-                            base: SCRATCH,
-                            index: ri,
-                            disp: 0,
-                        },
-                        true,
-                    )
-                }
+            Base::Reg(rp) if fits_i32(disp) => (
+                Addr {
+                    base: rp,
+                    index: ri,
+                    disp: disp as i64 as i32,
+                },
+                false,
+            ),
+            Base::Reg(rp) => {
+                asm::mov_imm(&mut self.a, SCRATCH, disp);
+                asm::alu(&mut self.a, asm::Alu::Add, SCRATCH, Src::R(rp));
+                (scratch(ri), true)
             }
         }
     }

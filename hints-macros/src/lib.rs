@@ -222,7 +222,7 @@ fn methods_impl(trait_name: Option<Ident>, mut imp: ItemImpl) -> syn::Result<Tok
     // `Self` in handle types of the trait (declared at the impl's level) is the self type.
     let here = |t: &syn::Type| {
         let mut t = t.clone();
-        syn::visit_mut::VisitMut::visit_type_mut(&mut StaticHere, &mut t);
+        syn::visit_mut::VisitMut::visit_type_mut(&mut sig::StaticLifetimes, &mut t);
         t
     };
     for item in &mut imp.items {
@@ -308,22 +308,6 @@ fn methods_impl(trait_name: Option<Ident>, mut imp: ItemImpl) -> syn::Result<Tok
             #impl_items
         }
     })
-}
-
-struct StaticHere;
-impl syn::visit_mut::VisitMut for StaticHere {
-    fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
-        *l = syn::Lifetime::new("'static", l.span());
-    }
-    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
-        if r.lifetime.is_none() {
-            r.lifetime = Some(syn::Lifetime::new(
-                "'static",
-                proc_macro2::Span::call_site(),
-            ));
-        }
-        syn::visit_mut::visit_type_reference_mut(self, r);
-    }
 }
 
 /// Describes a struct's or enum's layout to the JIT. On structs, `#[jit(immutable)]` and

@@ -116,7 +116,8 @@ pub fn inner_ty(ty: &Type) -> TokenStream {
     t.into_token_stream()
 }
 
-struct StaticLifetimes;
+/// Makes every lifetime (named, `'_` or elided) `'static`.
+pub(crate) struct StaticLifetimes;
 impl VisitMut for StaticLifetimes {
     fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
         *l = syn::Lifetime::new("'static", l.span());

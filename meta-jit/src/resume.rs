@@ -88,12 +88,7 @@ pub fn bridge_frames(
             let shadow = shadow_of(&mut t, r.values[next]);
             debug_assert_eq!(ir_type(reg.kind), t.type_of(shadow));
             f.frame.set(reg, from_ir(values[next]));
-            let bank = match reg.kind {
-                crate::jitcode::Kind::Int => 0,
-                crate::jitcode::Kind::Float => 1,
-                crate::jitcode::Kind::Ref => 2,
-            };
-            f.shadow[bank][usize::from(reg.index)] = shadow;
+            f.shadow[reg.kind.bank()][usize::from(reg.index)] = shadow;
             next += 1;
         }
         out.push(f);

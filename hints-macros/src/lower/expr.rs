@@ -693,7 +693,7 @@ impl Lowerer {
         }
     }
 
-    fn open_loop(&mut self, label: Option<&syn::Label>) -> usize {
+    fn open_loop(&mut self, label: Option<&syn::Label>) {
         let head = self.id("head");
         let exit = self.id("exit");
         let res = self.id("lres");
@@ -705,13 +705,12 @@ impl Lowerer {
             broke: false,
             broke_value: false,
         });
-        self.loops.len() - 1
     }
 
     fn lower_loop(&mut self, lp: &syn::ExprLoop) -> syn::Result<Lowered> {
         self.check_loop_allowed(&lp.loop_token)?;
         let bb = b();
-        let i = self.open_loop(lp.label.as_ref());
+        self.open_loop(lp.label.as_ref());
         let body = self.block(&lp.body);
         let ctx = self.loops.pop().unwrap();
         let body = body?;
@@ -724,7 +723,6 @@ impl Lowerer {
             ..
         } = ctx;
         let bt = body.ts;
-        let _ = i;
         let decl = if broke_value {
             quote!(let mut #res = None;)
         } else {

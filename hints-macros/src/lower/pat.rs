@@ -7,7 +7,7 @@
 //! succeeds), so dispatch on an opcode costs one op.
 //!
 //! Bindings follow Rust's binding modes as far as syntax shows them: a scrutinee written as a
-//! place expression (`code[pc]`, `self.op`) is matched by value, so payload fields are copied
+//! place expression (`program[pc]`, `self.op`) is matched by value, so payload fields are copied
 //! into registers; anything else (a local holding a reference, a call result) is a reference, so
 //! bindings are references to the payload fields.
 
@@ -166,7 +166,7 @@ impl Lowerer {
             let mut tests = TokenStream::new();
             let mut binds = TokenStream::new();
             let r = (|| {
-                self.pat_test(&arm.pat, &s, by_value, &next, &mut tests, &mut binds, true)?;
+                self.pat_test(&arm.pat, &s, by_value, &next, &mut tests, &mut binds)?;
                 if let Some((_, g)) = &arm.guard {
                     let gl = self.expr(g)?;
                     let gt = gl.ts;
@@ -224,8 +224,7 @@ impl Lowerer {
     }
 
     /// Emits into `tests` the checks of `p` against scrutinee `s` (jumping to `fail`), and into
-    /// `binds` its bindings. With `test` false, only bindings are produced.
-    #[allow(clippy::too_many_arguments)]
+    /// `binds` its bindings.
     fn pat_test(
         &mut self,
         p: &Pat,
@@ -234,18 +233,15 @@ impl Lowerer {
         fail: &Ident,
         tests: &mut TokenStream,
         binds: &mut TokenStream,
-        test: bool,
     ) -> syn::Result<()> {
         let (bb, ll) = (b(), l());
         let key_test = |key: TokenStream, tests: &mut TokenStream| {
-            if test {
-                tests.extend(quote!({
-                    let __jit_d = #ll::Scrutinee::discriminant(#s, #bb);
-                    let __jit_k = #ll::konst(#bb, #key);
-                    let __jit_c = #ll::eq(#bb, __jit_d, __jit_k);
-                    #ll::branch_if_not(#bb, __jit_c, #fail);
-                }));
-            }
+            tests.extend(quote!({
+                let __jit_d = #ll::Scrutinee::discriminant(#s, #bb);
+                let __jit_k = #ll::konst(#bb, #key);
+                let __jit_c = #ll::eq(#bb, __jit_d, __jit_k);
+                #ll::branch_if_not(#bb, __jit_c, #fail);
+            }));
         };
         match strip(p) {
             Pat::Wild(_) | Pat::Rest(_) => Ok(()),
@@ -275,9 +271,6 @@ impl Lowerer {
                 Ok(())
             }
             Pat::Range(r) => {
-                if !test {
-                    return Ok(());
-                }
                 let bound = |e: &Option<Box<Expr>>| e.as_ref().map(|e| quote!(#ll::konst(#bb, #e)));
                 let (lo, hi) = (bound(&r.start), bound(&r.end));
                 if let Some(lo) = lo {
@@ -313,7 +306,7 @@ impl Lowerer {
                     });
                     let field = idx.to_string();
                     self.sub_pattern(
-                        elem, s, &vname, &field, extract, by_value, fail, tests, binds, test,
+                        elem, s, &vname, &field, extract, by_value, fail, tests, binds,
                     )?;
                     idx += 1;
                 }
@@ -335,22 +328,19 @@ impl Lowerer {
                         match __jit_v { #path { #member: __jit_x, .. } => __jit_x, _ => loop {} }
                     });
                     self.sub_pattern(
-                        &fp.pat, s, &vname, &field, extract, by_value, fail, tests, binds, test,
+                        &fp.pat, s, &vname, &field, extract, by_value, fail, tests, binds,
                     )?;
                 }
                 Ok(())
             }
             Pat::Or(o) => {
-                if !test {
-                    return Ok(());
-                }
                 let ok = self.id("ok");
                 let mut inner = TokenStream::new();
                 for case in &o.cases {
                     let next = self.id("alt");
                     let mut t = TokenStream::new();
                     let mut bs = TokenStream::new();
-                    self.pat_test(case, s, by_value, &next, &mut t, &mut bs, true)?;
+                    self.pat_test(case, s, by_value, &next, &mut t, &mut bs)?;
                     if !bs.is_empty() {
                         return Err(err(case, "bindings inside `|` patterns are not supported in traced code; use one arm per alternative"));
                     }
@@ -380,7 +370,6 @@ impl Lowerer {
         fail: &Ident,
         tests: &mut TokenStream,
         binds: &mut TokenStream,
-        test: bool,
     ) -> syn::Result<()> {
         let (bb, ll) = (b(), l());
         if let Pat::Wild(_) = strip(p) {
@@ -406,7 +395,7 @@ impl Lowerer {
             other => {
                 let sub = self.id("s");
                 tests.extend(quote!(#place let #sub = #ll::sub_scrutinee(#bb, #fp);));
-                self.pat_test(other, &sub, by_value, fail, tests, binds, test)
+                self.pat_test(other, &sub, by_value, fail, tests, binds)
             }
         }
     }

@@ -46,22 +46,9 @@ impl Builder {
         }
     }
 
-    /// The function's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn bank(kind: Kind) -> usize {
-        match kind {
-            Kind::Int => 0,
-            Kind::Float => 1,
-            Kind::Ref => 2,
-        }
-    }
-
     /// A new ordinary register of `kind`.
     pub fn fresh(&mut self, kind: Kind) -> Register {
-        let n = &mut self.num_regs[Self::bank(kind)];
+        let n = &mut self.num_regs[kind.bank()];
         let index = *n;
         *n = n
             .checked_add(1)
@@ -186,7 +173,7 @@ impl Builder {
         };
         let fix = |r: &mut Register| {
             if r.index >= CONST_BASE {
-                r.index = r.index - CONST_BASE + num_regs[Self::bank(r.kind)];
+                r.index = r.index - CONST_BASE + num_regs[r.kind.bank()];
             }
         };
         for op in &mut ops {

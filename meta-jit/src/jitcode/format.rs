@@ -38,6 +38,16 @@ impl Kind {
             Kind::Ref => 'r',
         }
     }
+
+    /// The index of this kind's register bank in per-bank arrays such as
+    /// [`JitCode::num_regs`]: int 0, float 1, ref 2.
+    pub fn bank(self) -> usize {
+        match self {
+            Kind::Int => 0,
+            Kind::Float => 1,
+            Kind::Ref => 2,
+        }
+    }
 }
 
 /// A register operand: a bank and an index in it (constants above `num_regs`, see module doc).
@@ -635,11 +645,7 @@ pub struct LiveRegs {
 impl LiveRegs {
     /// Whether `reg` is in the set.
     pub fn contains(&self, reg: Register) -> bool {
-        let bank = match reg.kind {
-            Kind::Int => &self.ints,
-            Kind::Float => &self.floats,
-            Kind::Ref => &self.refs,
-        };
+        let bank = [&self.ints, &self.floats, &self.refs][reg.kind.bank()];
         bank.binary_search(&reg.index).is_ok()
     }
     /// All registers of the set.
@@ -677,20 +683,13 @@ pub struct JitCode {
 }
 
 impl JitCode {
-    fn bank_index(kind: Kind) -> usize {
-        match kind {
-            Kind::Int => 0,
-            Kind::Float => 1,
-            Kind::Ref => 2,
-        }
-    }
     /// Whether `reg` names a constant of the pool.
     pub fn is_const(&self, reg: Register) -> bool {
-        reg.index >= self.num_regs[Self::bank_index(reg.kind)]
+        reg.index >= self.num_regs[reg.kind.bank()]
     }
     /// The constant a constant register names, `None` for an ordinary register.
     pub fn const_value(&self, reg: Register) -> Option<Value> {
-        let n = self.num_regs[Self::bank_index(reg.kind)];
+        let n = self.num_regs[reg.kind.bank()];
         let i = usize::from(reg.index.checked_sub(n)?);
         Some(match reg.kind {
             Kind::Int => Value::Int(self.consts_int[i]),

@@ -1,7 +1,7 @@
 //! Liveness of jitcode registers: which registers hold values that may still be read, at every
 //! guard point.
 //!
-//! Owns: the operands each op reads and writes ([`uses`], [`defs`]), its successors, and the
+//! Owns: the operands each op reads and writes ([`each_use`], [`defs`]), its successors, and the
 //! backward data-flow that computes live sets. The result is what resume data keeps: a guard that
 //! fails at `pc` only needs the registers live at `pc`.
 //! Must not know: how ops execute or are traced; constants are never live (they are in the pool).
@@ -9,15 +9,7 @@
 
 use super::format::{JitCode, Kind, LiveRegs, Op, Register};
 
-/// The registers `op` reads.
-pub fn uses(op: &Op) -> Vec<Register> {
-    let mut v = Vec::new();
-    each_use(op, |r| v.push(r));
-    v
-}
-
-/// Calls `f` with each register `op` reads, in order (as [`uses`] lists them, without a
-/// vector).
+/// Calls `f` with each register `op` reads, in order.
 pub fn each_use(op: &Op, mut f: impl FnMut(Register)) {
     let mut all = |rs: &[Register]| rs.iter().for_each(|&r| f(r));
     match op {
@@ -104,14 +96,6 @@ struct Bits {
     banks: [Vec<u64>; 3],
 }
 
-fn bank(kind: Kind) -> usize {
-    match kind {
-        Kind::Int => 0,
-        Kind::Float => 1,
-        Kind::Ref => 2,
-    }
-}
-
 impl Bits {
     fn new(num_regs: [u16; 3]) -> Bits {
         Bits {
@@ -119,7 +103,7 @@ impl Bits {
         }
     }
     fn set(&mut self, r: Register, on: bool, num_regs: [u16; 3]) {
-        let b = bank(r.kind);
+        let b = r.kind.bank();
         if r.index >= num_regs[b] {
             return; // a constant
         }
@@ -174,9 +158,7 @@ pub fn live_in_sets(ops: &[Op], num_regs: [u16; 3]) -> Vec<LiveRegs> {
             for d in defs(op) {
                 out.set(d, false, num_regs);
             }
-            for u in uses(op) {
-                out.set(u, true, num_regs);
-            }
+            each_use(op, |u| out.set(u, true, num_regs));
             if out != live_in[pc] {
                 live_in[pc] = out;
                 changed = true;

@@ -233,7 +233,7 @@ impl<'a> Frame<'a> {
                 };
             }
             Op::FloatCompare { cmp, dst, a, b } => {
-                let r = float_compare(*cmp, self.float(*a), self.float(*b));
+                let r = compare(*cmp, self.float(*a), self.float(*b));
                 self.ints[usize::from(dst.index)] = i64::from(r);
             }
             Op::IntToFloat { from, dst, src } => {
@@ -392,11 +392,6 @@ pub fn compare<T: PartialOrd>(cmp: Cmp, x: T, y: T) -> bool {
         Cmp::Gt => x > y,
         Cmp::Ge => x >= y,
     }
-}
-
-/// Float comparison with IEEE semantics.
-pub fn float_compare(cmp: Cmp, x: f64, y: f64) -> bool {
-    compare(cmp, x, y)
 }
 
 /// Float arithmetic.

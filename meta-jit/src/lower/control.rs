@@ -29,16 +29,6 @@ pub fn join<H: Handle>(b: &mut Builder, slot: &mut Option<H>, value: H) {
     }
 }
 
-/// The value of a joined result; `()` when no path produced one (all diverged).
-pub fn joined<H: Handle + Default>(slot: Option<H>) -> H {
-    slot.unwrap_or_default()
-}
-
-/// The value of a joined result whose paths all diverged is never used; this gives one anyway.
-pub fn joined_or_fresh<H: Handle>(b: &mut Builder, slot: Option<H>) -> H {
-    slot.unwrap_or_else(|| H::fresh(b))
-}
-
 /// `jit_merge_point!()` with the registers of the portal's greens and reds.
 pub fn merge_point(
     b: &mut Builder,

@@ -2,9 +2,10 @@
 //! register handles and the generic functions each lowered Rust construct calls.
 //!
 //! Owns: the mapping from Rust types to registers and ops. The macros lower *syntax* only (an
-//! `a + b` becomes `ops::add(b, a, b)`); rustc's inference picks the handle types, and the trait
-//! bounds on these functions decide which op is emitted or, for an unsupported type, produce a
-//! compile error at the user's expression (see the `#[diagnostic::on_unimplemented]` notes).
+//! `a + b` becomes `ops::add(b, a, b, cfg!(debug_assertions))`, the last argument saying whether
+//! overflow is checked); rustc's inference picks the handle types, and the trait bounds on these
+//! functions decide which op is emitted or, for an unsupported type, produce a compile error at
+//! the user's expression (see the `#[diagnostic::on_unimplemented]` notes).
 //! Must not know: Rust syntax, how jitcode executes, or any guest language.
 //!
 //! The handles:

@@ -310,8 +310,8 @@ pub fn len<C: Indexable>(b: &mut Builder, c: C) -> Reg<usize> {
     c.data_len(b).1
 }
 
-/// Where `Vec<T>` keeps its data pointer and length (byte offsets), found once by looking at a
-/// real `Vec<T>`: the standard library does not promise a field order.
+/// Where `Vec<T>` keeps its data pointer and length (byte offsets), found by looking at a real
+/// `Vec<T>` (on every call): the standard library does not promise a field order.
 pub fn probe_vec_layout<T>() -> (usize, usize) {
     assert_eq!(
         size_of::<Vec<T>>(),
@@ -421,17 +421,17 @@ impl<E: JitEnum> Scrutinee for Ptr<E> {
     }
 }
 
-/// A scrutinee given as a place (`match code[pc] { .. }`).
+/// A scrutinee given as a place (`match program[pc] { .. }`).
 pub fn scrutinee_place<T: MatchTarget>(b: &mut Builder, p: Ptr<T>) -> T::Scrutinee {
     T::scrutinee(b, p)
 }
-/// A scrutinee given as a value: a scalar, or a reference to an enum (`match op { .. }` with
-/// `op: &Op`).
+/// A scrutinee given as a value: a scalar, or a reference to an enum (`match instr { .. }` with
+/// `instr: &Instr`).
 pub fn scrutinee_value<S: Scrutinee>(_b: &mut Builder, s: S) -> S {
     s
 }
 
-/// Scrutinees with variants: the switch key of a variant pattern (`Op::Add(..)`, `Some(..)`).
+/// Scrutinees with variants: the switch key of a variant pattern (`Instr::Push(..)`, `Some(..)`).
 pub trait VariantKey {
     /// The Rust type matched (the closure that checks the pattern takes it).
     type Value;
@@ -454,7 +454,7 @@ pub fn variant_key<S: VariantKey>(s: &S, name: &str, _check: impl FnOnce(S::Valu
 pub fn literal_key<T: Scalar>(_s: &Reg<T>, v: T) -> i64 {
     v.to_value().int()
 }
-/// The switch key of a unit-variant or constant path pattern (`Op::Halt`, `MAX`): a variant's
+/// The switch key of a unit-variant or constant path pattern (`Instr::Stop`, `MAX`): a variant's
 /// tag for enums, the constant's value for scalars.
 pub trait PathKey<V> {
     /// The key.

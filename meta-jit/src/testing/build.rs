@@ -221,7 +221,8 @@ struct Builder<'a> {
     past_failure: bool,
 }
 
-fn pick(list: &[OpRef], k: u8) -> Option<OpRef> {
+/// The element `k` places back from the end of `list` (wrapping around), `None` if it is empty.
+fn pick<T: Copy>(list: &[T], k: u8) -> Option<T> {
     (!list.is_empty()).then(|| list[list.len() - 1 - k as usize % list.len()])
 }
 
@@ -689,8 +690,4 @@ impl<'a> Builder<'a> {
             }
         }
     }
-}
-
-fn pick_idx<T>(list: &[T], k: u8) -> Option<&T> {
-    (!list.is_empty()).then(|| &list[list.len() - 1 - k as usize % list.len()])
 }

@@ -34,7 +34,7 @@ use hashbrown::{HashMap, HashSet};
 
 use crate::ir::{self, DescrKind, FrameInfo, Op as IrOp, OpRef, Opcode, Resume, Trace};
 use crate::jitcode::runner::Frame;
-use crate::jitcode::{JitCode, Kind, Op, Register, Value};
+use crate::jitcode::{JitCode, Op, Register, Value};
 
 pub use fingerprint::{Check, Fact, Fingerprint};
 pub use record::ir_type;
@@ -163,14 +163,6 @@ pub struct TraceFrame {
     pub shadow: [Vec<OpRef>; 3],
 }
 
-fn bank(k: Kind) -> usize {
-    match k {
-        Kind::Int => 0,
-        Kind::Float => 1,
-        Kind::Ref => 2,
-    }
-}
-
 /// Converts a jitcode value to a trace IR value.
 pub fn to_ir(v: Value) -> ir::Value {
     match v {
@@ -262,11 +254,11 @@ impl<'c> Tracer<'c> {
         let mut f = TraceFrame::new(portal, ci, zero);
         for (&r, &v) in gr.iter().zip(greens) {
             f.frame.set(r, v);
-            f.shadow[bank(r.kind)][usize::from(r.index)] = t.trace.constant(to_ir(v));
+            f.shadow[r.kind.bank()][usize::from(r.index)] = t.trace.constant(to_ir(v));
         }
         for ((&r, &v), &i) in rr.iter().zip(reds).zip(&inputs) {
             f.frame.set(r, v);
-            f.shadow[bank(r.kind)][usize::from(r.index)] = i;
+            f.shadow[r.kind.bank()][usize::from(r.index)] = i;
         }
         f.frame.pc = mp + 1;
         t.frames.push(f);
@@ -336,11 +328,11 @@ impl<'c> Tracer<'c> {
         if let Some(c) = f.frame.code.const_value(r) {
             return self.trace.constant(to_ir(c));
         }
-        f.shadow[bank(r.kind)][usize::from(r.index)]
+        f.shadow[r.kind.bank()][usize::from(r.index)]
     }
 
     fn set_shadow(&mut self, r: Register, s: OpRef) {
-        self.top().shadow[bank(r.kind)][usize::from(r.index)] = s;
+        self.top().shadow[r.kind.bank()][usize::from(r.index)] = s;
     }
 
     fn value(&self, r: Register) -> Value {
@@ -366,7 +358,7 @@ impl<'c> Tracer<'c> {
             for r in live.iter() {
                 resume
                     .values
-                    .push(f.shadow[bank(r.kind)][usize::from(r.index)]);
+                    .push(f.shadow[r.kind.bank()][usize::from(r.index)]);
             }
             resume.frames.push(FrameInfo {
                 code: f.code_index,
@@ -474,7 +466,7 @@ impl<'c> Tracer<'c> {
                 for (&a, &p) in args.iter().zip(&code.args) {
                     let (v, s) = (self.value(a), self.shadow(a));
                     nf.frame.set(p, v);
-                    nf.shadow[bank(p.kind)][usize::from(p.index)] = s;
+                    nf.shadow[p.kind.bank()][usize::from(p.index)] = s;
                 }
                 self.frames.push(nf);
                 Step::Jumped
@@ -494,7 +486,7 @@ impl<'c> Tracer<'c> {
                 };
                 for (&d, (v, s)) in dsts.iter().zip(vals) {
                     f.frame.set(d, v);
-                    f.shadow[bank(d.kind)][usize::from(d.index)] = s;
+                    f.shadow[d.kind.bank()][usize::from(d.index)] = s;
                 }
                 f.frame.pc += 1;
                 Step::Jumped

@@ -2,7 +2,7 @@
 //! emitting and simulating primitives (in the parent module). Each step resolves its operands
 //! against what exists at that point and does nothing when it has nothing to work on.
 
-use super::{pick, pick_idx, Builder, Class, Loc};
+use super::{pick, Builder, Class, Loc};
 use crate::ir::{Flags, Op, OpRef, Opcode, Type, Value};
 use crate::testing::funcs::{self, FUNCS};
 use crate::testing::heap::{ARR_LEN, FIELDS, IMM, NEXT};
@@ -125,7 +125,7 @@ impl Builder<'_> {
             }
             Kind::Identity => self.identity(s),
             Kind::Repeat => {
-                if let Some(&i) = pick_idx(&self.pure_ops, s.x) {
+                if let Some(i) = pick(&self.pure_ops, s.x) {
                     let mut op = self.t.ops[i].clone();
                     if s.fail && op.opcode.flags().has(Flags::COMMUTATIVE) {
                         op.args.swap(0, 1);
@@ -145,7 +145,7 @@ impl Builder<'_> {
             }
             Kind::Elidable => self.elidable(s),
             Kind::ElidableAgain => {
-                if let Some(&i) = pick_idx(&self.pure_calls, s.x) {
+                if let Some(i) = pick(&self.pure_calls, s.x) {
                     let mut op = self.t.ops[i].clone();
                     let res = OpRef::op(i);
                     if s.fail && op.args.len() > 1 && self.t.type_of(op.args[1]) == op.ty() {
@@ -171,7 +171,7 @@ impl Builder<'_> {
             }
             Kind::Guard => self.guard_step(s),
             Kind::GuardAgain => {
-                if let Some(&i) = pick_idx(&self.guards, s.x) {
+                if let Some(i) = pick(&self.guards, s.x) {
                     let op = self.t.ops[i].clone();
                     self.guard(op.opcode, &op.args, &s.resume);
                 }
@@ -189,7 +189,7 @@ impl Builder<'_> {
                     self.store_field(p, f, s.a);
                 }
             }
-            Kind::Reload => match pick_idx(&self.locs, s.x).copied() {
+            Kind::Reload => match pick(&self.locs, s.x) {
                 Some(Loc::Field(p, f)) => {
                     self.op_d(Opcode::getfield(FIELDS[f].kind), &[p], self.d.fields[f]);
                 }
@@ -198,7 +198,7 @@ impl Builder<'_> {
                 }
                 None => {}
             },
-            Kind::Restore => match pick_idx(&self.locs, s.x).copied() {
+            Kind::Restore => match pick(&self.locs, s.x) {
                 Some(Loc::Field(p, f)) if f != IMM => self.store_field(p, f, s.a),
                 Some(Loc::Item(a, i, d)) => {
                     let v = self.int(s.a);

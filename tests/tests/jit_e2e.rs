@@ -4,7 +4,7 @@
 mod regvm;
 
 use meta_jit::warm::{TraceKind, TraceRecord};
-use regvm::{run_code, run_with, stats, Code, Ins, Ins::*, Vm};
+use regvm::{panic_message, run_code, run_with, stats, Code, Ins, Ins::*, Vm};
 
 const HOT: &str = "threshold=3,trace_eagerness=5";
 
@@ -252,11 +252,7 @@ fn an_overflow_panics_like_the_interpreter() {
         std::thread::spawn(move || run_with(params, &prog, Vm::new()))
             .join()
             .err()
-            .and_then(|e| {
-                e.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            })
+            .and_then(|e| panic_message(&*e))
     };
     let off = msg("off");
     assert_eq!(off.as_deref(), Some("attempt to add with overflow"));
@@ -442,11 +438,7 @@ fn unsigned_overflow_and_division_by_zero_panic_like_the_interpreter() {
                 std::panic::set_hook(Box::new(|_| {}));
                 let r = std::panic::catch_unwind(|| run_with(params, &prog, Vm::new()));
                 std::panic::set_hook(hook);
-                let msg = r.err().and_then(|e| {
-                    e.downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                });
+                let msg = r.err().and_then(|e| panic_message(&*e));
                 (msg, stats().loops())
             })
             .join()

@@ -11,7 +11,7 @@ mod regvm;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
-use regvm::{run_with, stats, Ins, Vm};
+use regvm::{panic_message, run_with, stats, Ins, Vm};
 
 #[derive(Clone, Debug)]
 struct Program(Vec<Ins>);
@@ -51,12 +51,8 @@ impl Arbitrary for Program {
 type Run = Result<(i64, Vm, Vec<i64>), String>;
 
 fn outcome(params: &str, ops: &[Ins]) -> Run {
-    catch_unwind(AssertUnwindSafe(|| run_with(params, ops, Vm::new()))).map_err(|e| {
-        e.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
+    catch_unwind(AssertUnwindSafe(|| run_with(params, ops, Vm::new())))
+        .map_err(|e| panic_message(&*e).unwrap_or_default())
 }
 
 #[test]

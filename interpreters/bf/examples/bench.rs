@@ -16,7 +16,7 @@
 //! to) with no bounds checks, `putchar` for `.` and `getchar` for `,` (0 at the end of input).
 
 use std::fmt::Write as _;
-use std::io::{BufWriter, Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -72,17 +72,8 @@ fn child(args: &[String]) -> ExitCode {
     if mode == "off" {
         bf::interpret::with_driver(|d| d.set_params("off")).expect("`off` is a parameter");
     }
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let stdout = std::io::stdout();
-    let mut output = BufWriter::new(stdout.lock());
-    let mut tape = bf::Tape::new();
-    let r = bf::run(
-        &program,
-        &mut tape,
-        &mut bf::Io::new(&mut input, &mut output),
-    );
-    output.flush().expect("stdout is writable");
+    let (r, flushed) = bf::run_stdio(&program, bf::run);
+    flushed.expect("stdout is writable");
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

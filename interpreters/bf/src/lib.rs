@@ -210,3 +210,21 @@ pub fn run_jitcode(program: &Program, tape: &mut Tape, io: &mut Io) -> Result<()
     let code = interpret::run_jitcode(program, tape, io);
     status(code, io)
 }
+
+/// Runs a program on a fresh tape with stdin and stdout (buffered, flushed at the end), as the
+/// `bf` binary does: `runner` is [`run`] or [`run_jitcode`]. Returns the run's result, then
+/// the flush's.
+pub fn run_stdio(
+    program: &Program,
+    runner: fn(&Program, &mut Tape, &mut Io) -> Result<(), RunError>,
+) -> (Result<(), RunError>, std::io::Result<()>) {
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut output = std::io::BufWriter::new(std::io::stdout().lock());
+    let result = runner(
+        program,
+        &mut Tape::new(),
+        &mut Io::new(&mut input, &mut output),
+    );
+    (result, output.flush())
+}

@@ -5,7 +5,6 @@
 //! the pointer left of cell 0, the tape exhausted, I/O), 2 for a bad command line or an
 //! unreadable file.
 
-use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: bf [--no-jit | --jitcode] [--jit-param name=value]... FILE";
@@ -67,23 +66,14 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let stdout = std::io::stdout();
-    let mut output = BufWriter::new(stdout.lock());
-    let mut tape = bf::Tape::new();
-    let result = {
-        let mut io = bf::Io::new(&mut input, &mut output);
-        match mode {
-            Mode::Jit => bf::run(&program, &mut tape, &mut io),
-            Mode::NoJit => {
-                bf::interpret::with_driver(|d| d.set_params("off")).expect("`off` is a parameter");
-                bf::run(&program, &mut tape, &mut io)
-            }
-            Mode::Jitcode => bf::run_jitcode(&program, &mut tape, &mut io),
-        }
+    if let Mode::NoJit = mode {
+        bf::interpret::with_driver(|d| d.set_params("off")).expect("`off` is a parameter");
+    }
+    let runner = match mode {
+        Mode::Jitcode => bf::run_jitcode,
+        Mode::Jit | Mode::NoJit => bf::run,
     };
-    let flushed = output.flush();
+    let (result, flushed) = bf::run_stdio(&program, runner);
     if let Err(e) = result {
         eprintln!("bf: {file}: {e}");
         return ExitCode::from(1);

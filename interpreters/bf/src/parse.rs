@@ -42,7 +42,7 @@ impl std::error::Error for ParseError {}
 /// Parses Brainfuck source (bytes: any encoding; only the eight commands count).
 pub fn parse(src: &[u8]) -> Result<Program, ParseError> {
     let mut ops: Vec<Op> = Vec::new();
-    let mut open: Vec<(usize, usize, usize)> = Vec::new(); // (op index, line, column)
+    let mut open: Vec<(usize, usize)> = Vec::new(); // (line, column) of each open `[`
     let (mut line, mut column) = (1, 0);
     for &c in src {
         column += 1;
@@ -68,26 +68,25 @@ pub fn parse(src: &[u8]) -> Result<Program, ParseError> {
             b'.' => ops.push(Op::Out),
             b',' => ops.push(Op::In),
             b'[' => {
-                open.push((ops.len(), line, column));
+                open.push((line, column));
                 ops.push(Op::JumpIfZero(0));
             }
             b']' => {
-                let Some((start, _, _)) = open.pop() else {
+                if open.pop().is_none() {
                     return Err(ParseError::UnopenedBracket { line, column });
-                };
-                let end = ops.len() as u32;
-                ops[start] = Op::JumpIfZero(end + 1);
-                ops.push(Op::JumpIfNonZero(start as u32 + 1));
+                }
+                // The targets are set below, once cancelled-out runs are gone.
+                ops.push(Op::JumpIfNonZero(0));
             }
             _ => {}
         }
     }
-    if let Some(&(_, line, column)) = open.first() {
+    if let Some(&(line, column)) = open.first() {
         return Err(ParseError::UnclosedBracket { line, column });
     }
     // Runs that cancel out leave no op.
     ops.retain(|op| !matches!(op, Op::Add(0) | Op::Seek(0)));
-    // Retaining shifted indices: recompute the bracket targets.
+    // The bracket targets, on the final indices.
     let mut stack = Vec::new();
     for i in 0..ops.len() {
         match ops[i] {

@@ -44,7 +44,10 @@ fn run(g: &Generated, mode: Mode) -> (Vec<u8>, Vec<u8>) {
 fn jit_and_jitcode_run_like_the_native_interpreter() {
     fn prop(g: Generated) -> TestResult {
         let native = run(&g, Mode::NoJit);
-        let jit = [4, 1].map(|max_aborts| Mode::Jit { max_aborts });
+        // The default number of tries (a trace that ends in another loop is dropped and
+        // retried), and one try (it is compiled at once).
+        let default = meta_jit::warm::Params::default().max_aborts;
+        let jit = [default, 1].map(|max_aborts| Mode::Jit { max_aborts });
         for mode in [jit[0], jit[1], Mode::Jitcode] {
             let other = run(&g, mode);
             if other != native {

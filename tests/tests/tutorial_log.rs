@@ -259,9 +259,11 @@ fn the_chapter_shows_the_trace_the_jit_compiles() {
             stats.loops(),
             stats.counted_loops,
             stats.bridges(),
-            stats.retraced
+            stats.retraced,
+            stats.guard_failures,
+            stats.entries
         ),
-        (1, 0, 0, 0),
+        (1, 0, 0, 0, 1, 1),
         "{}",
         stats.summary()
     );

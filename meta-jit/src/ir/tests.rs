@@ -106,6 +106,26 @@ fn parse_errors_name_the_line() {
     }
 }
 
+/// A descriptor number past the table is an error, for a `jump` too (whose target descriptor
+/// is looked up before the others).
+#[test]
+fn verify_reports_a_descriptor_past_the_table() {
+    for opcode in [super::Opcode::Jump, super::Opcode::GetfieldI] {
+        let mut t = super::Trace::new();
+        let p = t.input(super::Type::Ref);
+        let op = super::Op::new(opcode, vec![p]).with_descr(super::DescrId(99));
+        t.push(op);
+        if opcode != super::Opcode::Jump {
+            t.emit(super::Opcode::Finish, &[]);
+        }
+        let e = super::verify::verify(&t).unwrap_err();
+        assert!(
+            e.to_string().contains("unknown descriptor"),
+            "{opcode:?}: {e}"
+        );
+    }
+}
+
 #[test]
 fn interp_runs_a_loop() {
     let t = parse(

@@ -166,6 +166,9 @@ fn check_args(t: &Trace, op: &Op) -> Result<(), String> {
 fn check_descr(t: &Trace, op: &Op) -> Result<(), String> {
     use Opcode::*;
     let wants = op.opcode.flags().has(Flags::DESCR);
+    if op.descr.is_some_and(|d| d.0 as usize >= t.descrs.len()) {
+        return Err("unknown descriptor".into());
+    }
     let d = match (op.descr, wants) {
         (None, false) => return Ok(()),
         (Some(d), _)
@@ -177,9 +180,6 @@ fn check_descr(t: &Trace, op: &Op) -> Result<(), String> {
         (None, true) => return Err("needs a descriptor".into()),
         (Some(d), true) => d,
     };
-    if d.0 as usize >= t.descrs.len() {
-        return Err("unknown descriptor".into());
-    }
     let descr = t.get_descr(d);
     let ty = |a: usize| t.type_of(op.args[a]);
     match op.opcode {

@@ -5,8 +5,8 @@
 //! descriptors of different classes never touch the same memory. A descriptor without an
 //! `alias` name is a class of its own (one per field of a type and one per array item type, as
 //! RPython makes them); descriptors that share an `alias` name are one class, and accesses
-//! through them may touch the same memory, unless they are provably apart (see
-//! [`Descr::alias_class`]). The codewriter names classes by the stored Rust type, because it
+//! through them may touch the same memory, unless they are provably apart (the heap cache,
+//! [`crate::opt::heap`], decides that). The codewriter names classes by the stored Rust type, because it
 //! may reach one `u8` both as a field of a struct and through a reference to it, with two
 //! different offsets.
 
@@ -139,17 +139,6 @@ pub enum Access {
     Descrs(Vec<DescrId>),
     /// Any memory.
     Everything,
-}
-
-impl Access {
-    /// Whether the set may contain locations of `d`.
-    pub fn may_touch(&self, d: DescrId) -> bool {
-        match self {
-            Access::Nothing => false,
-            Access::Descrs(ds) => ds.contains(&d),
-            Access::Everything => true,
-        }
-    }
 }
 
 impl Descr {

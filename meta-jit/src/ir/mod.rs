@@ -109,11 +109,6 @@ impl OpRef {
     pub fn index(self) -> usize {
         (self.0 & INDEX_MASK) as usize
     }
-
-    /// The raw encoding (for dense tables keyed by value).
-    pub fn raw(self) -> u32 {
-        self.0
-    }
 }
 
 impl fmt::Debug for OpRef {

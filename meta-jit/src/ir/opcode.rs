@@ -1,6 +1,9 @@
 //! The opcode table: every trace operation is declared exactly once here, with its doc, its text
 //! name, its argument types, its result type and its flags. Everything else (printer, parser,
-//! verifier, optimizer, backend) asks this table; none of them keeps a list of its own.
+//! verifier, optimizer, backend) asks this table for those. A few groupings are hand-written
+//! lists of opcodes that must be kept in step with it: [`Opcode::is_comparison`],
+//! [`Opcode::is_call`], [`Opcode::is_input`] and [`Opcode::is_ovf`] below, and the loads and
+//! allocations `opt::dce` may remove.
 
 use super::Type;
 
@@ -25,9 +28,6 @@ impl Flags {
     pub const PURE: Flags = Flags(1);
     /// A guard: it carries resume data and exits the trace when its condition fails.
     pub const GUARD: Flags = Flags(2);
-    /// It reads or writes memory, calls out, or otherwise must stay (unless an optimizer stage
-    /// proves it redundant).
-    pub const EFFECT: Flags = Flags(4);
     /// It takes a descriptor (`descr=...`).
     pub const DESCR: Flags = Flags(8);
     /// It ends the trace (`jump`, `finish`).
@@ -226,37 +226,37 @@ opcodes! {
     SameAsR "same_as_r" (Ref) -> Ref, PURE;
 
     /// Loads an int field of `p` (field descriptor: offset, size, signedness).
-    GetfieldI "getfield_i" (Ref) -> Int, DESCR, EFFECT;
+    GetfieldI "getfield_i" (Ref) -> Int, DESCR;
     /// Loads a float field.
-    GetfieldF "getfield_f" (Ref) -> Float, DESCR, EFFECT;
+    GetfieldF "getfield_f" (Ref) -> Float, DESCR;
     /// Loads a reference field.
-    GetfieldR "getfield_r" (Ref) -> Ref, DESCR, EFFECT;
+    GetfieldR "getfield_r" (Ref) -> Ref, DESCR;
     /// Stores `v` into a field of `p`; `v`'s type is the descriptor's kind.
-    Setfield "setfield" (Ref, Any) -> Void, DESCR, EFFECT;
+    Setfield "setfield" (Ref, Any) -> Void, DESCR;
     /// Loads item `i` of the array at `p` (array descriptor: base offset, item size, signedness).
-    GetarrayitemI "getarrayitem_i" (Ref, Int) -> Int, DESCR, EFFECT;
+    GetarrayitemI "getarrayitem_i" (Ref, Int) -> Int, DESCR;
     /// Loads a float item.
-    GetarrayitemF "getarrayitem_f" (Ref, Int) -> Float, DESCR, EFFECT;
+    GetarrayitemF "getarrayitem_f" (Ref, Int) -> Float, DESCR;
     /// Loads a reference item.
-    GetarrayitemR "getarrayitem_r" (Ref, Int) -> Ref, DESCR, EFFECT;
+    GetarrayitemR "getarrayitem_r" (Ref, Int) -> Ref, DESCR;
     /// Stores `v` as item `i` of the array at `p`.
-    Setarrayitem "setarrayitem" (Ref, Int, Any) -> Void, DESCR, EFFECT;
+    Setarrayitem "setarrayitem" (Ref, Int, Any) -> Void, DESCR;
     /// Allocates a zeroed struct (size descriptor: size and alignment).
-    New "new" () -> Ref, DESCR, EFFECT;
+    New "new" () -> Ref, DESCR;
     /// Allocates a zeroed array of `n` items (array descriptor).
-    NewArray "new_array" (Int) -> Ref, DESCR, EFFECT;
+    NewArray "new_array" (Int) -> Ref, DESCR;
     /// Marks a read of a quasi-immutable field of `p`: code that folded it must be invalidated
     /// when the field is written. No effect when executed.
     QuasiimmutField "quasiimmut_field" (Ref) -> Void, DESCR;
 
     /// Calls the function (first argument) with the rest; returns an int.
-    CallI "call_i" (..) -> Int, DESCR, EFFECT;
+    CallI "call_i" (..) -> Int, DESCR;
     /// A call returning a float.
-    CallF "call_f" (..) -> Float, DESCR, EFFECT;
+    CallF "call_f" (..) -> Float, DESCR;
     /// A call returning a reference.
-    CallR "call_r" (..) -> Ref, DESCR, EFFECT;
+    CallR "call_r" (..) -> Ref, DESCR;
     /// A call returning nothing.
-    CallN "call_n" (..) -> Void, DESCR, EFFECT;
+    CallN "call_n" (..) -> Void, DESCR;
     /// A call of an elidable function: pure, so folded, CSE'd and removed like a pure op.
     CallPureI "call_pure_i" (..) -> Int, DESCR, PURE;
     /// An elidable call returning a float.
@@ -306,11 +306,6 @@ impl Opcode {
     /// Whether this op is pure: foldable, CSE-able, removable when unused.
     pub fn is_pure(self) -> bool {
         self.flags().has(Flags::PURE)
-    }
-
-    /// Whether the op has an effect that keeps it alive even when its result is unused.
-    pub fn has_effect(self) -> bool {
-        !self.is_pure() && !matches!(self, Opcode::InputI | Opcode::InputF | Opcode::InputR)
     }
 
     /// Whether this op is a comparison: its result is 0 or 1.

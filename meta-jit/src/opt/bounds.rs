@@ -76,15 +76,7 @@ fn producer_range(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
         }
         IntAdd | IntSub => {
             let (a, b) = (range_at(o, args[0], depth), range_at(o, args[1], depth));
-            let r = if opcode == IntAdd {
-                (a.0.checked_add(b.0), a.1.checked_add(b.1))
-            } else {
-                (a.0.checked_sub(b.1), a.1.checked_sub(b.0))
-            };
-            match r {
-                (Some(lo), Some(hi)) => (lo, hi),
-                _ => FULL,
-            }
+            add_or_sub(opcode == IntAdd, a, b).unwrap_or(FULL)
         }
         IntAddOvf | IntSubOvf
             if o.out.ops.get(v.index() + 1).map(|g| g.opcode) == Some(GuardNoOverflow) =>
@@ -302,9 +294,15 @@ pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
 /// Whether `a + b` (`add`) or `a - b` cannot overflow, by the ranges.
 pub fn cannot_overflow(o: &mut Optimizer, add: bool, a: OpRef, b: OpRef) -> bool {
     let (ra, rb) = (range(o, a), range(o, b));
+    add_or_sub(add, ra, rb).is_some()
+}
+
+/// The range of `a + b` (`add`) or `a - b` for values in ranges `a` and `b`; `None` if some
+/// of them overflow.
+fn add_or_sub(add: bool, a: (i64, i64), b: (i64, i64)) -> Option<(i64, i64)> {
     if add {
-        ra.0.checked_add(rb.0).is_some() && ra.1.checked_add(rb.1).is_some()
+        Some((a.0.checked_add(b.0)?, a.1.checked_add(b.1)?))
     } else {
-        ra.0.checked_sub(rb.1).is_some() && ra.1.checked_sub(rb.0).is_some()
+        Some((a.0.checked_sub(b.1)?, a.1.checked_sub(b.0)?))
     }
 }

@@ -70,7 +70,7 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
     let a = op.args.first().copied();
     let c = a.and_then(|a| o.const_value(a));
     let known = match (op.opcode, c) {
-        (GuardTrue | GuardNonnull, Some(v)) | (GuardFalse | GuardIsnull, Some(v)) => {
+        (GuardTrue | GuardNonnull | GuardFalse | GuardIsnull, Some(v)) => {
             let nonzero = v.bits() != 0;
             if nonzero == matches!(op.opcode, GuardTrue | GuardNonnull) {
                 Known::Passes

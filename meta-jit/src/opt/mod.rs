@@ -36,7 +36,7 @@ pub mod virtuals;
 #[cfg(test)]
 mod tests;
 
-use crate::ir::{Op, OpRef, Opcode, Resume, Trace, Type, Value};
+use crate::ir::{Op, OpRef, Opcode, Trace, Type, Value};
 use union_find::{QuickUnionUf, Union, UnionFind, UnionResult};
 
 /// Which stages run (RPython's `enable_opts`).
@@ -163,7 +163,7 @@ pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
 
 /// Optimizes a trace and reports what its caller must know.
 pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
-    if !opts.unroll || unroll::peel(trace).is_none() {
+    if !opts.unroll || !unroll::peelable(trace) {
         let (out, report, _) = optimize_rounds(trace, opts);
         return (out, report);
     }
@@ -429,22 +429,8 @@ impl<'a> Optimizer<'a> {
             return;
         }
         let mut new = op.clone();
-        for a in new.args.iter_mut() {
-            *a = self.map_arg(*a);
-        }
+        new.map_ops(|a| self.map_arg(a));
         if let Some(r) = new.resume.as_deref_mut() {
-            for v in r.values.iter_mut() {
-                if !v.is_virtual() {
-                    *v = self.map_arg(*v);
-                }
-            }
-            for virt in r.virtuals.iter_mut() {
-                for f in virt.fields.iter_mut() {
-                    if !f.1.is_virtual() {
-                        f.1 = self.map_arg(f.1);
-                    }
-                }
-            }
             virtuals::import(self, r);
         }
         if op.opcode == Opcode::Jump && op.descr.is_none() && self.loop_vars.is_empty() {
@@ -510,7 +496,8 @@ impl<'a> Optimizer<'a> {
     /// Emits an op whose arguments are final, and tells the stages that learn from it.
     pub fn emit(&mut self, mut op: Op) -> OpRef {
         if let Some(r) = op.resume.take() {
-            op.resume = Some(Box::new(self.finish_resume(*r)));
+            // Every value final: virtual objects described, the rest found.
+            op.resume = Some(Box::new(virtuals::describe(self, *r)));
             if self.opts.guards {
                 guards::on_failure(self, &mut op);
             }
@@ -542,11 +529,6 @@ impl<'a> Optimizer<'a> {
         let key = self.uf.insert(Rep(r));
         self.uf_key.push(key);
         r
-    }
-
-    /// Resume data with every value final: virtual objects described, the rest found.
-    fn finish_resume(&mut self, r: Resume) -> Resume {
-        virtuals::describe(self, r)
     }
 
     /// An `*_ovf` op whose arguments are constants folds, and so does `x + 0`, `x - 0`,
@@ -632,7 +614,7 @@ impl<'a> Optimizer<'a> {
             v = self.find(v);
             if !v.is_op() || seen.contains(&v) || shared.get(&v).copied().unwrap_or(0) > 1 {
                 let ty = self.type_of(v);
-                v = self.push(Op::new(Opcode::same_as(ty), vec![v]));
+                v = self.emit_box(v, ty);
             }
             seen.push(v);
             op.args[k] = v;

@@ -39,20 +39,29 @@ pub fn peel(t: &Trace) -> Option<Peeled> {
     peel_with(t, |_| false)
 }
 
+/// Whether [`peel`] would peel the trace: it loops to its own inputs (no label, and it ends
+/// in a `jump` without a target that passes back one value per input).
+pub fn peelable(t: &Trace) -> bool {
+    let Some(last) = t.ops.last() else {
+        return false;
+    };
+    last.opcode == Opcode::Jump
+        && last.descr.is_none()
+        && t.label().is_none()
+        && last.args.len() == t.num_inputs()
+}
+
 /// Like [`peel`], with more inputs known to be loop-invariant: `same(k)` says that the
 /// `jump` passes back input `k`'s own value, whatever the iteration started from (the
 /// optimizer proved it of one iteration).
 pub fn peel_with(t: &Trace, same: impl Fn(usize) -> bool) -> Option<Peeled> {
-    let last = t.ops.last()?;
-    if last.opcode != Opcode::Jump || last.descr.is_some() || t.label().is_some() {
+    if !peelable(t) {
         return None;
     }
+    let last = t.ops.last()?;
     let n = t.num_inputs();
     let jump_at = t.ops.len() - 1;
     let jump_args = &last.args;
-    if jump_args.len() != n {
-        return None;
-    }
     // The copies' ids follow the trace's own: [min, max] becomes [max + 1, 2 max + 1 - min].
     let ids = t
         .ops

@@ -6,9 +6,13 @@
 //! shrinks a failing one to a small counterexample.
 //! Must not know: jitcode, traces, or any guest language.
 //!
-//! Checks happen where the hint macros expand with `debug_assertions` or `test` enabled (in the
-//! crate that uses the hints); in release builds the hints expand to nothing, so
-//! [`check_hints`] can only find violations in debug or test builds.
+//! Checks happen in two places. The hint macros check their claims where they expand with
+//! `debug_assertions` or `test` enabled (in the crate that uses the hints); in release builds
+//! they expand to nothing there. The tracer checks the `record_known_result!` and
+//! `record_exact_value!` it records from jitcode, in every build, and reports a violation at
+//! `<traced jitcode>` (no source location) when the claim does not hold on the traced values.
+//! So outside debug or test builds, [`check_hints`] finds only the violations the tracer
+//! reports (on code the JIT traces during the run).
 #![deny(unsafe_code)]
 
 use std::cell::RefCell;
@@ -61,8 +65,9 @@ thread_local! {
     static COLLECTOR: RefCell<Option<Vec<Violation>>> = const { RefCell::new(None) };
 }
 
-/// Called by the checked-mode expansion of the hints. Panics with the violation, unless a
-/// [`check_hints`] run on this thread is collecting them.
+/// Called by the checked-mode expansion of the hints, and by the tracer when a hint it records
+/// does not hold. Panics with the violation, unless a [`check_hints`] run on this thread is
+/// collecting them.
 #[track_caller]
 pub fn report_violation(v: Violation) {
     let collected = COLLECTOR.with(|c| match c.borrow_mut().as_mut() {

@@ -4,11 +4,14 @@
 //! - `trace`: every trace before optimization, in the IR's text form;
 //! - `opt`: every trace after optimization;
 //! - `asm`: the machine code of every compiled trace, disassembled, with its IR lines;
-//! - `guard`: guard failures (guard id, trace, and whether a bridge is traced);
+//! - `guard`: guard failures (guard id, trace, and whether a bridge is traced), and the
+//!   traces freed when they are invalidated (`[jit-invalidate]` lines);
 //! - `abort`: aborted traces with their reason;
 //! - `summary`: loops, bridges, aborts, guard failures and the time spent tracing, optimizing
 //!   and compiling, when the driver goes away (at the end of the thread);
-//! - `all`: everything.
+//! - `perfmap`: appends each compiled trace's code range to `/tmp/perf-PID.map` for `perf`
+//!   (a file, not standard error);
+//! - `all`: everything above except `perfmap`.
 //!
 //! Tests get the same facts as data from [`crate::warm::Stats`].
 //!

@@ -217,7 +217,9 @@ impl JitDriver {
         }
     }
 
-    /// Whether the JIT is on (the cheap test of the native fast path).
+    /// Whether the JIT is on (the `enabled` parameter). The native fast path tests the
+    /// thread-local [`OnFlag`] that mirrors it first, and asks here only while that flag is
+    /// not known yet on the thread; [`can_enter_jit`] tests it again.
     #[inline]
     pub fn is_on(&self) -> bool {
         self.params.borrow().enabled
@@ -229,11 +231,6 @@ impl JitDriver {
     /// portal call, not on every entry.
     pub fn greens_pinned(&self) -> bool {
         self.greens_pinned
-    }
-
-    /// The parameters.
-    pub fn params(&self) -> Params {
-        self.params.borrow().clone()
     }
 
     /// Changes the parameters (`"threshold=3,trace_eagerness=2"`, see [`Params::set`]).
@@ -289,14 +286,11 @@ impl JitDriver {
         let key = Self::key(greens);
         // SAFETY: forwarded: the greens reference live objects.
         unsafe { self.forget_stale_aborts(&mut state, &key) };
-        let cell = match state.cells.get(&key) {
-            Some(c) => *c,
-            None => {
-                let c = CellState::Counting { aborts: 0 };
-                state.cells.insert(key.clone(), c);
-                c
-            }
-        };
+        let cell = state
+            .cells
+            .get(&key)
+            .copied()
+            .unwrap_or(CellState::Counting { aborts: 0 });
         match cell {
             CellState::Compiled { loop_no } => {
                 state.stats.entries += 1;
@@ -400,10 +394,7 @@ impl JitDriver {
                         let next = match close {
                             Close::Loop => Some(loop_no),
                             Close::Jump(n) => Some(n),
-                            Close::Continue
-                            | Close::Finish
-                            | Close::TraceFirst
-                            | Close::Reenter => None,
+                            _ => None,
                         };
                         let Some(next) = next else {
                             return merge_point(at, reds);

@@ -37,6 +37,7 @@
 
 use hashbrown::HashMap;
 
+use super::to_ir;
 use crate::jitcode::{FieldDescr, Kind, Value};
 
 /// One folded value.
@@ -92,11 +93,7 @@ pub enum Check {
 }
 
 fn bits_of(v: Value, size: u8) -> u64 {
-    let b = match v {
-        Value::Int(i) => i as u64,
-        Value::Float(f) => f.to_bits(),
-        Value::Ref(a) => a as u64,
-    };
+    let b = to_ir(v).bits();
     if size >= 8 {
         b
     } else {
@@ -104,9 +101,9 @@ fn bits_of(v: Value, size: u8) -> u64 {
     }
 }
 
+/// Equal results, floats compared by their bits (as the IR's values compare).
 fn same(a: Option<Value>, b: Option<Value>) -> bool {
-    let bits = |v: Option<Value>| v.map(|v| (v.kind(), bits_of(v, 8)));
-    bits(a) == bits(b)
+    a.map(to_ir) == b.map(to_ir)
 }
 
 impl Fingerprint {
@@ -114,19 +111,11 @@ impl Fingerprint {
     /// references among a loop's greens, lasting if the portal's greens are pinned; or the
     /// trusted set of the trace a bridge leaves).
     pub fn trusting(roots: impl IntoIterator<Item = (usize, bool)>) -> Fingerprint {
-        let mut trusted = HashMap::new();
-        for (a, lasting) in roots.into_iter().filter(|&(a, _)| a != 0) {
-            *trusted.entry(a).or_insert(lasting) &= lasting;
+        let mut fp = Fingerprint::default();
+        for (a, lasting) in roots {
+            fp.derive_as(Value::Ref(a), lasting);
         }
-        Fingerprint(Box::new(Inner {
-            trusted,
-            ..Inner::default()
-        }))
-    }
-
-    /// The facts, in order.
-    pub fn facts(&self) -> &[Fact] {
-        &self.0.facts
+        fp
     }
 
     /// Whether every fact is lasting (see the module doc).

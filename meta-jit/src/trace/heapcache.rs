@@ -12,7 +12,7 @@
 //! tracer records forgets the fields of its alias class (the optimizer's
 //! aliasing rule, see [`crate::ir`]'s descriptors), and every call that is not elidable
 //! forgets all fields. Each entry also keeps the concrete value the load returned; a later load
-//! that reads another value means a write went unseen, a bug this module's caller asserts
+//! that reads another value means a write went unseen, a bug [`HeapCache::field`] asserts
 //! against in debug builds and never acts on (the load is then recorded).
 //!
 //! Owns: the three tables. Must not know: the optimizer, the guest language, how jitcode ops
@@ -47,10 +47,10 @@ impl HeapCache {
     pub fn field(&self, d: DescrId, obj: OpRef, now: Value) -> Option<OpRef> {
         let &(r, was) = self.fields.get(&(d, obj))?;
         debug_assert!(
-            same_bits(was, now),
+            was == now,
             "the tracer's heap cache missed a write of field {d:?}: it held {was:?}, memory holds {now:?}"
         );
-        same_bits(was, now).then_some(r)
+        (was == now).then_some(r)
     }
 
     /// Remembers that load `r` of field `d` of `obj` returned `v`.
@@ -94,13 +94,5 @@ impl HeapCache {
             Some((a, b)) if shared => self.guarded.insert((opcode, a, b)),
             _ => true,
         }
-    }
-}
-
-/// Equal values, floats compared by their bits.
-fn same_bits(a: Value, b: Value) -> bool {
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        _ => a == b,
     }
 }

@@ -313,11 +313,6 @@ impl<'c> Tracer<'c> {
         [self.trace.int(0), self.trace.float(0.0), self.trace.ptr(0)]
     }
 
-    /// The guard id the next guard gets (ids are unique per driver).
-    pub fn next_guard_id(&self) -> u32 {
-        self.next_guard
-    }
-
     fn top(&mut self) -> &mut TraceFrame {
         self.frames.last_mut().expect("a frame is active")
     }
@@ -394,7 +389,7 @@ impl<'c> Tracer<'c> {
     pub unsafe fn run(mut self, decide: &mut dyn FnMut(&[Value], bool) -> Close) -> Traced {
         loop {
             if self.trace.ops.len() > self.limits.trace_limit {
-                return self.abort(Abort::TooLong);
+                return self.abort_here(Abort::TooLong);
             }
             let f = self.frames.last().expect("a frame is active");
             let code: &'static JitCode = f.frame.code;
@@ -413,14 +408,6 @@ impl<'c> Tracer<'c> {
                     self.top().frame.pc = pc + 1;
                 }
             }
-        }
-    }
-
-    fn abort(self, reason: Abort) -> Traced {
-        Traced::Aborted {
-            reason,
-            frames: self.frames.into_iter().map(|f| f.frame).collect(),
-            fingerprint: self.fp,
         }
     }
 
@@ -554,14 +541,15 @@ impl<'c> Tracer<'c> {
         let header = std::mem::take(&mut self.at_header);
         let mut close = decide(&gv, header);
         if matches!(close, Close::Jump(_))
-            && !gv
+            && gv
                 .iter()
-                .all(|&v| !matches!(v, Value::Ref(a) if a != 0) || self.fp.is_trusted(v))
+                .any(|&v| matches!(v, Value::Ref(a) if a != 0) && !self.fp.is_trusted(v))
         {
             close = Close::Finish;
         }
+        // Before the early returns: the shadow of a constant red interns its constant in the
+        // trace, also when tracing goes on.
         let red_shadows: Vec<OpRef> = reds.iter().map(|&r| self.shadow(r)).collect();
-        let rv: Vec<Value> = reds.iter().map(|&r| self.value(r)).collect();
         match close {
             Close::Continue => return None,
             Close::Reenter => return Some(self.abort_here(Abort::Reentered)),
@@ -589,6 +577,7 @@ impl<'c> Tracer<'c> {
                 self.trace.emit(Opcode::Finish, &args);
             }
         }
+        let rv: Vec<Value> = reds.iter().map(|&r| self.value(r)).collect();
         Some(Traced::Closed {
             trace: std::mem::take(&mut self.trace),
             close,

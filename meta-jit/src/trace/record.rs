@@ -33,6 +33,22 @@ fn same(a: ir::Value, b: ir::Value) -> bool {
     }
 }
 
+/// Reports a hint whose claim the tracer found false (see [`crate::check`]); the hint has no
+/// source location here.
+#[track_caller]
+fn violation(hint: &'static str, call: String, claimed: String, actual: String) {
+    crate::check::report_violation(crate::check::Violation {
+        hint,
+        file: "<traced jitcode>",
+        line: 0,
+        column: 0,
+        call,
+        arguments: vec![],
+        claimed,
+        actual,
+    });
+}
+
 impl Tracer<'_> {
     pub(super) fn tv(&mut self, r: Register) -> Tv {
         (self.shadow(r), to_ir(self.value(r)))
@@ -355,16 +371,12 @@ impl Tracer<'_> {
                 let args: Vec<Value> = uses[1..].iter().map(|a| from_ir(a.1)).collect();
                 let actual = (descr.dynamic)(&args);
                 if actual != Some(from_ir(uses[0].1)) {
-                    crate::check::report_violation(crate::check::Violation {
-                        hint: "record_known_result!",
-                        file: "<traced jitcode>",
-                        line: 0,
-                        column: 0,
-                        call: format!("{}({args:?})", descr.name),
-                        arguments: vec![],
-                        claimed: format!("{:?}", from_ir(uses[0].1)),
-                        actual: format!("{actual:?}"),
-                    });
+                    violation(
+                        "record_known_result!",
+                        format!("{}({args:?})", descr.name),
+                        format!("{:?}", from_ir(uses[0].1)),
+                        format!("{actual:?}"),
+                    );
                 }
                 let (fun, d) = self.call_descr(descr);
                 let mut refs = vec![uses[0].0, fun];
@@ -376,23 +388,18 @@ impl Tracer<'_> {
             Op::RecordExactValue { reg, .. } => {
                 let (v, c) = (u(0), u(1));
                 if !same(v.1, c.1) {
-                    crate::check::report_violation(crate::check::Violation {
-                        hint: "record_exact_value!",
-                        file: "<traced jitcode>",
-                        line: 0,
-                        column: 0,
-                        call: format!("{reg:?}"),
-                        arguments: vec![],
-                        claimed: format!("{:?}", c.1),
-                        actual: format!("{:?}", v.1),
-                    });
+                    violation(
+                        "record_exact_value!",
+                        format!("{reg:?}"),
+                        format!("{:?}", c.1),
+                        format!("{:?}", v.1),
+                    );
                 }
                 if !v.0.is_const() {
                     self.trace.emit(Opcode::RecordExactValue, &[v.0, c.0]);
                 }
                 Some((*reg, c))
             }
-            Op::CanEnterJit { .. } | Op::Promote { .. } => None,
             _ => unreachable!("control ops are the tracer's"),
         };
         if let Some((dst, r)) = result {

@@ -113,7 +113,7 @@ impl Run {
                         return Ok(Outcome::Iterations(args));
                     }
                     let dest: Vec<OpRef> = match t.label() {
-                        Some(l) => t.ops[l].args.clone(),
+                        Some(l) => t.ops[l].args.to_vec(),
                         None => t.inputs().collect(),
                     };
                     for (d, v) in dest.iter().zip(args) {

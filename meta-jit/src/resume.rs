@@ -106,9 +106,9 @@ fn allocate(t: &mut Trace, parent: &Trace, r: &Resume) -> Vec<OpRef> {
         let op = match pd.kind {
             DescrKind::Array(_) => {
                 let n = t.int(v.fields.len() as i64);
-                Op::new(Opcode::NewArray, vec![n])
+                Op::new(Opcode::NewArray, &[n])
             }
-            _ => Op::new(Opcode::New, vec![]),
+            _ => Op::new(Opcode::New, &[]),
         };
         news.push(t.push(op.with_descr(d)));
     }
@@ -131,9 +131,9 @@ fn fill(
             let op = match pd.kind {
                 DescrKind::Array(_) => {
                     let i = t.int(n as i64);
-                    Op::new(Opcode::Setarrayitem, vec![obj, i, value])
+                    Op::new(Opcode::Setarrayitem, &[obj, i, value])
                 }
-                _ => Op::new(Opcode::Setfield, vec![obj, value]),
+                _ => Op::new(Opcode::Setfield, &[obj, value]),
             };
             t.push(op.with_descr(d));
         }

@@ -204,10 +204,10 @@ fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
         )
     };
     let (r0, r1) = (field(&mut t, 0), field(&mut t, 1));
-    let p1 = t.push(Op::new(Opcode::New, vec![]).with_descr(size));
-    t.push(Op::new(Opcode::Setfield, vec![p1, i0]).with_descr(r0));
+    let p1 = t.push(Op::new(Opcode::New, &[]).with_descr(size));
+    t.push(Op::new(Opcode::Setfield, &[p1, i0]).with_descr(r0));
     let five = t.int(5);
-    t.push(Op::new(Opcode::Setfield, vec![p1, five]).with_descr(r1));
+    t.push(Op::new(Opcode::Setfield, &[p1, five]).with_descr(r1));
     let ten = t.int(10);
     let c = t.emit(Opcode::IntGt, &[i0, ten]);
     // The portal's frame at its merge point: pc = 0, `code`, and the virtual `Regs` as `regs`.
@@ -231,7 +231,7 @@ fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
         values,
         virtuals: vec![],
     };
-    t.push(Op::new(Opcode::GuardTrue, vec![c]).with_resume(resume));
+    t.push(Op::new(Opcode::GuardTrue, &[c]).with_resume(resume));
     t.emit(Opcode::Finish, &[i0]);
     let opt = optimize(&t, &Options::all());
     assert_eq!(

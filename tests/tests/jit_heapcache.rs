@@ -1,5 +1,6 @@
 //! The tracer's heap cache, end to end: a small stack machine whose every step reads a `Vec`'s
-//! buffer and length. Repeated reads record one load; a residual call that pushes (the length
+//! buffer and length. Repeated reads of a field or an item record one load, and a bounds test
+//! settles the bounds check that follows it; a residual call that pushes (the length
 //! changes, the buffer may move) and a store through the vector make the next read load
 //! again. The JIT must agree with the interpreter, and in debug builds the tracer asserts that
 //! every load it shares still reads what memory holds.
@@ -16,6 +17,9 @@ pub enum Ins {
     Push,
     /// `items[0] += 1` (a store into the buffer)
     Bump,
+    /// `acc += 1` if `count >= len`, else `acc += items[count]` (a bounds test, then an
+    /// access whose own bounds check is the test's negation)
+    Checked,
     /// `count += 1` (a store into a field)
     Count,
     /// `acc += promote!(count)`
@@ -56,6 +60,14 @@ pub fn run(code: &Code, s: &mut Stack, mut n: i64) -> i64 {
             }
             Ins::Push => push(s, acc & 7),
             Ins::Bump => s.items[0] += 1,
+            Ins::Checked => {
+                let i = s.count as usize;
+                if i >= s.items.len() {
+                    acc = acc.wrapping_add(1);
+                } else {
+                    acc = acc.wrapping_add(s.items[i]);
+                }
+            }
             Ins::Count => s.count += 1,
             Ins::AddCount => {
                 let k = promote!(s.count);
@@ -120,6 +132,8 @@ fn repeated_reads_of_a_field_record_one_load() {
         100,
     );
     assert_eq!(vec_loads(&t), (1, 1), "{t}");
+    // So are the items: `items[0]` and `items[len - 1]` are loaded once.
+    assert_eq!(t.matches("getarrayitem_i").count(), 2, "{t}");
     // The bounds checks and `len - 1` of the second and third peek are those of the first:
     // the turn records three guards for the peeks (one for `len - 1`, two for the bounds)
     // and two for the loop's own test.
@@ -141,13 +155,25 @@ fn a_residual_call_makes_the_next_read_load_again() {
 #[test]
 fn a_store_into_the_buffer_keeps_the_vectors_fields() {
     // `items[0] += 1` writes an item, not the `Vec`'s fields: they stay shared across it.
-    // Items are not cached: each peek reads two, the bump one.
+    // The first peek loads two items and the bump reuses `items[0]`; the store forgets every
+    // item, so the second peek loads both again.
     let t = recorded(
         &[Ins::Peek, Ins::Bump, Ins::Peek, Ins::Again(0), Ins::Halt],
         100,
     );
     assert_eq!(vec_loads(&t), (1, 1), "{t}");
-    assert_eq!(t.matches("getarrayitem_i").count(), 5, "{t}");
+    assert_eq!(t.matches("getarrayitem_i").count(), 4, "{t}");
+}
+
+#[test]
+fn a_bounds_test_settles_the_bounds_check_after_it() {
+    // `count >= len` is false on the traced path: its guard makes `count < len`, the
+    // indexing's bounds check, the constant 1, so no `uint_lt` and no second guard.
+    let t = recorded(&[Ins::Checked, Ins::Again(0), Ins::Halt], 100);
+    assert_eq!(t.matches("uint_ge(").count(), 1, "{t}");
+    assert_eq!(t.matches("uint_lt(").count(), 0, "{t}");
+    // One guard for the test, two for the loop's own (`n - 1` overflow and `n > 0`).
+    assert_eq!(t.matches("guard_").count(), 3, "{t}");
 }
 
 #[test]

@@ -67,6 +67,7 @@ fn meta_jit_names_no_guest_opcode_and_depends_on_no_interpreter() {
             [
                 "union-find",
                 "hashbrown",
+                "smallvec",
                 "quickcheck",
                 "dynasmrt",
                 "iced-x86",

@@ -226,13 +226,17 @@ impl Const {
     }
 }
 
+/// The arguments of an op: up to four are stored inline, so the tracer and the optimizer,
+/// which create and copy ops all the time, rarely allocate for them.
+pub type OpArgs = smallvec::SmallVec<[OpRef; 4]>;
+
 /// One operation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Op {
     /// What it does.
     pub opcode: Opcode,
     /// Its arguments (for calls, the function first).
-    pub args: Vec<OpRef>,
+    pub args: OpArgs,
     /// Its descriptor, for ops that take one.
     pub descr: Option<DescrId>,
     /// Resume data, for guards.
@@ -241,10 +245,10 @@ pub struct Op {
 
 impl Op {
     /// An op with no descriptor and no resume data.
-    pub fn new(opcode: Opcode, args: Vec<OpRef>) -> Op {
+    pub fn new(opcode: Opcode, args: &[OpRef]) -> Op {
         Op {
             opcode,
-            args,
+            args: OpArgs::from_slice(args),
             descr: None,
             resume: None,
         }
@@ -394,7 +398,7 @@ impl Trace {
     /// Adds an input of type `ty`; inputs must come before every other op.
     pub fn input(&mut self, ty: Type) -> OpRef {
         debug_assert!(self.ops.iter().all(|op| op.opcode.is_input()));
-        self.push(Op::new(Opcode::input(ty), vec![]))
+        self.push(Op::new(Opcode::input(ty), &[]))
     }
 
     /// The inputs.
@@ -422,7 +426,7 @@ impl Trace {
 
     /// Appends an op built from its parts.
     pub fn emit(&mut self, opcode: Opcode, args: &[OpRef]) -> OpRef {
-        self.push(Op::new(opcode, args.to_vec()))
+        self.push(Op::new(opcode, &args))
     }
 
     /// The constant with this value (added to the pool once).

@@ -336,6 +336,27 @@ impl Opcode {
         )
     }
 
+    /// The integer comparison that is true exactly when this one is false (float comparisons
+    /// have none: NaN makes both false).
+    pub fn negated(self) -> Option<Opcode> {
+        use Opcode::*;
+        Some(match self {
+            IntLt => IntGe,
+            IntGe => IntLt,
+            IntLe => IntGt,
+            IntGt => IntLe,
+            UintLt => UintGe,
+            UintGe => UintLt,
+            UintLe => UintGt,
+            UintGt => UintLe,
+            IntEq => IntNe,
+            IntNe => IntEq,
+            PtrEq => PtrNe,
+            PtrNe => PtrEq,
+            _ => return None,
+        })
+    }
+
     /// Whether this op is a call (residual or elidable).
     pub fn is_call(self) -> bool {
         use Opcode::*;

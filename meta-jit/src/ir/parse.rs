@@ -227,7 +227,7 @@ impl Parser<'_> {
             return Err("inputs are declared in the header".into());
         }
         c.expect('(')?;
-        let mut args = Vec::new();
+        let mut args = OpArgs::new();
         let mut descr = None;
         if !c.eat(')') {
             loop {

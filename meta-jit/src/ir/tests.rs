@@ -113,7 +113,7 @@ fn verify_reports_a_descriptor_past_the_table() {
     for opcode in [super::Opcode::Jump, super::Opcode::GetfieldI] {
         let mut t = super::Trace::new();
         let p = t.input(super::Type::Ref);
-        let op = super::Op::new(opcode, vec![p]).with_descr(super::DescrId(99));
+        let op = super::Op::new(opcode, &[p]).with_descr(super::DescrId(99));
         t.push(op);
         if opcode != super::Opcode::Jump {
             t.emit(super::Opcode::Finish, &[]);

@@ -14,7 +14,6 @@
 //!
 //! Owns: ranges and relations of integers. Must not know: memory, guests.
 
-use super::pure::negated;
 use super::{Optimizer, Step};
 use crate::ir::{Op, OpRef, Opcode, Value};
 use hashbrown::HashMap;
@@ -213,7 +212,7 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
     let opcode = if holds {
         opcode
     } else {
-        match negated(opcode) {
+        match opcode.negated() {
             Some(n) => n,
             None => return,
         }

@@ -283,13 +283,13 @@ fn rewrite(t: &Trace, label_at: usize, steps: &[Induction], exit: Exit) -> Trace
     let args = t.ops[label_at].args.clone();
     let emit = |out: &mut Trace, opcode: Opcode, a: OpRef, b: u64| {
         let b = out.int(b as i64);
-        out.push(Op::new(opcode, vec![a, b]))
+        out.push(Op::new(opcode, &[a, b]))
     };
     // k = (target - add - x) * s^-1 mod 2^v
     let x = args[exit.arg];
     let s = steps[exit.arg].step;
     let base = out.int(exit.target.wrapping_sub(exit.add) as i64);
-    let diff = out.push(Op::new(Opcode::IntSub, vec![base, x]));
+    let diff = out.push(Op::new(Opcode::IntSub, &[base, x]));
     let mut k = emit(&mut out, Opcode::IntMul, diff, inverse(s) & mask(exit.bits));
     if exit.bits < 64 {
         k = emit(&mut out, Opcode::IntAnd, k, mask(exit.bits));
@@ -305,7 +305,7 @@ fn rewrite(t: &Trace, label_at: usize, steps: &[Induction], exit: Exit) -> Trace
         } else {
             emit(&mut out, Opcode::IntMul, k, ind.step)
         };
-        let mut v = out.push(Op::new(Opcode::IntAdd, vec![a, moved]));
+        let mut v = out.push(Op::new(Opcode::IntAdd, &[a, moved]));
         if ind.bits < 64 {
             v = emit(&mut out, Opcode::IntAnd, v, mask(ind.bits));
         }

@@ -33,8 +33,8 @@ fn uses(op: &Op) -> impl Iterator<Item = OpRef> + '_ {
     op.args.iter().chain(resume).copied().filter(|a| a.is_op())
 }
 
-/// Removes unused ops without effects.
-pub fn sweep(t: &Trace) -> Trace {
+/// Removes unused ops without effects (moving the survivors out of `t`).
+pub fn sweep(mut t: Trace) -> Trace {
     let n = t.ops.len();
     let mut live = vec![false; n];
     for i in (0..n).rev() {
@@ -46,15 +46,15 @@ pub fn sweep(t: &Trace) -> Trace {
             }
         }
     }
-    let mut out = Trace::with_tables_of(t);
+    let ops = std::mem::take(&mut t.ops);
+    t.ops.reserve(live.iter().filter(|&&l| l).count());
     let mut new_index = vec![OpRef::constant(0); n];
-    for (i, op) in t.ops.iter().enumerate() {
+    for (i, mut op) in ops.into_iter().enumerate() {
         if !live[i] {
             continue;
         }
-        let mut op = op.clone();
         op.map_ops(|r| new_index[r.index()]);
-        new_index[i] = out.push(op);
+        new_index[i] = t.push(op);
     }
-    out
+    t
 }

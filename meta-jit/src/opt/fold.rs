@@ -62,7 +62,7 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
         (IntSub, Some(c)) => {
             // x - c  ==>  x + (-c), so that additions of constants combine.
             let nc = o.out.int(c.wrapping_neg());
-            optimize(o, Op::new(IntAdd, vec![a.unwrap(), nc]))
+            optimize(o, Op::new(IntAdd, &[a.unwrap(), nc]))
         }
         (IntAdd, Some(c2)) => {
             match inner(o, a.unwrap(), IntAdd).or_else(|| inner(o, a.unwrap(), IntAddOvf)) {
@@ -70,7 +70,7 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
                 // addition is an `int_add_ovf`, whose value is the wrapped sum too).
                 Some((x, Some(c1))) => {
                     let c = o.out.int(c1.wrapping_add(c2));
-                    optimize(o, Op::new(IntAdd, vec![x, c]))
+                    optimize(o, Op::new(IntAdd, &[x, c]))
                 }
                 _ => Step::Next(op),
             }
@@ -80,13 +80,13 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             Some((_, Some(c1))) if c1 & c2 == c1 => Step::Replace(a.unwrap()),
             Some((x, Some(c1))) => {
                 let c = o.out.int(c1 & c2);
-                optimize(o, Op::new(IntAnd, vec![x, c]))
+                optimize(o, Op::new(IntAnd, &[x, c]))
             }
             _ => Step::Next(op),
         },
         (IntMul, Some(c)) if c > 0 && (c as u64).is_power_of_two() => {
             let k = o.out.int(c.trailing_zeros() as i64);
-            Step::Next(Op::new(IntLshift, vec![a.unwrap(), k]))
+            Step::Next(Op::new(IntLshift, &[a.unwrap(), k]))
         }
         (IntLt | IntLe | IntGt | IntGe | UintLt | UintLe | UintGt | UintGe, _)
             if consts[0].is_some() && cb.is_none() =>
@@ -102,7 +102,7 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
                 UintGt => UintLt,
                 _ => UintLe,
             };
-            Step::Next(Op::new(flipped, vec![b.unwrap(), a.unwrap()]))
+            Step::Next(Op::new(flipped, &[b.unwrap(), a.unwrap()]))
         }
         (IntNeg | IntInvert | FloatNeg, _) => match inner(o, a.unwrap(), op.opcode) {
             Some((x, None)) => Step::Replace(x),

@@ -353,11 +353,11 @@ fn carried_values(o: &mut Optimizer) -> Vec<OpRef> {
                 let load = match k {
                     Imported::Field((d, obj)) => {
                         let ty = o.out.get_descr(d).field().expect("verified").kind;
-                        Op::new(Opcode::getfield(ty), vec![obj]).with_descr(d)
+                        Op::new(Opcode::getfield(ty), &[obj]).with_descr(d)
                     }
                     Imported::Item((d, a, i)) => {
                         let ty = o.out.get_descr(d).array().expect("verified").kind;
-                        Op::new(Opcode::getarrayitem(ty), vec![a, i]).with_descr(d)
+                        Op::new(Opcode::getarrayitem(ty), &[a, i]).with_descr(d)
                     }
                 };
                 o.derived(load)

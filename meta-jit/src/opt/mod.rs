@@ -226,7 +226,7 @@ fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) 
     };
     let mut out = o.out;
     if opts.dce {
-        out = dce::sweep(&out);
+        out = dce::sweep(out);
     }
     debug_assert_eq!(crate::ir::verify::verify(&out), Ok(()), "optimized:\n{out}");
     (out, o.report, o.same_at_jump)
@@ -299,7 +299,11 @@ impl<'a> Optimizer<'a> {
         Optimizer {
             opts,
             input,
-            out: Trace::with_tables_of(input),
+            out: {
+                let mut out = Trace::with_tables_of(input);
+                out.ops.reserve(input.ops.len());
+                out
+            },
             report: Report::default(),
             map: Vec::with_capacity(input.ops.len()),
             uf: QuickUnionUf::from_iter(std::iter::empty()),
@@ -409,10 +413,10 @@ impl<'a> Optimizer<'a> {
         }
         let op = if signed {
             let n = self.out.int(size as i64);
-            Op::new(Opcode::IntSignext, vec![v, n])
+            Op::new(Opcode::IntSignext, &[v, n])
         } else {
             let mask = self.out.int((1i64 << (8 * size as u32)) - 1);
-            Op::new(Opcode::IntAnd, vec![v, mask])
+            Op::new(Opcode::IntAnd, &[v, mask])
         };
         self.derived(op)
     }
@@ -521,7 +525,7 @@ impl<'a> Optimizer<'a> {
     /// Emits `same_as(v)`: a value equal to `v` that the union-find does not know is `v` (a
     /// label argument).
     pub fn emit_box(&mut self, v: OpRef, ty: Type) -> OpRef {
-        self.push(Op::new(Opcode::same_as(ty), vec![v]))
+        self.push(Op::new(Opcode::same_as(ty), &[v]))
     }
 
     fn push(&mut self, op: Op) -> OpRef {
@@ -564,7 +568,7 @@ impl<'a> Optimizer<'a> {
                 } else {
                     Opcode::IntSub
                 };
-                let v = self.derived(Op::new(plain, vec![a, b]));
+                let v = self.derived(Op::new(plain, &[a, b]));
                 (v, false)
             }
             _ => return None,
@@ -582,7 +586,7 @@ impl<'a> Optimizer<'a> {
         if fails {
             // Keep a guard that always fails, where the failing one was.
             let zero = self.out.int(0);
-            let mut g = Op::new(Opcode::GuardTrue, vec![zero]);
+            let mut g = Op::new(Opcode::GuardTrue, &[zero]);
             g.resume = op.resume;
             let id = g.resume.as_ref().map_or(0, |r| r.id);
             self.report.failing_guards.push(id);
@@ -633,7 +637,7 @@ impl<'a> Optimizer<'a> {
         }
         self.pending_ovf = None;
         let args = op.args.clone();
-        self.loop_vars = args.clone();
+        self.loop_vars = args.to_vec();
         self.label_at = self.push(op).index();
         for (a, v) in input_args.iter().zip(args) {
             self.map[a.index()] = v;

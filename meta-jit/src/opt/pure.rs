@@ -8,7 +8,7 @@
 //! for an inverse like `neg(neg(x))`, the first call then dies in the dead-code sweep).
 
 use super::{Optimizer, Step};
-use crate::ir::{DescrId, Op, OpRef, Opcode};
+use crate::ir::{DescrId, Op, OpArgs, OpRef, Opcode};
 use hashbrown::HashMap;
 
 /// The CSE table.
@@ -20,7 +20,7 @@ pub struct Table {
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
     opcode: Opcode,
-    args: Vec<OpRef>,
+    args: OpArgs,
     descr: Option<DescrId>,
 }
 
@@ -45,7 +45,7 @@ fn key(op: &Op) -> Key {
 pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     if op.opcode == Opcode::RecordKnownResult {
         let res = op.args[0];
-        let call = Op::new(Opcode::CallPureI, op.args[1..].to_vec());
+        let call = Op::new(Opcode::CallPureI, &op.args[1..]);
         o.pure.seen.entry(key(&call)).or_insert(res);
         return Step::Remove;
     }
@@ -57,7 +57,7 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     }
     // A comparison whose negation is known (a guard decided it): `a < b` after `a >= b`
     // was found false.
-    if let Some(neg) = negated(op.opcode) {
+    if let Some(neg) = op.opcode.negated() {
         let k = Key {
             opcode: neg,
             args: op.args.clone(),
@@ -70,27 +70,6 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
         }
     }
     Step::Next(op)
-}
-
-/// The integer comparison that is true exactly when `opcode` is false (float comparisons have
-/// none: NaN makes both false).
-pub fn negated(opcode: Opcode) -> Option<Opcode> {
-    use Opcode::*;
-    Some(match opcode {
-        IntLt => IntGe,
-        IntGe => IntLt,
-        IntLe => IntGt,
-        IntGt => IntLe,
-        UintLt => UintGe,
-        UintGe => UintLt,
-        UintLe => UintGt,
-        UintGt => UintLe,
-        IntEq => IntNe,
-        IntNe => IntEq,
-        PtrEq => PtrNe,
-        PtrNe => PtrEq,
-        _ => return None,
-    })
 }
 
 /// Records an emitted pure op.

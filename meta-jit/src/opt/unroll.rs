@@ -16,7 +16,7 @@
 //!
 //! Owns: the shape of a peeled trace. Must not know: what the stages do with it.
 
-use crate::ir::{Op, OpRef, Opcode, Trace};
+use crate::ir::{Op, OpArgs, OpRef, Opcode, Trace};
 
 /// A peeled loop.
 #[derive(Clone, Debug)]
@@ -85,11 +85,11 @@ pub fn peel_with(t: &Trace, same: impl Fn(usize) -> bool) -> Option<Peeled> {
     for &k in &carried {
         let v = jump_args[k];
         let ty = t.type_of(v);
-        let b = out.push(Op::new(Opcode::same_as(ty), vec![v]));
+        let b = out.push(Op::new(Opcode::same_as(ty), &[v]));
         label_args.push(b);
         map[k] = b;
     }
-    out.push(Op::new(Opcode::Label, label_args));
+    out.push(Op::new(Opcode::Label, &label_args));
     let m = |map: &[OpRef], r: OpRef| if r.is_op() { map[r.index()] } else { r };
     for j in n..jump_at {
         let mut op = t.ops[j].clone();
@@ -99,8 +99,8 @@ pub fn peel_with(t: &Trace, same: impl Fn(usize) -> bool) -> Option<Peeled> {
         }
         map[j] = out.push(op);
     }
-    let args = carried.iter().map(|&k| m(&map, jump_args[k])).collect();
-    out.push(Op::new(Opcode::Jump, args));
+    let args: OpArgs = carried.iter().map(|&k| m(&map, jump_args[k])).collect();
+    out.push(Op::new(Opcode::Jump, &args));
     Some(Peeled {
         trace: out,
         carried,

@@ -148,9 +148,9 @@ pub fn force(o: &mut Optimizer, v: OpRef) -> OpRef {
     };
     let alloc = if is_array {
         let len = o.out.int(n as i64);
-        Op::new(Opcode::NewArray, vec![len]).with_descr(descr)
+        Op::new(Opcode::NewArray, &[len]).with_descr(descr)
     } else {
-        Op::new(Opcode::New, vec![]).with_descr(descr)
+        Op::new(Opcode::New, &[]).with_descr(descr)
     };
     let p = o.emit(alloc);
     // Recorded before the fields are forced, so that cycles end here.
@@ -163,9 +163,9 @@ pub fn force(o: &mut Optimizer, v: OpRef) -> OpRef {
         }
         let store = if is_array {
             let idx = o.out.int(i as i64);
-            Op::new(Opcode::Setarrayitem, vec![p, idx, x]).with_descr(d)
+            Op::new(Opcode::Setarrayitem, &[p, idx, x]).with_descr(d)
         } else {
-            Op::new(Opcode::Setfield, vec![p, x]).with_descr(d)
+            Op::new(Opcode::Setfield, &[p, x]).with_descr(d)
         };
         o.emit(store);
     }

@@ -2,7 +2,7 @@
 //! it meant to do): the test that the generator covers redundancy, facts, allocations and
 //! loops counts these over many generated traces.
 
-use crate::ir::{Access, DescrKind, OpRef, Opcode, Trace};
+use crate::ir::{Access, DescrKind, OpArgs, OpRef, Opcode, Trace};
 use hashbrown::HashSet;
 
 /// The features found in one trace.
@@ -60,8 +60,8 @@ impl Features {
     pub fn of(t: &Trace) -> Features {
         use Opcode::*;
         let mut f = Features::default();
-        let mut pure_seen: HashSet<(Opcode, Vec<OpRef>)> = HashSet::new();
-        let mut guard_seen: HashSet<(Opcode, Vec<OpRef>)> = HashSet::new();
+        let mut pure_seen: HashSet<(Opcode, OpArgs)> = HashSet::new();
+        let mut guard_seen: HashSet<(Opcode, OpArgs)> = HashSet::new();
         let mut called: HashSet<OpRef> = HashSet::new();
         let mut stored: HashSet<(OpRef, Option<OpRef>, u32)> = HashSet::new();
         let mut loaded: HashSet<(OpRef, Option<OpRef>, u32)> = HashSet::new();

@@ -1,21 +1,23 @@
 //! The tracer's cache of what the trace already computed (RPython's `heapcache.py`, plus the
 //! pure-op and guard sharing RPython's tracer does through its boxes): while recording, a field
-//! load of an object the trace loaded before, a pure op on the same arguments as an earlier
+//! or array item load the trace loaded before, a pure op on the same arguments as an earlier
 //! one, or a guard on a condition an earlier guard already checked record nothing, and the
-//! earlier op stands for the new one.
+//! earlier op stands for the new one. A guard on a comparison also settles that comparison and
+//! its negation: after `guard_false(uint_ge(i, n))`, `uint_lt(i, n)` is the constant 1, and a
+//! branch on it records no guard.
 //!
 //! The optimizer would remove all of these too; the tracer does it because an interpreter
 //! re-reads the same fields at every step (a `Vec`'s buffer and length at every cell access),
 //! and each op not recorded is one the tracer and then every optimizer stage need not handle.
 //!
-//! A field load is only shared while nothing may have changed the field: every store the
-//! tracer records forgets the fields of its alias class (the optimizer's
+//! A load is only shared while nothing may have changed what it read: every store the
+//! tracer records forgets the fields and array items of its alias class (the optimizer's
 //! aliasing rule, see [`crate::ir`]'s descriptors), and every call that is not elidable
-//! forgets all fields. Each entry also keeps the concrete value the load returned; a later load
+//! forgets all of them. Each entry also keeps the concrete value the load returned; a later load
 //! that reads another value means a write went unseen, a bug [`HeapCache::field`] asserts
 //! against in debug builds and never acts on (the load is then recorded).
 //!
-//! Owns: the three tables. Must not know: the optimizer, the guest language, how jitcode ops
+//! Owns: the four tables. Must not know: the optimizer, the guest language, how jitcode ops
 //! map to trace ops (its caller, [`super::record`], decides what is a load, a store or a call).
 
 use crate::ir::{DescrId, OpRef, Opcode, Trace, Value};
@@ -27,6 +29,8 @@ pub(super) struct HeapCache {
     /// Field loads since the last write that may have changed them: (descriptor, object) to
     /// the load and the value it returned.
     fields: HashMap<(DescrId, OpRef), (OpRef, Value)>,
+    /// Array item loads, the same way: (descriptor, array, index) to the load and its value.
+    items: HashMap<(DescrId, OpRef, OpRef), (OpRef, Value)>,
     /// Pure ops of one or two arguments.
     pure: HashMap<(Opcode, OpRef, Option<OpRef>), OpRef>,
     /// Guards recorded on one condition (or a value and the constant it must equal).
@@ -58,18 +62,35 @@ impl HeapCache {
         self.fields.insert((d, obj), (r, v));
     }
 
-    /// A store through descriptor `d` (a field or an array item) ran: forgets every field it
-    /// may have written.
+    /// The earlier load of item `index` of `array` through array descriptor `d`, if nothing
+    /// may have written it since. `now` is what the load returns now.
+    pub fn item(&self, d: DescrId, array: OpRef, index: OpRef, now: Value) -> Option<OpRef> {
+        let &(r, was) = self.items.get(&(d, array, index))?;
+        debug_assert!(
+            was == now,
+            "the tracer's heap cache missed a write of an item of {d:?}: it held {was:?}, memory holds {now:?}"
+        );
+        (was == now).then_some(r)
+    }
+
+    /// Remembers that load `r` of item `index` of `array` returned `v`.
+    pub fn loaded_item(&mut self, d: DescrId, array: OpRef, index: OpRef, r: OpRef, v: Value) {
+        self.items.insert((d, array, index), (r, v));
+    }
+
+    /// A store through descriptor `d` (a field or an array item) ran: forgets every field and
+    /// item it may have written.
     pub fn stored(&mut self, t: &Trace, d: DescrId) {
         let class = t.get_descr(d).alias_class();
-        self.fields.retain(|&(k, _), _| {
-            k != d && (class.is_none() || t.get_descr(k).alias_class() != class)
-        });
+        let kept = |k: DescrId| k != d && (class.is_none() || t.get_descr(k).alias_class() != class);
+        self.fields.retain(|&(k, _), _| kept(k));
+        self.items.retain(|&(k, _, _), _| kept(k));
     }
 
     /// A call that may write anything ran.
     pub fn called(&mut self) {
         self.fields.clear();
+        self.items.clear();
     }
 
     /// The earlier pure op `opcode(args)`.
@@ -83,6 +104,23 @@ impl HeapCache {
         if let Some((a, b)) = pair(args) {
             self.pure.insert((opcode, a, b), r);
         }
+    }
+
+    /// A guard just recorded that `cond` is `holds`: when `cond` is a recorded comparison, that
+    /// comparison on the same arguments is now the constant `holds`, and its negation the
+    /// other one.
+    pub fn settled(&mut self, t: &mut Trace, cond: OpRef, holds: bool) {
+        if cond.is_const() {
+            return;
+        }
+        let op = t.op(cond);
+        let (Some(neg), Some((a, b))) = (op.opcode.negated(), pair(&op.args)) else {
+            return;
+        };
+        let opcode = op.opcode;
+        let (yes, no) = (t.int(i64::from(holds)), t.int(i64::from(!holds)));
+        self.pure.insert((opcode, a, b), yes);
+        self.pure.insert((neg, a, b), no);
     }
 
     /// Whether a guard `opcode(args)` is new; it is remembered as recorded. Only guards whose

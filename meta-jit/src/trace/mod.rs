@@ -362,7 +362,7 @@ impl<'c> Tracer<'c> {
             });
         }
         self.trace
-            .push(IrOp::new(opcode, args.to_vec()).with_resume(resume));
+            .push(IrOp::new(opcode, &args).with_resume(resume));
     }
 
     /// Makes `r` a constant with a `guard_value` if it is not one (`promote!`).
@@ -569,7 +569,7 @@ impl<'c> Tracer<'c> {
             Close::Jump(n) => {
                 let d = self.trace.descr(&format!("loop{n}"), DescrKind::Target(n));
                 self.trace
-                    .push(IrOp::new(Opcode::Jump, red_shadows).with_descr(d));
+                    .push(IrOp::new(Opcode::Jump, &red_shadows).with_descr(d));
             }
             Close::Finish => {
                 let mut args: Vec<OpRef> = greens.iter().map(|&r| self.shadow(r)).collect();

@@ -6,7 +6,7 @@
 
 use super::{from_ir, to_ir, Abort, Tracer};
 use crate::ir::semantics::eval_pure;
-use crate::ir::{self, DescrKind, Effects, Op as IrOp, OpRef, Opcode, Type};
+use crate::ir::{self, DescrKind, Effects, Op as IrOp, OpArgs, OpRef, Opcode, Type};
 use crate::jitcode::{
     ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, Kind, Op, Register,
     Value,
@@ -89,6 +89,10 @@ impl Tracer<'_> {
         let refs: Vec<OpRef> = args.iter().map(|a| a.0).collect();
         if self.cache.new_guard(opcode, &refs) {
             self.guard(opcode, &refs);
+            if let (Opcode::GuardTrue | Opcode::GuardFalse, [cond]) = (opcode, &refs[..]) {
+                self.cache
+                    .settled(&mut self.trace, *cond, opcode == Opcode::GuardTrue);
+            }
         }
     }
 
@@ -192,16 +196,16 @@ impl Tracer<'_> {
     }
 
     fn load(&mut self, opcode: Opcode, args: &[Tv], d: ir::DescrId, v: Value) -> Tv {
-        let refs = args.iter().map(|a| a.0).collect();
+        let refs: OpArgs = args.iter().map(|a| a.0).collect();
         (
-            self.trace.push(IrOp::new(opcode, refs).with_descr(d)),
+            self.trace.push(IrOp::new(opcode, &refs).with_descr(d)),
             to_ir(v),
         )
     }
 
     fn store(&mut self, opcode: Opcode, args: &[Tv], d: ir::DescrId) {
-        let refs = args.iter().map(|a| a.0).collect();
-        self.trace.push(IrOp::new(opcode, refs).with_descr(d));
+        let refs: OpArgs = args.iter().map(|a| a.0).collect();
+        self.trace.push(IrOp::new(opcode, &refs).with_descr(d));
         self.cache.stored(&self.trace, d);
     }
 
@@ -342,7 +346,14 @@ impl Tracer<'_> {
                     self.konst(to_ir(v))
                 } else if Self::plain_array(descr) {
                     let d = self.array_descr(descr);
-                    self.load(Opcode::getarrayitem(ty), &[u(0), u(1)], d, v)
+                    match self.cache.item(d, u(0).0, u(1).0, to_ir(v)) {
+                        Some(r) => (r, to_ir(v)),
+                        None => {
+                            let r = self.load(Opcode::getarrayitem(ty), &[u(0), u(1)], d, v);
+                            self.cache.loaded_item(d, u(0).0, u(1).0, r.0, r.1);
+                            r
+                        }
+                    }
                 } else {
                     let p = self.address(u(0), Some((u(1), descr.item_size)), 0);
                     let d = self.field_descr(&descr.item);
@@ -382,7 +393,7 @@ impl Tracer<'_> {
                 let mut refs = vec![uses[0].0, fun];
                 refs.extend(uses[1..].iter().map(|a| a.0));
                 self.trace
-                    .push(IrOp::new(Opcode::RecordKnownResult, refs).with_descr(d));
+                    .push(IrOp::new(Opcode::RecordKnownResult, &refs).with_descr(d));
                 None
             }
             Op::RecordExactValue { reg, .. } => {
@@ -420,7 +431,7 @@ impl Tracer<'_> {
     fn quasi_immutable_read(&mut self, base: Tv, descr: &'static FieldDescr, v: Value) -> Tv {
         let d = self.field_descr(descr);
         self.trace
-            .push(IrOp::new(Opcode::QuasiimmutField, vec![base.0]).with_descr(d));
+            .push(IrOp::new(Opcode::QuasiimmutField, &[base.0]).with_descr(d));
         self.guard(Opcode::GuardNotInvalidated, &[]);
         let b = from_ir(base.1);
         self.fp
@@ -443,7 +454,7 @@ impl Tracer<'_> {
         });
         let d = self.named_descr("call_quasi_immutable_written", kind);
         self.trace
-            .push(IrOp::new(Opcode::CallN, vec![f, p.0]).with_descr(d));
+            .push(IrOp::new(Opcode::CallN, &[f, p.0]).with_descr(d));
         let addr = p.1.addr();
         crate::warm::quasi::written_from_jit(addr);
         if self.fp.quasi_fields().contains(&addr) {
@@ -481,7 +492,7 @@ impl Tracer<'_> {
             (true, None) => return None,
             (false, _) => Opcode::call(ret),
         };
-        let r = self.trace.push(IrOp::new(opcode, refs).with_descr(d));
+        let r = self.trace.push(IrOp::new(opcode, &refs).with_descr(d));
         dst.zip(res).map(|(d, v)| (d, (r, v)))
     }
 }

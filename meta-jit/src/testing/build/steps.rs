@@ -631,12 +631,12 @@ impl Builder<'_> {
         if s.fail {
             let v = self.int(s.b);
             self.emit_sim(
-                Op::new(Setarrayitem, vec![arr, idx, v]).with_descr(descr),
+                Op::new(Setarrayitem, &[arr, idx, v]).with_descr(descr),
                 exec,
             );
         } else {
             self.emit_sim(
-                Op::new(GetarrayitemI, vec![arr, idx]).with_descr(descr),
+                Op::new(GetarrayitemI, &[arr, idx]).with_descr(descr),
                 exec,
             );
         }

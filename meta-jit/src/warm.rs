@@ -66,6 +66,10 @@ pub struct Params {
     pub max_aborts: u32,
     /// The optimizer's stages (all by default).
     pub enable_opts: Options,
+    /// Whether [`Stats`] keeps each trace as recorded, besides as optimized (off by default:
+    /// the recorded traces are only for tests and tools that inspect them, and they doubled
+    /// the memory of a program with long traces).
+    pub keep_recorded: bool,
 }
 
 impl Default for Params {
@@ -77,13 +81,15 @@ impl Default for Params {
             trace_limit: 6000,
             max_aborts: 4,
             enable_opts: Options::all(),
+            keep_recorded: false,
         }
     }
 }
 
 impl Params {
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `trace_limit`, `max_aborts`, `enable_opts` as in [`Options::parse`]), or `off`/`on`.
+    /// `trace_limit`, `max_aborts`, `enable_opts` as in [`Options::parse`], `keep_recorded`
+    /// as 0 or 1), or `off`/`on`.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let num = |v: &str| v.parse::<u64>().map_err(|e| format!("`{item}`: {e}"));
@@ -95,6 +101,7 @@ impl Params {
                 Some(("trace_limit", v)) => self.trace_limit = num(v)? as usize,
                 Some(("max_aborts", v)) => self.max_aborts = num(v)? as u32,
                 Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
+                Some(("keep_recorded", v)) => self.keep_recorded = num(v)? != 0,
                 _ => return Err(format!("unknown JIT parameter `{item}`")),
             }
         }
@@ -602,7 +609,7 @@ impl JitDriver {
         state.compiled.insert(id, Rc::clone(&opt));
         state.stats.traces.push(TraceRecord {
             kind,
-            recorded: trace,
+            recorded: params.keep_recorded.then_some(trace),
             optimized: opt,
         });
         Ok(id)

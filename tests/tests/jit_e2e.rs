@@ -6,7 +6,12 @@ mod regvm;
 use meta_jit::warm::{TraceKind, TraceRecord};
 use regvm::{panic_message, run_code, run_with, stats, Code, Ins, Ins::*, Vm};
 
-const HOT: &str = "threshold=3,trace_eagerness=5";
+const HOT: &str = "threshold=3,trace_eagerness=5,keep_recorded=1";
+
+/// A trace as recorded (the runs here keep them: `keep_recorded=1`).
+fn recorded(t: &meta_jit::warm::TraceRecord) -> &meta_jit::ir::Trace {
+    t.recorded.as_ref().expect("run with keep_recorded=1")
+}
 
 /// `r0 = sum over i in 1..=n of (i * 3 + 16 + hash(i)) + f-part`, with floats and calls.
 fn mixed(n: i64) -> Vec<Ins> {
@@ -41,13 +46,13 @@ fn a_hot_loop_is_compiled_and_agrees_with_the_interpreter() {
     // helper is a pure call whose record_known_result left the trace; the promoted multiplier
     // is a guard_value and then a constant.
     assert_eq!(
-        lp.recorded.to_string().matches("call_pure_i").count(),
+        recorded(lp).to_string().matches("call_pure_i").count(),
         1,
         "{}",
-        lp.recorded
+        recorded(lp)
     );
     assert_eq!(lp.count("record_known_result"), 0, "{}", lp.optimized);
-    assert!(lp.recorded.to_string().contains("record_known_result"));
+    assert!(recorded(lp).to_string().contains("record_known_result"));
     assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized);
     assert!(
         lp.optimized.to_string().contains("int_mul(i"),
@@ -132,7 +137,11 @@ fn a_bridge_that_reaches_a_cold_inner_loop_traces_that_loop_first() {
         Halt,
     ];
     let off = run_with("off", &prog, Vm::new());
-    let on = run_with("threshold=3,trace_eagerness=1", &prog, Vm::new());
+    let on = run_with(
+        "threshold=3,trace_eagerness=1,keep_recorded=1",
+        &prog,
+        Vm::new(),
+    );
     assert_eq!(on, off);
     let s = stats();
     assert!(s.inner_loops_first >= 1, "{}", s.summary());
@@ -142,7 +151,7 @@ fn a_bridge_that_reaches_a_cold_inner_loop_traces_that_loop_first() {
         "{:?}",
         s.aborts
     );
-    let longest = s.traces.iter().map(|t| t.recorded.ops.len()).max();
+    let longest = s.traces.iter().map(|t| recorded(t).ops.len()).max();
     assert!(longest < Some(60), "{longest:?}: {}", s.summary());
     assert!(
         s.traces
@@ -175,7 +184,7 @@ fn a_loop_trace_that_leaves_its_loop_and_comes_back_in_is_traced_from_there() {
     assert_eq!(s.retraced, 1, "{}", s.summary());
     // The first loop compiled is the inner one: no trace of the outer loop's `Li(2, 2)` (a
     // store of 2) or its counter (register 1).
-    let inner = s.traces[0].recorded.to_string();
+    let inner = recorded(&s.traces[0]).to_string();
     assert!(inner.contains("getarrayitem_i(p0, 2,"), "{inner}");
     assert!(!inner.contains("setarrayitem(p0, 2, 2,"), "{inner}");
     assert!(!inner.contains("getarrayitem_i(p0, 1,"), "{inner}");

@@ -90,7 +90,8 @@ pub fn run(code: &Code, s: &mut Stack, mut n: i64) -> i64 {
 fn go(params: &str, ops: &[Ins], n: i64) -> (i64, Vec<i64>, i64) {
     run::with_driver(|d| {
         d.reset();
-        d.set_params("on,threshold=3,trace_eagerness=2").unwrap();
+        d.set_params("on,threshold=3,trace_eagerness=2,keep_recorded=1")
+            .unwrap();
         d.set_params(params).unwrap();
     });
     let code = Code { ops: ops.to_vec() };
@@ -108,7 +109,7 @@ fn recorded(ops: &[Ins], n: i64) -> String {
     let off = go("off", ops, n);
     let on = go("on", ops, n);
     assert_eq!(on, off);
-    run::with_driver(|d| d.with_stats(|s| s.traces[0].recorded.to_string()))
+    run::with_driver(|d| d.with_stats(|s| s.traces[0].recorded.as_ref().expect("kept").to_string()))
 }
 
 /// How many loads of a field (by the start of its descriptor's name) a trace has.

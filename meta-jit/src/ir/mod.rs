@@ -426,7 +426,7 @@ impl Trace {
 
     /// Appends an op built from its parts.
     pub fn emit(&mut self, opcode: Opcode, args: &[OpRef]) -> OpRef {
-        self.push(Op::new(opcode, &args))
+        self.push(Op::new(opcode, args))
     }
 
     /// The constant with this value (added to the pool once).

@@ -461,11 +461,11 @@ impl<'a> Builder<'a> {
     }
 
     fn op(&mut self, opcode: Opcode, args: &[OpRef]) -> OpRef {
-        self.emit(Op::new(opcode, &args))
+        self.emit(Op::new(opcode, args))
     }
 
     fn op_d(&mut self, opcode: Opcode, args: &[OpRef], d: DescrId) -> OpRef {
-        self.emit(Op::new(opcode, &args).with_descr(d))
+        self.emit(Op::new(opcode, args).with_descr(d))
     }
 
     fn resume(&mut self, spec: &ResumeSpec) -> Resume {
@@ -518,7 +518,7 @@ impl<'a> Builder<'a> {
         }
         self.past_failure |= !passes;
         let r = self.resume(spec);
-        self.emit(Op::new(opcode, &args).with_resume(r));
+        self.emit(Op::new(opcode, args).with_resume(r));
     }
 
     /// A guard on an int condition that passes in the simulated pass unless `fail`.

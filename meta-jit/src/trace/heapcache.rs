@@ -82,7 +82,8 @@ impl HeapCache {
     /// item it may have written.
     pub fn stored(&mut self, t: &Trace, d: DescrId) {
         let class = t.get_descr(d).alias_class();
-        let kept = |k: DescrId| k != d && (class.is_none() || t.get_descr(k).alias_class() != class);
+        let kept =
+            |k: DescrId| k != d && (class.is_none() || t.get_descr(k).alias_class() != class);
         self.fields.retain(|&(k, _), _| kept(k));
         self.items.retain(|&(k, _, _), _| kept(k));
     }

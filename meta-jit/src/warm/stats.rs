@@ -22,8 +22,8 @@ pub enum TraceKind {
 pub struct TraceRecord {
     /// Loop or bridge.
     pub kind: TraceKind,
-    /// The trace as recorded.
-    pub recorded: Trace,
+    /// The trace as recorded, when [`crate::warm::Params::keep_recorded`] is set.
+    pub recorded: Option<Trace>,
     /// The trace as optimized and compiled (shared with the driver, which reads its resume
     /// data when a guard fails).
     pub optimized: Rc<Trace>,

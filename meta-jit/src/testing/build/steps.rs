@@ -635,10 +635,7 @@ impl Builder<'_> {
                 exec,
             );
         } else {
-            self.emit_sim(
-                Op::new(GetarrayitemI, &[arr, idx]).with_descr(descr),
-                exec,
-            );
+            self.emit_sim(Op::new(GetarrayitemI, &[arr, idx]).with_descr(descr), exec);
         }
         if exec {
             self.locs.push(Loc::Item(arr, idx, descr));

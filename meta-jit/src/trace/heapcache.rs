@@ -88,7 +88,9 @@ impl HeapCache {
         self.items.retain(|&(k, _, _), _| kept(k));
     }
 
-    /// A call that may write anything ran.
+    /// A call that may write anything ran. (Items go too, although today an array's base
+    /// after a call is always a new load of a field, which makes every item key new: an
+    /// array reached another way would otherwise keep what the call may have changed.)
     pub fn called(&mut self) {
         self.fields.clear();
         self.items.clear();

@@ -10,7 +10,13 @@
 //! of the largest offset covers the smaller ones).
 //!
 //! Facts are about values; at a loop's label the loop-carried values get new meanings, and
-//! what was known of them is forgotten ([`forget`]).
+//! what was known of them is forgotten ([`forget`]). Their ranges are then *assumed*
+//! ([`assume_at_label`]): each loop-carried value keeps the range its first value had at the
+//! label, and the loop's `jump` must show that the value it passes back lies in that range too
+//! ([`check_at_jump`]). Then the range holds on every iteration, by induction. When the jump
+//! cannot show it, the loop is optimized again without that assumption ([`Facts::broken`]),
+//! as the heap cache does for what it imports (RPython keeps integer bounds in the loop's
+//! virtual state for the same purpose).
 //!
 //! Owns: ranges and relations of integers. Must not know: memory, guests.
 
@@ -25,6 +31,15 @@ pub struct Facts {
     ranges: HashMap<OpRef, (i64, i64)>,
     /// `(x, n) -> c`: `x + c <u n` is known, and `x >= 0`.
     below: HashMap<(OpRef, OpRef), i64>,
+    /// The ranges assumed at the label: (position among the label's arguments, the
+    /// argument, its range).
+    assumed: Vec<(usize, OpRef, (i64, i64))>,
+    /// Positions of label arguments whose range is not assumed (set by the caller between
+    /// rounds).
+    pub banned: Vec<usize>,
+    /// Positions whose assumed range the `jump` did not keep: optimize again with them
+    /// banned.
+    pub broken: Vec<usize>,
 }
 
 const FULL: (i64, i64) = (i64::MIN, i64::MAX);
@@ -175,6 +190,10 @@ fn decide(o: &mut Optimizer, opcode: Opcode, a: OpRef, b: OpRef) -> Option<bool>
 
 /// The bounds stage: a comparison the facts decide becomes a constant.
 pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
+    if op.opcode == Opcode::Jump && op.descr.is_none() && !o.bounds.assumed.is_empty() {
+        check_at_jump(o, &op.args);
+        return Step::Next(op);
+    }
     if !op.opcode.is_comparison() || op.args.len() != 2 {
         return Step::Next(op);
     }
@@ -278,6 +297,30 @@ fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
                 let now = o.bounds.ranges.get(&x).copied().unwrap_or(FULL);
                 o.bounds.ranges.insert(x, intersect(now, (lo, hi)));
             }
+        }
+    }
+}
+
+/// At a loop's label, after [`forget`]: the loop-carried `values` (the label's first
+/// arguments, in order) get the ranges `first` their values had on entering the loop, except
+/// those banned.
+pub fn assume_at_label(o: &mut Optimizer, values: &[OpRef], first: &[(i64, i64)]) {
+    for (k, (&v, &r)) in values.iter().zip(first).enumerate() {
+        if r == FULL || o.bounds.banned.contains(&k) || o.type_of(v) != crate::ir::Type::Int {
+            continue;
+        }
+        o.bounds.ranges.insert(v, r);
+        o.bounds.assumed.push((k, v, r));
+    }
+}
+
+/// At the loop's `jump` with `args`: every assumed range must hold of the value passed back.
+pub fn check_at_jump(o: &mut Optimizer, args: &[OpRef]) {
+    let assumed = std::mem::take(&mut o.bounds.assumed);
+    for (k, _, r) in assumed {
+        let now = args.get(k).map_or(FULL, |&a| range(o, a));
+        if now.0 < r.0 || now.1 > r.1 {
+            o.bounds.broken.push(k);
         }
     }
 }

@@ -199,20 +199,23 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// One optimization of a trace as it is (no peeling). A loop whose body changes a location
 /// the heap cache imported at the label is optimized again, carrying that location's value in
 /// a label argument or not importing it; each round settles at least one more location, and
-/// after a few rounds nothing is imported. Also returns, for a loop without label, whether its
+/// after a few rounds nothing is imported. A loop whose `jump` does not keep a range assumed
+/// at the label is optimized again without assuming it (see [`bounds`]). Also returns, for a loop without label, whether its
 /// `jump` passes back each input's own value.
 fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) {
     let (mut carried, mut banned) = (Vec::new(), Vec::new());
+    let mut unassumed = Vec::new();
     let mut rounds = 0;
     let o = loop {
         let mut o = Optimizer::new(trace, opts);
         o.heap.carried = carried.clone();
         o.heap.banned = banned.clone();
         o.heap_import = rounds < 4;
+        o.bounds.banned = unassumed.clone();
         for (i, op) in trace.ops.iter().enumerate() {
             o.process_input(i, op);
         }
-        if o.heap.broken.is_empty() {
+        if o.heap.broken.is_empty() && o.bounds.broken.is_empty() {
             break o;
         }
         for &(k, known) in &o.heap.broken {
@@ -222,7 +225,8 @@ fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) 
                 banned.push(k);
             }
         }
-        rounds += 1;
+        unassumed.extend_from_slice(&o.bounds.broken);
+        rounds += usize::from(!o.heap.broken.is_empty());
     };
     let mut out = o.out;
     if opts.dce {
@@ -613,9 +617,16 @@ impl<'a> Optimizer<'a> {
         }
         let input_args = self.input.ops[label_at].args.clone();
         let mut seen = Vec::new();
+        let mut first = Vec::with_capacity(op.args.len());
         for k in 0..op.args.len() {
             let mut v = virtuals::force(self, op.args[k]);
             v = self.find(v);
+            let int = self.type_of(v) == Type::Int;
+            first.push(if int && self.opts.bounds {
+                bounds::range(self, v)
+            } else {
+                (i64::MIN, i64::MAX)
+            });
             if !v.is_op() || seen.contains(&v) || shared.get(&v).copied().unwrap_or(0) > 1 {
                 let ty = self.type_of(v);
                 v = self.emit_box(v, ty);
@@ -629,6 +640,10 @@ impl<'a> Optimizer<'a> {
         pure::forget(self, &op.args);
         guards::forget(self, &op.args);
         bounds::forget(self, &op.args);
+        if self.opts.bounds {
+            let carried = op.args.clone();
+            bounds::assume_at_label(self, &carried, &first);
+        }
         if self.heap_import {
             let boxes = heap::at_label(self, &op.args);
             op.args.extend(boxes);

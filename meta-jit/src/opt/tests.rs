@@ -981,6 +981,24 @@ fn label_forgets_facts_about_loop_values() {
 }
 
 #[test]
+fn label_assumes_a_loop_value_keeps_its_first_range_when_the_jump_shows_it() {
+    // i0 is in [0, 255] on entry and `(i0 + 1) & 255` is too: inside the loop `i0 < 0` is
+    // false.
+    check(
+        "[i0]\ni1 = uint_lt(i0, 256)\nguard_true(i1) []\nlabel(i0)\ni2 = int_lt(i0, 0)\nguard_false(i2) []\ni3 = int_add(i0, 1)\ni4 = int_and(i3, 255)\njump(i4)",
+        "[i0]\ni1 = uint_lt(i0, 256)\nguard_true(i1) []\nlabel(i0)\ni2 = int_add(i0, 1)\ni3 = int_and(i2, 255)\njump(i3)",
+    );
+}
+
+#[test]
+fn label_drops_an_assumed_range_the_jump_does_not_keep() {
+    // `i0 - 1` may leave [0, 255]: the loop is optimized again without assuming it, and the
+    // guard stays.
+    let input = "[i0]\ni1 = uint_lt(i0, 256)\nguard_true(i1) []\nlabel(i0)\ni2 = int_lt(i0, 0)\nguard_false(i2) []\ni3 = int_add(i0, -1)\njump(i3)";
+    check(input, input);
+}
+
+#[test]
 fn label_keeps_loop_invariant_facts() {
     check(
         "[i0, i1]\ni2 = int_mul(i1, 4)\nlabel(i0)\ni3 = int_mul(i1, 4)\ni4 = int_add(i0, i3)\njump(i4)",

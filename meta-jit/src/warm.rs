@@ -16,7 +16,7 @@
 //! call of the portal (from a residual call) runs in the interpreter only.
 //!
 //! Before it enters compiled code, the driver checks that the objects the greens reference are
-//! still those the code was traced on ([`stale`]): a freed program's address may hold another
+//! still those the code was traced on (`stale`): a freed program's address may hold another
 //! program now.
 //!
 //! Owns: parameters, counters, cells, the compiled loops and their guards, statistics and the

@@ -8,7 +8,7 @@
 //! the optimizer maps its values but never interprets its frames.
 //!
 //! This module owns the data and its invariants ([`verify`]); it knows nothing of how traces
-//! are recorded, optimized or compiled. The text form is in [`print`] and [`parse`], the
+//! are recorded, optimized or compiled. The text form is in [`print`](mod@print) and [`parse`], the
 //! meaning of pure ops in [`semantics`].
 
 mod descr;

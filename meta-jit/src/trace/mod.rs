@@ -21,7 +21,7 @@
 //! folded it.
 //!
 //! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
-//! of each data op to IR is in [`record`], the facts in [`fingerprint`], what a repeated load,
+//! of each data op to IR is in `record`, the facts in `fingerprint`, what a repeated load,
 //! pure op or guard can reuse in `heapcache`. Must not know: optimization (beyond not
 //! recording a repeat), machine code, hot counters, or anything about a guest language.
 

@@ -8,8 +8,8 @@
 //! the optimizer maps its values but never interprets its frames.
 //!
 //! This module owns the data and its invariants ([`verify`]); it knows nothing of how traces
-//! are recorded, optimized or compiled. The text form is in [`print`](mod@print) and [`parse`], the
-//! meaning of pure ops in [`semantics`].
+//! are recorded, optimized or compiled. The text form is in [`print`](mod@print) and
+//! [`parse`], the meaning of pure ops in [`semantics`].
 
 mod descr;
 mod opcode;

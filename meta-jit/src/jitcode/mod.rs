@@ -1,8 +1,9 @@
 //! Jitcode: the register bytecode the codewriter produces for every annotated function, shared by
 //! the jitcode-only runner, the tracer and the blackhole interpreter.
 //!
-//! Owns: the format ([`format`](mod@format)), its construction ([`builder`]), register liveness at guard
-//! points ([`liveness`]), the text form ([`print`](mod@print)) and the jitcode-only run mode ([`runner`]).
+//! Owns: the format ([`format`](mod@format)), its construction ([`builder`]), register
+//! liveness at guard points ([`liveness`]), the text form ([`print`](mod@print)) and the
+//! jitcode-only run mode ([`runner`]).
 //! Must not know: Rust syntax (that is `hints-macros`), the typed handle layer (that is
 //! [`crate::lower`]), traces, or any guest language.
 

@@ -31,9 +31,8 @@ pub struct Facts {
     ranges: HashMap<OpRef, (i64, i64)>,
     /// `(x, n) -> c`: `x + c <u n` is known, and `x >= 0`.
     below: HashMap<(OpRef, OpRef), i64>,
-    /// The ranges assumed at the label: (position among the label's arguments, the
-    /// argument, its range).
-    assumed: Vec<(usize, OpRef, (i64, i64))>,
+    /// The ranges assumed at the label: (position among the label's arguments, its range).
+    assumed: Vec<(usize, (i64, i64))>,
     /// Positions of label arguments whose range is not assumed (set by the caller between
     /// rounds).
     pub banned: Vec<usize>,
@@ -302,22 +301,22 @@ fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
 }
 
 /// At a loop's label, after [`forget`]: the loop-carried `values` (the label's first
-/// arguments, in order) get the ranges `first` their values had on entering the loop, except
-/// those banned.
+/// arguments, in order) get the ranges `first` their values had on entering the loop (the
+/// full range for what is not an integer), except those banned.
 pub fn assume_at_label(o: &mut Optimizer, values: &[OpRef], first: &[(i64, i64)]) {
     for (k, (&v, &r)) in values.iter().zip(first).enumerate() {
-        if r == FULL || o.bounds.banned.contains(&k) || o.type_of(v) != crate::ir::Type::Int {
+        if r == FULL || o.bounds.banned.contains(&k) {
             continue;
         }
         o.bounds.ranges.insert(v, r);
-        o.bounds.assumed.push((k, v, r));
+        o.bounds.assumed.push((k, r));
     }
 }
 
 /// At the loop's `jump` with `args`: every assumed range must hold of the value passed back.
 pub fn check_at_jump(o: &mut Optimizer, args: &[OpRef]) {
     let assumed = std::mem::take(&mut o.bounds.assumed);
-    for (k, _, r) in assumed {
+    for (k, r) in assumed {
         let now = args.get(k).map_or(FULL, |&a| range(o, a));
         if now.0 < r.0 || now.1 > r.1 {
             o.bounds.broken.push(k);

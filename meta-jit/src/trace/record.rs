@@ -86,7 +86,7 @@ impl Tracer<'_> {
         if args.iter().all(|a| a.0.is_const()) {
             return;
         }
-        let refs: Vec<OpRef> = args.iter().map(|a| a.0).collect();
+        let refs: OpArgs = args.iter().map(|a| a.0).collect();
         if self.cache.new_guard(opcode, &refs) {
             self.guard(opcode, &refs);
             if let (Opcode::GuardTrue | Opcode::GuardFalse, [cond]) = (opcode, &refs[..]) {

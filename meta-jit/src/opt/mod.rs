@@ -200,8 +200,8 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// the heap cache imported at the label is optimized again, carrying that location's value in
 /// a label argument or not importing it; each round settles at least one more location, and
 /// after a few rounds nothing is imported. A loop whose `jump` does not keep a range assumed
-/// at the label is optimized again without assuming it (see [`bounds`]). Also returns, for a loop without label, whether its
-/// `jump` passes back each input's own value.
+/// at the label is optimized again without assuming it (see [`bounds`]). Also returns, for a
+/// loop without label, whether its `jump` passes back each input's own value.
 fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) {
     let (mut carried, mut banned) = (Vec::new(), Vec::new());
     let mut unassumed = Vec::new();
@@ -378,7 +378,9 @@ impl<'a> Optimizer<'a> {
 
     /// `v` as `(base, constant offset)`, in wrapping arithmetic: `x + c`, `c + x` and `x - c`
     /// (also their `*_ovf` forms, whose value is the wrapped result too) give `(x, ±c)`;
-    /// anything else, constants included, is `(v, 0)`.
+    /// anything else, constants included, is `(v, 0)`. The base of an op is never a constant
+    /// (an unfolded `7 + 3` is its own base), so callers may give constants a base of their
+    /// own.
     pub fn offset_parts(&mut self, v: OpRef) -> (OpRef, i64) {
         let v = self.find(v);
         let Some(p) = self.producer(v) else {
@@ -395,6 +397,7 @@ impl<'a> Optimizer<'a> {
             return (v, 0);
         };
         match (self.const_value(a), self.const_value(b)) {
+            (Some(_), Some(_)) => (v, 0),
             (_, Some(Value::Int(c))) => (self.find(a), c.wrapping_mul(sign)),
             (Some(Value::Int(c)), _) if sign == 1 => (self.find(b), c),
             _ => (v, 0),
@@ -641,8 +644,7 @@ impl<'a> Optimizer<'a> {
         guards::forget(self, &op.args);
         bounds::forget(self, &op.args);
         if self.opts.bounds {
-            let carried = op.args.clone();
-            bounds::assume_at_label(self, &carried, &first);
+            bounds::assume_at_label(self, &op.args, &first);
         }
         if self.heap_import {
             let boxes = heap::at_label(self, &op.args);

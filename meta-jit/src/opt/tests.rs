@@ -970,6 +970,19 @@ fn virtual_jump_argument_is_forced() {
     );
 }
 
+#[test]
+fn heap_an_unfolded_constant_sum_is_not_a_constant_index() {
+    // With folding off, `7 + 3` stays an op. Its parts must not be (constant 7, 3): constant
+    // indices share one base in the heap cache, and the pool's first slot (here 7) would make
+    // it look like item 3, apart from item 10, which the store writes.
+    let t = "[p0, i1]\ni2 = int_add(7, 3)\ni3 = getarrayitem_i(p0, i2, descr=ints)\nsetarrayitem(p0, 10, i1, descr=ints)\ni4 = getarrayitem_i(p0, i2, descr=ints)\nfinish(i3, i4)";
+    let opts = Options {
+        fold: false,
+        ..Options::all()
+    };
+    check_with(&opts, t, t);
+}
+
 // ---- loops and labels ----------------------------------------------------------------------
 
 #[test]

@@ -174,7 +174,7 @@ impl Gen<'_> {
         let s = self.src(op.args[0]);
         let d = self.def(i);
         asm::mov(&mut self.a, SCRATCH, s);
-        let (big, odd, done) = (
+        let (big, even, done) = (
             self.a.new_dynamic_label(),
             self.a.new_dynamic_label(),
             self.a.new_dynamic_label(),
@@ -186,9 +186,9 @@ impl Gen<'_> {
         // At or above 2^63: (x >> 1 | x & 1) converts to half the value, rounded as x is.
         asm::bind(&mut self.a, big);
         asm::shift_imm(&mut self.a, Shift::Shr, SCRATCH, 1);
-        asm::jcc(&mut self.a, Cond::Ae, odd);
+        asm::jcc(&mut self.a, Cond::Ae, even);
         asm::alu(&mut self.a, Alu::Or, SCRATCH, Src::I(1));
-        asm::bind(&mut self.a, odd);
+        asm::bind(&mut self.a, even);
         asm::cvtsi2sd(&mut self.a, d, Src::R(SCRATCH));
         asm::sse(&mut self.a, Sse::Add, d, XSrc::X(d));
         asm::bind(&mut self.a, done);

@@ -164,15 +164,6 @@ impl Gen<'_> {
         }
     }
 
-    /// The moves that put the values at `locs` where a trace's placed entry wants its inputs
-    /// (`at`; `None` for an input it does not read).
-    fn moves_to_inputs(&self, at: &[Option<Loc>], locs: &[Loc]) -> Vec<(Loc, Loc)> {
-        at.iter()
-            .zip(locs)
-            .filter_map(|(&dst, &src)| Some((dst?, src)))
-            .collect()
-    }
-
     /// `finish(values)`.
     pub(super) fn finish(&mut self, op: &Op) {
         let locs: Vec<Loc> = op.args.iter().map(|&v| self.loc(v)).collect();
@@ -191,7 +182,7 @@ impl Gen<'_> {
         if let Some(n) = target {
             if n == self.link.trace_id {
                 if let Some((entry, _)) = self.placed_entry {
-                    let moves = self.moves_to_inputs(&self.input_locs.clone(), &locs);
+                    let moves = moves_to_inputs(&self.input_locs, &locs);
                     parallel_move(&mut self.a, &moves);
                     asm::jmp(&mut self.a, entry);
                 } else {
@@ -201,7 +192,7 @@ impl Gen<'_> {
                 }
             } else if let Some(entry) = (self.link.targets)(n) {
                 if let Some((addr, at)) = entry.placed {
-                    let moves = self.moves_to_inputs(&at, &locs);
+                    let moves = moves_to_inputs(&at, &locs);
                     parallel_move(&mut self.a, &moves);
                     asm::mov_imm(&mut self.a, SCRATCH, addr as u64);
                 } else {
@@ -250,4 +241,13 @@ impl Gen<'_> {
         asm::jmp(&mut self.a, header);
         Ok(())
     }
+}
+
+/// The moves that put the values at `locs` where a trace's placed entry wants its inputs
+/// (`at`; `None` for an input it does not read).
+fn moves_to_inputs(at: &[Option<Loc>], locs: &[Loc]) -> Vec<(Loc, Loc)> {
+    at.iter()
+        .zip(locs)
+        .filter_map(|(&dst, &src)| Some((dst?, src)))
+        .collect()
 }

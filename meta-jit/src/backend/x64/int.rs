@@ -127,11 +127,7 @@ impl Gen<'_> {
             }
             return;
         }
-        self.ra.take(&mut self.a, Reg::gpr(RAX));
-        self.ra.take(&mut self.a, Reg::gpr(RDX));
-        let sy = self.src(y);
-        let sx = self.src(x);
-        asm::mov(&mut self.a, RAX, sx);
+        let sy = self.div_operands(x, y);
         let (zero, minus1, done) = (
             self.a.new_dynamic_label(),
             self.a.new_dynamic_label(),
@@ -175,32 +171,27 @@ impl Gen<'_> {
             asm::mov_imm(&mut self.a, d, 0);
             return;
         }
-        self.ra.take(&mut self.a, Reg::gpr(RAX));
-        self.ra.take(&mut self.a, Reg::gpr(RDX));
-        let sy = self.src_rm(y);
-        let sx = self.src(x);
-        asm::mov(&mut self.a, RAX, sx);
-        let (zero, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
-        if !y.is_const() {
+        let sy = self.div_operands(x, y);
+        if y.is_const() {
+            // A constant divisor here is not 0: no check, no zero block.
+            asm::xor_div(&mut self.a, sy);
+        } else {
+            let (zero, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
             self.test_zero(y);
             asm::jcc(&mut self.a, Cond::E, zero);
+            asm::xor_div(&mut self.a, sy);
+            asm::jmp(&mut self.a, done);
+            asm::bind(&mut self.a, zero);
+            asm::mov_imm(&mut self.a, res, 0);
+            asm::bind(&mut self.a, done);
         }
-        asm::xor_div(&mut self.a, sy);
-        asm::jmp(&mut self.a, done);
-        asm::bind(&mut self.a, zero);
-        asm::mov_imm(&mut self.a, res, 0);
-        asm::bind(&mut self.a, done);
         self.ra.bind(i, Reg::gpr(res));
     }
 
     /// `uint_mul_high`: the rdx half of `mul`.
     pub(super) fn mul_high(&mut self, i: usize, op: &Op) {
         let (x, y) = (op.args[0], op.args[1]);
-        self.ra.take(&mut self.a, Reg::gpr(RAX));
-        self.ra.take(&mut self.a, Reg::gpr(RDX));
-        let sy = self.src_rm(y);
-        let sx = self.src(x);
-        asm::mov(&mut self.a, RAX, sx);
+        let sy = self.div_operands(x, y);
         asm::mul(&mut self.a, sy);
         self.ra.bind(i, Reg::gpr(RDX));
     }
@@ -279,6 +270,17 @@ impl Gen<'_> {
                 Src::R(SCRATCH)
             }
         }
+    }
+
+    /// Frees rax and rdx for `div`/`idiv`/`mul`, puts `x` in rax, and gives `y` as an operand
+    /// they accept (see [`Self::src_rm`]).
+    fn div_operands(&mut self, x: OpRef, y: OpRef) -> Src {
+        self.ra.take(&mut self.a, Reg::gpr(RAX));
+        self.ra.take(&mut self.a, Reg::gpr(RDX));
+        let sy = self.src_rm(y);
+        let sx = self.src(x);
+        asm::mov(&mut self.a, RAX, sx);
+        sy
     }
 
     /// Sets ZF from whether `x` is zero.

@@ -89,12 +89,7 @@ pub fn violations_of<R>(f: impl FnOnce() -> R) -> (Vec<Violation>, Option<String
     let found = COLLECTOR
         .with(|c| std::mem::replace(&mut *c.borrow_mut(), previous))
         .unwrap_or_default();
-    let panic = result.err().map(|e| {
-        e.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "<non-string panic>".into())
-    });
+    let panic = result.err().map(|e| crate::testing::panic_message(&*e));
     (found, panic)
 }
 

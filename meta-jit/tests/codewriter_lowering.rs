@@ -13,6 +13,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use meta_jit::hints::*;
+use meta_jit::testing::panic_message;
 use quickcheck::{QuickCheck, TestResult};
 
 /// Runs both and compares results or panic messages.
@@ -20,20 +21,13 @@ fn same<R: PartialEq + std::fmt::Debug>(
     native: impl FnOnce() -> R,
     jit: impl FnOnce() -> R,
 ) -> TestResult {
-    let n = catch_unwind(AssertUnwindSafe(native)).map_err(panic_text);
-    let j = catch_unwind(AssertUnwindSafe(jit)).map_err(panic_text);
+    let n = catch_unwind(AssertUnwindSafe(native)).map_err(|e| panic_message(&*e));
+    let j = catch_unwind(AssertUnwindSafe(jit)).map_err(|e| panic_message(&*e));
     if n == j {
         TestResult::passed()
     } else {
         TestResult::error(format!("native {n:?} vs jitcode {j:?}"))
     }
-}
-
-fn panic_text(e: Box<dyn std::any::Any + Send>) -> String {
-    e.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 fn qc() -> QuickCheck {

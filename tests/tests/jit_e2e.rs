@@ -3,8 +3,9 @@
 
 mod regvm;
 
+use meta_jit::testing::panic_message;
 use meta_jit::warm::{TraceKind, TraceRecord};
-use regvm::{panic_message, run_code, run_with, stats, Code, Ins, Ins::*, Vm};
+use regvm::{run_code, run_with, stats, Code, Ins, Ins::*, Vm};
 
 const HOT: &str = "threshold=3,trace_eagerness=5,keep_recorded=1";
 
@@ -54,13 +55,12 @@ fn a_hot_loop_is_compiled_and_agrees_with_the_interpreter() {
     assert_eq!(lp.count("record_known_result"), 0, "{}", lp.optimized);
     assert!(recorded(lp).to_string().contains("record_known_result"));
     assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized);
+    // The promoted multiplier is the constant operand of the loop's multiplication.
     assert!(
-        lp.optimized.to_string().contains("int_mul(i"),
-        "{}",
         lp.optimized
-    );
-    assert!(
-        lp.optimized.to_string().contains(", 3)"),
+            .to_string()
+            .lines()
+            .any(|l| l.contains("int_mul(i") && l.contains(", 3)")),
         "{}",
         lp.optimized
     );
@@ -261,7 +261,7 @@ fn an_overflow_panics_like_the_interpreter() {
         std::thread::spawn(move || run_with(params, &prog, Vm::new()))
             .join()
             .err()
-            .and_then(|e| panic_message(&*e))
+            .map(|e| panic_message(&*e))
     };
     let off = msg("off");
     assert_eq!(off.as_deref(), Some("attempt to add with overflow"));
@@ -447,7 +447,7 @@ fn unsigned_overflow_and_division_by_zero_panic_like_the_interpreter() {
                 std::panic::set_hook(Box::new(|_| {}));
                 let r = std::panic::catch_unwind(|| run_with(params, &prog, Vm::new()));
                 std::panic::set_hook(hook);
-                let msg = r.err().and_then(|e| panic_message(&*e));
+                let msg = r.err().map(|e| panic_message(&*e));
                 (msg, stats().loops())
             })
             .join()

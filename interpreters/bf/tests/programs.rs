@@ -131,6 +131,15 @@ fn bf(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
     )
 }
 
+/// Runs the binary with `args` and no input, and checks that it fails: exit code `code`,
+/// nothing on stdout, and `needle` in the message on stderr. Returns stderr.
+fn fails_with(args: &[&str], code: i32, needle: &str) -> String {
+    let (got, out, err) = bf(args, b"");
+    assert_eq!((got, out.as_str()), (code, ""), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    err
+}
+
 fn temp_file(name: &str, content: &[u8]) -> String {
     let p = std::env::temp_dir().join(format!("bf-test-{}-{name}", std::process::id()));
     std::fs::write(&p, content).unwrap();
@@ -147,13 +156,9 @@ fn binary_runs_a_program_and_echoes_input() {
 #[test]
 fn unbalanced_brackets_are_reported_with_their_position() {
     let f = temp_file("open.bf", b"+\n+[>[-]");
-    let (code, out, err) = bf(&[&f], b"");
-    assert_eq!((code, out.as_str()), (1, ""));
-    assert!(err.contains(":2:2: this `[` is never closed"), "{err}");
+    fails_with(&[&f], 1, ":2:2: this `[` is never closed");
     let f = temp_file("close.bf", b"+]");
-    let (code, _, err) = bf(&[&f], b"");
-    assert_eq!(code, 1);
-    assert!(err.contains(":1:2: this `]` has no matching `[`"), "{err}");
+    fails_with(&[&f], 1, ":1:2: this `]` has no matching `[`");
 }
 
 #[test]
@@ -164,12 +169,9 @@ fn empty_file_is_an_empty_program() {
 
 #[test]
 fn missing_file_is_an_error() {
-    let (code, out, err) = bf(&["/nonexistent/prog.bf"], b"");
-    assert_eq!((code, out.as_str()), (2, ""));
-    assert!(
-        err.starts_with("bf: cannot read /nonexistent/prog.bf:"),
-        "{err}"
-    );
+    let needle = "bf: cannot read /nonexistent/prog.bf:";
+    let err = fails_with(&["/nonexistent/prog.bf"], 2, needle);
+    assert!(err.starts_with(needle), "{err}");
 }
 
 #[test]
@@ -182,20 +184,13 @@ fn binary_garbage_is_comments_or_a_clear_error() {
     let mut g = garbage.clone();
     g.extend_from_slice(&[0xff, b']', 0x00, 0x80]);
     let f = temp_file("garbage2.bf", &g);
-    let (code, _, err) = bf(&[&f], b"");
-    assert_eq!(code, 1);
-    assert!(err.contains("has no matching `[`"), "{err}");
+    fails_with(&[&f], 1, "has no matching `[`");
 }
 
 #[test]
 fn moving_left_of_the_tape_is_an_error() {
     let f = temp_file("left.bf", b"+>><<<");
-    let (code, _, err) = bf(&[&f], b"");
-    assert_eq!(code, 1);
-    assert!(
-        err.contains("op 1: the pointer moved left of cell 0"),
-        "{err}"
-    );
+    fails_with(&[&f], 1, "op 1: the pointer moved left of cell 0");
 }
 
 #[test]
@@ -209,12 +204,12 @@ fn the_tape_grows_to_the_right() {
 
 #[test]
 fn bad_command_line() {
-    let (code, _, err) = bf(&["--frobnicate", "x.bf"], b"");
-    assert_eq!(code, 2);
-    assert!(err.contains("unknown option `--frobnicate`"), "{err}");
-    let (code, _, err) = bf(&[], b"");
-    assert_eq!(code, 2);
-    assert!(err.contains("usage: bf"), "{err}");
+    fails_with(
+        &["--frobnicate", "x.bf"],
+        2,
+        "unknown option `--frobnicate`",
+    );
+    fails_with(&[], 2, "usage: bf");
 }
 
 #[test]
@@ -231,7 +226,5 @@ fn jit_parameters_and_modes() {
             "{args:?}"
         );
     }
-    let (code, _, err) = bf(&["--jit-param", "frob=1", &f], b"");
-    assert_eq!(code, 2);
-    assert!(err.contains("--jit-param frob=1"), "{err}");
+    fails_with(&["--jit-param", "frob=1", &f], 2, "--jit-param frob=1");
 }

@@ -5,7 +5,7 @@
 //! `max_aborts=1`, which compiles them.
 
 use bf::gen::Generated;
-use quickcheck::{Gen, QuickCheck, TestResult};
+use quickcheck::{Gen, TestResult};
 
 #[derive(Clone, Copy, Debug)]
 enum Mode {
@@ -60,10 +60,8 @@ fn jit_and_jitcode_run_like_the_native_interpreter() {
         }
         TestResult::passed()
     }
-    QuickCheck::new()
-        .rng(Gen::from_size_and_seed(100, 0x6266))
-        .tests(10_000)
-        .max_tests(10_000)
+    // 10,000 programs from a fixed seed.
+    meta_jit::testing::prop_runner(0x6266, 0, 10_000)
         .quickcheck(prop as fn(Generated) -> TestResult);
     // The programs' move and clear loops compile as counted loops (the optimizer's rewrite
     // that skips to the last turn), so the property covers that rewrite in machine code too.

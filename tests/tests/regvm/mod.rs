@@ -237,11 +237,3 @@ pub fn stats() -> meta_jit::warm::Stats {
         })
     })
 }
-
-/// The message of a panic caught by `catch_unwind` or `JoinHandle::join` (`None` for a
-/// payload that is not a string).
-pub fn panic_message(e: &(dyn std::any::Any + Send)) -> Option<String> {
-    e.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-}

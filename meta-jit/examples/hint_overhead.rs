@@ -7,16 +7,17 @@
 //!
 //! runs this executable under `valgrind --tool=callgrind` once per variant and size and prints
 //! the instructions one iteration of the guest loop costs: the plain interpreter, the hinted one
-//! with the JIT off (as `bf --no-jit` or `METAJIT_PARAMS=off` turn it off), and the hinted one
-//! with the JIT on but the loop never hot. See the `callgrind` module below.
+//! with the JIT off (as `METAJIT_PARAMS=off` or `set_params("off")` turn it off), and the
+//! hinted one with the JIT on but the loop never hot. See the `callgrind` module below.
 //!
 //! Times (noisy):
 //!
 //! `cargo run --release -p meta-jit --example hint_overhead [iterations] [rounds]`
 //!
 //! runs both copies side by side in one process and prints the ratio of their times. The two
-//! `run` functions differ only around `can_enter_jit!` (a thread-local flag test, and the
-//! greens and reds it may assign), so what the ratio measures beyond that is mostly where the
+//! `run` functions differ only in the portal's entry (a call that counts portal calls) and
+//! around `can_enter_jit!` (a thread-local flag test, and the reds it may assign; the pinned
+//! green `code` is never assigned), so what the ratio measures beyond that is mostly where the
 //! linker placed each copy: that placement effect alone can be 10-20% on a small hot loop. Each
 //! side is therefore compiled twice (two modules), the ratio of two copies of the same code is
 //! printed as the noise floor, and the ratio is given both for the mean of the two placements
@@ -380,8 +381,8 @@ mod callgrind {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    /// The variants: the plain interpreter, the hinted one with the JIT turned off as
-    /// `bf --no-jit` turns it off (`set_params("off")`, the same as `METAJIT_PARAMS=off`), and
+    /// The variants: the plain interpreter, the hinted one with the JIT turned off
+    /// (`set_params("off")`, the same as `METAJIT_PARAMS=off`), and
     /// the hinted one with the JIT on but the loop never reaching the threshold (every
     /// `can_enter_jit!` counts).
     const VARIANTS: [(&str, &str); 3] = [

@@ -29,7 +29,7 @@ use hashbrown::HashMap;
 pub struct Facts {
     /// Ranges learnt from guards, by value.
     ranges: HashMap<OpRef, (i64, i64)>,
-    /// `(x, n) -> c`: `x + c <u n` is known, and `x >= 0`.
+    /// `(x, n) -> c`: `x + c <u n` is known, and `x + c >= 0`.
     below: HashMap<(OpRef, OpRef), i64>,
     /// The ranges assumed at the label: (position among the label's arguments, its range).
     assumed: Vec<(usize, (i64, i64))>,

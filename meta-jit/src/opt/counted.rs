@@ -341,8 +341,8 @@ mod tests {
         parse(&format!("{DESCRS}{text}")).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 
-    /// `[-]>+<`-style move loop, as the optimizer leaves it: two byte counters carried, one
-    /// counting down to 0.
+    /// A loop that moves one byte counter into another, as the optimizer leaves it: two byte
+    /// counters carried, one counting down to 0.
     const MOVE: &str = "[p0, i1, i2]
 i3 = int_and(i1, 255)
 i4 = int_and(i2, 255)

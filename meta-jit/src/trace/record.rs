@@ -73,6 +73,13 @@ impl Tracer<'_> {
             return self.konst(v);
         }
         if let Some(r) = self.cache.pure(opcode, refs) {
+            // A comparison a guard settled is a constant: the one this run computes.
+            debug_assert!(
+                self.trace.const_value(r).is_none_or(|c| c == v),
+                "{} settled to {:?}, computes {v:?}",
+                opcode.name(),
+                self.trace.const_value(r)
+            );
             return (r, v);
         }
         let r = self.trace.emit(opcode, refs);

@@ -37,7 +37,8 @@ pub enum Outcome {
     Iterations(Vec<Value>),
 }
 
-/// A run that could not start.
+/// A run that could not start, or that stopped before a memory access outside
+/// [`Run::memory`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunError(pub String);
 
@@ -48,6 +49,13 @@ pub struct Run {
     pub max_iterations: usize,
     /// Whether `guard_not_invalidated` fails (the code was invalidated).
     pub invalidated: bool,
+    /// The memory the run may touch, as (start, length) ranges; objects the run allocates are
+    /// added as it goes. When set, a load or store outside it, or a call with a reference
+    /// argument that points outside it, stops the run with an error naming the op instead of
+    /// touching that memory. The property tests set it, so that a trace which would crash
+    /// is reported only if it really reaches the bad access (not, say, after a guard that
+    /// always fails).
+    pub memory: Option<Vec<(usize, usize)>>,
 }
 
 impl Default for Run {
@@ -55,6 +63,7 @@ impl Default for Run {
         Run {
             max_iterations: 1000,
             invalidated: false,
+            memory: None,
         }
     }
 }
@@ -87,6 +96,7 @@ impl Run {
         for (k, v) in inputs.iter().enumerate() {
             vals[k] = Some(*v);
         }
+        let mut memory = self.memory.clone();
         let header = t.label().map_or(ni, |l| l + 1);
         let mut iterations = 0;
         let mut pc = ni;
@@ -155,6 +165,13 @@ impl Run {
                     Some(Value::Int(v))
                 }
                 o if o.is_call() => {
+                    if let Some(m) = &memory {
+                        for a in &args[1..] {
+                            if let Value::Ref(p) = *a {
+                                check_access(m, pc, op, p, 1)?;
+                            }
+                        }
+                    }
                     let d = t
                         .get_descr(op.descr.expect("verified"))
                         .call()
@@ -167,7 +184,18 @@ impl Run {
                 Opcode::RecordKnownResult | Opcode::RecordExactValue | Opcode::QuasiimmutField => {
                     None
                 }
-                _ => memory_op(t, op, &args),
+                _ => {
+                    if let Some(m) = &mut memory {
+                        if let Some((addr, size)) = address(t, op, &args) {
+                            check_access(m, pc, op, addr, size)?;
+                        }
+                    }
+                    let r = memory_op(t, op, &args);
+                    if let (Some(m), Some(Value::Ref(p))) = (&mut memory, r) {
+                        m.push((p, allocated_size(t, op, &args)));
+                    }
+                    r
+                }
             };
             if op.ty() != Type::Void {
                 vals[pc] = Some(result.expect("an op of a value type produced one"));
@@ -175,6 +203,64 @@ impl Run {
             pc += 1;
         }
     }
+}
+
+/// The address and size a load or store touches (`None` for an allocation).
+fn address(t: &Trace, op: &Op, args: &[Value]) -> Option<(usize, usize)> {
+    if matches!(op.opcode, Opcode::New | Opcode::NewArray) {
+        return None;
+    }
+    let d = &t.get_descr(op.descr?).kind;
+    match d {
+        DescrKind::Field(f) => Some((
+            args[0].addr().wrapping_add(f.offset as usize),
+            f.size as usize,
+        )),
+        DescrKind::Array(a) => {
+            let index = args[1].int() as usize;
+            let addr = args[0]
+                .addr()
+                .wrapping_add(a.base as usize)
+                .wrapping_add(index.wrapping_mul(a.item_size as usize));
+            Some((addr, a.item_size as usize))
+        }
+        _ => None,
+    }
+}
+
+/// The size of the object an allocation op made.
+fn allocated_size(t: &Trace, op: &Op, args: &[Value]) -> usize {
+    match &t
+        .get_descr(op.descr.expect("allocations have descriptors"))
+        .kind
+    {
+        DescrKind::Size(s) => s.size as usize,
+        DescrKind::Array(a) => {
+            a.base as usize + args[0].int().max(0) as usize * a.item_size as usize
+        }
+        _ => 0,
+    }
+}
+
+/// Fails unless `[addr, addr + size)` lies in one of the ranges of `memory`.
+fn check_access(
+    memory: &[(usize, usize)],
+    pc: usize,
+    op: &Op,
+    addr: usize,
+    size: usize,
+) -> Result<(), RunError> {
+    let inside = memory
+        .iter()
+        .any(|&(start, len)| addr >= start && addr.wrapping_add(size) <= start + len);
+    if inside {
+        return Ok(());
+    }
+    Err(RunError(format!(
+        "op {pc} ({}) would touch {addr:#x}, which is outside the run's memory (not run: it \
+         would crash)",
+        op.opcode.name()
+    )))
 }
 
 /// Executes a load, a store or an allocation.

@@ -4,7 +4,6 @@
 #![allow(clippy::manual_range_contains)]
 
 use meta_jit::hints::*;
-use quickcheck::QuickCheck;
 
 #[look_inside]
 fn checked_div(a: i64, b: i64) -> Option<i64> {
@@ -69,9 +68,7 @@ fn option_question_mark_and_match() {
         div_then_add(a, b, c) == div_then_add::run_jitcode(a, b, c)
             && or_default(a, b) == or_default::run_jitcode(a, b)
     }
-    QuickCheck::new()
-        .tests(2000)
-        .quickcheck(p as fn(i64, i64, i64) -> bool);
+    meta_jit::testing::prop_runner(0x6f7074, 0, 2000).quickcheck(p as fn(i64, i64, i64) -> bool);
     for (a, b, c) in [
         (10, 0, 1),
         (10, 2, 0),

@@ -587,7 +587,7 @@ jump(i16, i18)",
         inputs.extend(case.inputs.iter().map(|&i| Value::Int(i)));
         let run = Run {
             max_iterations: (1 << 12) + 300,
-            invalidated: false,
+            ..Run::default()
         };
         match run.run(t, &inputs).expect("runs") {
             Outcome::GuardFailed { id, saved, .. } => Some((id, saved, mem)),

@@ -250,9 +250,13 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
 }
 
 /// Whether two object values are surely different objects: one is allocated by the trace
-/// (`new`, `new_array`) after the other was computed, so the other cannot be it. A loop-carried
-/// value is computed again at every `jump`, after everything before the label: it is older
-/// than an allocation only if that allocation is in the loop body.
+/// (`new`, `new_array`) after the other was computed, so the other cannot be it.
+///
+/// This must hold at every entry of the loop, not only the first. A loop-carried value is
+/// computed again at every `jump`, after everything before the label: it is older than an
+/// allocation only if that allocation is in the loop body. And a loop-carried value whose
+/// first value was a `new` before the label is not an allocation at all after the label
+/// (the `jump` may pass back any object, an older one included).
 fn distinct(o: &Optimizer, a: OpRef, b: OpRef) -> bool {
     if !a.is_op() || !b.is_op() || a == b {
         return false;
@@ -262,10 +266,11 @@ fn distinct(o: &Optimizer, a: OpRef, b: OpRef) -> bool {
     } else {
         (b, a)
     };
-    let allocated = matches!(
-        o.out.ops[newer.index()].opcode,
-        Opcode::New | Opcode::NewArray
-    );
+    let allocated = !o.loop_vars.contains(&newer)
+        && matches!(
+            o.out.ops[newer.index()].opcode,
+            Opcode::New | Opcode::NewArray
+        );
     let older_is_older = !o.loop_vars.contains(&older) || newer.index() > o.label_at;
     allocated && older_is_older
 }

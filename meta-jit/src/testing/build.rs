@@ -128,6 +128,7 @@ impl Case {
                 crate::ir::print::print(&trace)
             );
         }
+        let memory = Some(heap.ranges());
         Built {
             trace,
             inputs,
@@ -135,6 +136,7 @@ impl Case {
             run: Run {
                 max_iterations: self.iterations.max(1) as usize,
                 invalidated: self.invalidated,
+                memory,
             },
         }
     }

@@ -348,6 +348,15 @@ impl Heap {
         self.objs.iter().position(|&a| a == addr)
     }
 
+    /// The memory of the heap's objects and array, as (start, length) ranges
+    /// ([`crate::interp::Run::memory`]).
+    pub fn ranges(&self) -> Vec<(usize, usize)> {
+        let obj = std::mem::size_of::<Obj>();
+        let mut r: Vec<(usize, usize)> = self.objs.iter().map(|&o| (o, obj)).collect();
+        r.push((self.arr, ARR_LEN * 8));
+        r
+    }
+
     /// Whether `addr` lies inside a heap object or the array (interior references are made by
     /// `w64` accesses).
     pub fn inside(&self, addr: usize) -> bool {

@@ -102,7 +102,7 @@ pub fn verdict(r: Result<(), String>) -> quickcheck::TestResult {
 
 use crate::alloc::Tracker;
 use crate::interp::Outcome;
-use crate::ir::{print::print, verify::verify, Opcode, Trace};
+use crate::ir::{print::print, verify::verify, Trace};
 use crate::opt::unroll::peel;
 use crate::opt::{optimize_with_report, Options};
 
@@ -144,9 +144,6 @@ pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
             &format!("the optimized trace does not verify: {e}"),
             None,
         ));
-    }
-    if let Err(e) = constant_pointers_are_objects(&opt, &built.heap) {
-        return Err(report(&e, None));
     }
     let tracker = Tracker::new();
     let mut longer = built.run.clone();
@@ -267,34 +264,6 @@ pub fn check_peeled(case: &Case) -> Result<(), String> {
             a.outcome, b.outcome
         ))
     })
-}
-
-/// A safety net run before an optimized trace: every memory op and every call whose
-/// reference argument is a constant must point into a heap object, so that an optimizer that
-/// invents a pointer constant fails the property with a report instead of crashing the
-/// process. (Out-of-bounds indices are not caught here.)
-fn constant_pointers_are_objects(t: &Trace, heap: &heap::Heap) -> Result<(), String> {
-    for (i, op) in t.ops.iter().enumerate() {
-        let refs: &[crate::ir::OpRef] = match op.opcode {
-            o if o.is_call() => &op.args[1..],
-            o if op.descr.is_some() && !matches!(o, Opcode::New | Opcode::NewArray) => {
-                &op.args[..1]
-            }
-            _ => &[],
-        };
-        for &a in refs {
-            if let Some(crate::ir::Value::Ref(p)) = t.const_value(a) {
-                if !heap.inside(p) {
-                    return Err(format!(
-                        "op {i} ({}) of the optimized trace goes through ConstPtr({p:#x}), \
-                         which is not a heap object (not run: it would crash)",
-                        op.opcode.name()
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Property (b) for one trace: printing, parsing (with the test functions' [`env()`]) and

@@ -24,6 +24,7 @@
 
 mod bridge;
 mod native;
+mod params;
 pub(crate) mod quasi;
 mod stale;
 mod stats;
@@ -40,85 +41,15 @@ use crate::interp::Outcome;
 use crate::ir::{Opcode, Trace};
 use crate::jitcode::{JitCode, Value};
 use crate::log::{self, Selection};
-use crate::opt::{optimize_with_report, Options};
+use crate::opt::optimize_with_report;
 use crate::resume;
 use crate::trace::{from_ir, to_ir, Abort, Close, Codes, Fingerprint, Limits, Traced, Tracer};
 use bridge::BridgeEnd;
 
 pub use native::{can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, Vals};
+pub use params::Params;
 pub use quasi::quasi_immutable_written;
 pub use stats::{Stats, TraceKind, TraceRecord};
-
-/// The JIT's parameters (RPython's `set_param`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Params {
-    /// Whether the JIT runs at all.
-    pub enabled: bool,
-    /// How many times a loop header is passed before it is traced.
-    pub threshold: u32,
-    /// How many times a guard fails before a bridge is traced from it.
-    pub trace_eagerness: u32,
-    /// The longest trace, in ops, before tracing aborts.
-    pub trace_limit: usize,
-    /// After this many aborts at one location, it is never traced again; before that, each
-    /// abort doubles the count needed to trace it again. A loop trace that ends in another
-    /// loop is dropped like an abort, except the last time: then it is compiled.
-    pub max_aborts: u32,
-    /// The optimizer's stages (all by default).
-    pub enable_opts: Options,
-    /// Whether [`Stats`] keeps each trace as recorded, besides as optimized (off by default:
-    /// the recorded traces are only for tests and tools that inspect them, and they doubled
-    /// the memory of a program with long traces).
-    pub keep_recorded: bool,
-}
-
-impl Default for Params {
-    fn default() -> Params {
-        Params {
-            enabled: true,
-            threshold: 1039,
-            trace_eagerness: 200,
-            trace_limit: 6000,
-            max_aborts: 4,
-            enable_opts: Options::all(),
-            keep_recorded: false,
-        }
-    }
-}
-
-impl Params {
-    /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `trace_limit`, `max_aborts`, `enable_opts` as in [`Options::parse`], `keep_recorded`
-    /// as 0 or 1), or `off`/`on`.
-    pub fn set(&mut self, s: &str) -> Result<(), String> {
-        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let num = |v: &str| v.parse::<u64>().map_err(|e| format!("`{item}`: {e}"));
-            match item.split_once('=') {
-                None if item == "off" => self.enabled = false,
-                None if item == "on" => self.enabled = true,
-                Some(("threshold", v)) => self.threshold = num(v)?.max(1) as u32,
-                Some(("trace_eagerness", v)) => self.trace_eagerness = num(v)?.max(1) as u32,
-                Some(("trace_limit", v)) => self.trace_limit = num(v)? as usize,
-                Some(("max_aborts", v)) => self.max_aborts = num(v)? as u32,
-                Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
-                Some(("keep_recorded", v)) => self.keep_recorded = num(v)? != 0,
-                _ => return Err(format!("unknown JIT parameter `{item}`")),
-            }
-        }
-        Ok(())
-    }
-
-    /// The defaults with `METAJIT_PARAMS` applied (an error is reported on standard error).
-    pub fn from_env() -> Params {
-        let mut p = Params::default();
-        if let Ok(s) = std::env::var("METAJIT_PARAMS") {
-            if let Err(e) = p.set(&s) {
-                eprintln!("meta-jit: METAJIT_PARAMS: {e}");
-            }
-        }
-        p
-    }
-}
 
 /// Where the interpreter stands after the driver ran something.
 #[derive(Clone, Debug, PartialEq)]

@@ -123,12 +123,14 @@ fn grow(tape: &mut Tape, at: usize) -> bool {
     true
 }
 
-/// Writes a byte.
+/// Writes a byte; false if writing failed (the error is kept for [`run`] to report).
 #[dont_look_inside]
-fn put(io: &mut Io, byte: u8) {
-    if io.error.is_none() {
-        if let Err(e) = io.output.write_all(&[byte]) {
-            io.error = Some(e);
+fn put(io: &mut Io, byte: u8) -> bool {
+    match io.output.write_all(&[byte]) {
+        Ok(()) => true,
+        Err(e) => {
+            io.error.get_or_insert(e);
+            false
         }
     }
 }
@@ -167,7 +169,12 @@ pub fn interpret(program: &Program, tape: &mut Tape, io: &mut Io) -> i64 {
                     return 1 + pc as i64;
                 }
             }
-            Op::Out => put(io, tape.cells[ptr]),
+            Op::Out => {
+                if !put(io, tape.cells[ptr]) {
+                    // The run ends at the first write error: `run` reports it.
+                    return 0;
+                }
+            }
             Op::In => tape.cells[ptr] = get(io),
             Op::JumpIfZero(target) => {
                 if tape.cells[ptr] == 0 {

@@ -228,3 +228,62 @@ fn jit_parameters_and_modes() {
     }
     fails_with(&["--jit-param", "frob=1", &f], 2, "--jit-param frob=1");
 }
+
+#[test]
+fn out_of_range_and_unknown_parameters_are_errors() {
+    let f = temp_file("params.bf", b"+.");
+    let e = fails_with(
+        &["--jit-param", "threshold=4294967296", &f],
+        2,
+        "from 1 to 4294967295",
+    );
+    assert!(e.contains("threshold=4294967296"), "{e}");
+    let e = fails_with(&["--jit-param", "treshold=3", &f], 2, "trace_eagerness");
+    assert!(e.contains("unknown JIT parameter"), "{e}");
+}
+
+/// A program that prints forever, read by a consumer that stops after one byte, ends with a
+/// write error instead of running on (in every mode).
+#[test]
+fn a_closed_pipe_ends_the_run_with_an_error() {
+    use std::io::Read;
+    let f = temp_file("forever.bf", b"+[.]");
+    for mode in ["--no-jit", "--jitcode", "--jit-param=threshold=2"] {
+        let mut args: Vec<&str> = mode.splitn(2, '=').collect();
+        args.push(&f);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_bf"))
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        // The read end is dropped here: the next write fails.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {err}");
+        assert!(err.contains("Broken pipe"), "{mode}: {err}");
+    }
+}
+
+/// A full device is a write error, reported with a non-zero exit, not lost silently. (With
+/// standard output closed, `>&-`, Rust's runtime reopens it on `/dev/null` before `main`, so
+/// that case is the same as `> /dev/null` and cannot be told apart.)
+#[test]
+fn a_full_device_is_an_error() {
+    let f = temp_file("hi.bf", b"++++++++[>++++++++<-]>+.");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bf"))
+        .arg(&f)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+}

@@ -35,7 +35,7 @@ pub struct Facts {
     assumed: Vec<(usize, (i64, i64))>,
     /// Positions of label arguments whose range is not assumed (set by the caller between
     /// rounds).
-    pub banned: Vec<usize>,
+    pub banned: hashbrown::HashSet<usize>,
     /// Positions whose assumed range the `jump` did not keep: optimize again with them
     /// banned.
     pub broken: Vec<usize>,
@@ -325,7 +325,7 @@ pub fn check_at_jump(o: &mut Optimizer, args: &[OpRef]) {
 }
 
 /// At a loop's label: forgets what is known of the loop-carried `values`.
-pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
+pub fn forget(o: &mut Optimizer, values: &hashbrown::HashSet<OpRef>) {
     o.bounds.ranges.retain(|v, _| !values.contains(v));
     o.bounds
         .below

@@ -107,13 +107,15 @@ pub fn skip_to_last_turn(t: &Trace) -> Option<Trace> {
         return None;
     }
     let in_body = |r: OpRef| r.is_op() && r.index() > label_at;
+    let position: hashbrown::HashMap<OpRef, usize> =
+        args.iter().enumerate().map(|(j, &a)| (a, j)).collect();
     let int = |r: OpRef| match t.const_value(r) {
         Some(Value::Int(i)) => Some(i),
         _ => None,
     };
     // What each value is in terms of a label argument, where it is one.
     let affine = |forms: &[Option<Affine>], r: OpRef| -> Option<Affine> {
-        if let Some(j) = args.iter().position(|a| *a == r) {
+        if let Some(&j) = position.get(&r) {
             return Some(Affine {
                 arg: j,
                 add: 0,
@@ -130,8 +132,9 @@ pub fn skip_to_last_turn(t: &Trace) -> Option<Trace> {
     let mut forms: Vec<Option<Affine>> = vec![None; t.ops.len()];
     // Body values that are the same in every turn: pure ops of values from before the label.
     let mut invariant = vec![false; t.ops.len()];
-    let same_every_turn =
-        |invariant: &[bool], r: OpRef| !args.contains(&r) && (!in_body(r) || invariant[r.index()]);
+    let same_every_turn = |invariant: &[bool], r: OpRef| {
+        !position.contains_key(&r) && (!in_body(r) || invariant[r.index()])
+    };
     let mut exit = None;
     let mut guard_seen = false;
     for i in label_at + 1..jump_at {

@@ -149,7 +149,7 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
 
 /// Forgets what is known of `values` (the loop-carried values at the label), and that the code
 /// is not invalidated.
-pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
+pub fn forget(o: &mut Optimizer, values: &hashbrown::HashSet<OpRef>) {
     o.guards.nonzero.retain(|v| !values.contains(v));
     o.guards.not_invalidated = false;
 }

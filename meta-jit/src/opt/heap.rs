@@ -8,12 +8,19 @@
 //! cache already holds the value stored.
 //!
 //! A location is (descriptor, object) for fields and (descriptor, array, index) for items,
-//! with object and index after `find`. Aliasing follows the alias classes of [`crate::ir`]'s
+//! with object and index after `find`; an index is keyed as (base, constant offset)
+//! ([`Optimizer::offset_parts`]), so that `x + 2` computed twice names one item. Aliasing follows the alias classes of [`crate::ir`]'s
 //! descriptors: a store forgets only what it may overwrite, which is a location of its class
 //! other than those provably apart from it: another field at a disjoint offset of the same
 //! object, or another item of the same array whose index differs by a known constant (`i` and
 //! `i + 1`, or two different constants). A residual call forgets every location whose class its
 //! effects may write (immutable fields are never forgotten).
+//!
+//! Cost: the cache is kept per alias class, fields by object and items by (descriptor, array,
+//! index base), so that a store touches only its own class and, inside it, drops whole groups
+//! that may alias: it costs what it forgets plus one step per object (or array) of its class
+//! that it keeps, which are objects the trace allocated. A call costs one step per alias
+//! class. The optimizer stays linear in trace length on long traces of loads and stores.
 //!
 //! Loops: at the label, the cache keeps what it knows of locations that the loop's carried
 //! values do not name (RPython imports the preamble's heap state). That is only true on the
@@ -29,15 +36,16 @@
 
 use super::{Optimizer, Step};
 use crate::ir::{Access, DescrId, Op, OpRef, Opcode, Trace, Value};
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
+use smallvec::SmallVec;
 
 /// A field location: descriptor and object.
 pub type FieldKey = (DescrId, OpRef);
-/// An item location: descriptor, array and index.
-pub type ItemKey = (DescrId, OpRef, OpRef);
+/// An item location: descriptor, array, and the index as (base, constant offset).
+pub type ItemKey = (DescrId, OpRef, OpRef, i64);
 
 /// A location the cache may know across a loop's label.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Imported {
     /// A field.
     Field(FieldKey),
@@ -45,25 +53,40 @@ pub enum Imported {
     Item(ItemKey),
 }
 
+/// What the cache knows of the locations of one alias class.
+#[derive(Default, Clone)]
+struct Class {
+    /// Fields, by object: (descriptor, value).
+    fields: HashMap<OpRef, SmallVec<[(DescrId, OpRef); 2]>>,
+    /// Items, by (descriptor, array, index base): constant offset -> (index, value).
+    items: HashMap<(DescrId, OpRef, OpRef), HashMap<i64, (OpRef, OpRef)>>,
+}
+
+impl Class {
+    fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.items.is_empty()
+    }
+}
+
 /// What the optimizer knows memory holds.
 #[derive(Default)]
 pub struct Cache {
-    fields: HashMap<FieldKey, OpRef>,
-    items: HashMap<ItemKey, OpRef>,
     /// The alias class of each descriptor (by table index): equal numbers may alias.
     classes: Vec<u32>,
-    /// The first index op seen for each (base, constant offset): items are keyed by it, so
-    /// that `x + 2` computed twice (say once with an overflow check) names one item.
-    canon: HashMap<(OpRef, i64), OpRef>,
+    /// Whether each descriptor is an immutable field (a call never changes it).
+    immutable: Vec<bool>,
+    /// What is known, per alias class.
+    mem: Vec<Class>,
     /// What was known at the label, to be checked at the loop's `jump`.
     imported: Vec<(Imported, OpRef)>,
     /// Locations whose value the loop carries in a label argument (the body changes them).
-    pub carried: Vec<Imported>,
-    /// The carried locations the label got an argument for, in the label's order.
-    carried_now: Vec<Imported>,
+    pub carried: HashSet<Imported>,
+    /// The carried locations the label got an argument for, in the label's order, with the
+    /// index of an item (to load it again at the `jump`).
+    carried_now: Vec<(Imported, OpRef)>,
     /// Locations not to import at the label (the body changes them to something it does not
     /// know).
-    pub banned: Vec<Imported>,
+    pub banned: HashSet<Imported>,
     /// Imported locations the body changed: the loop must be optimized again, carrying them
     /// (`true`: the body knows the new value) or not importing them (`false`).
     pub broken: Vec<(Imported, bool)>,
@@ -74,7 +97,7 @@ impl Cache {
     pub fn new(t: &Trace) -> Cache {
         let mut names = HashMap::<&str, u32>::new();
         let mut next = 0u32;
-        let classes = t
+        let classes: Vec<u32> = t
             .descrs
             .iter()
             .map(|d| {
@@ -86,23 +109,62 @@ impl Cache {
                 }
             })
             .collect();
+        let immutable = t
+            .descrs
+            .iter()
+            .map(|d| d.field().is_some_and(|f| f.immutable))
+            .collect();
         Cache {
+            mem: vec![Class::default(); classes.len()],
             classes,
+            immutable,
             ..Cache::default()
         }
     }
 
     /// Forgets everything (the descriptors' classes stay).
     pub fn clear(&mut self) {
-        self.fields.clear();
-        self.items.clear();
+        for c in &mut self.mem {
+            *c = Class::default();
+        }
         self.imported.clear();
         self.carried_now.clear();
-        self.canon.clear();
     }
 
-    fn class(&self, d: DescrId) -> u32 {
-        self.classes[d.0 as usize]
+    fn class(&self, d: DescrId) -> usize {
+        self.classes[d.0 as usize] as usize
+    }
+
+    fn field(&self, (d, obj): FieldKey) -> Option<OpRef> {
+        let fs = self.mem[self.class(d)].fields.get(&obj)?;
+        fs.iter().find(|f| f.0 == d).map(|f| f.1)
+    }
+
+    fn item(&self, (d, a, base, off): ItemKey) -> Option<(OpRef, OpRef)> {
+        let group = self.mem[self.class(d)].items.get(&(d, a, base))?;
+        group.get(&off).copied()
+    }
+
+    fn get(&self, k: Imported) -> Option<OpRef> {
+        match k {
+            Imported::Field(k) => self.field(k),
+            Imported::Item(k) => self.item(k).map(|(_, v)| v),
+        }
+    }
+
+    fn set_field(&mut self, (d, obj): FieldKey, v: OpRef) {
+        let c = self.class(d);
+        let fs = self.mem[c].fields.entry(obj).or_default();
+        match fs.iter_mut().find(|f| f.0 == d) {
+            Some(f) => f.1 = v,
+            None => fs.push((d, v)),
+        }
+    }
+
+    fn set_item(&mut self, (d, a, base, off): ItemKey, index: OpRef, v: OpRef) {
+        let c = self.class(d);
+        let group = self.mem[c].items.entry((d, a, base)).or_default();
+        group.insert(off, (index, v));
     }
 }
 
@@ -111,20 +173,20 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     use Opcode::*;
     let d = op.descr;
     let known = match op.opcode {
-        GetfieldI | GetfieldF | GetfieldR => o.heap.fields.get(&(d.unwrap(), op.args[0])),
+        GetfieldI | GetfieldF | GetfieldR => o.heap.field((d.unwrap(), op.args[0])),
         GetarrayitemI | GetarrayitemF | GetarrayitemR => {
-            let i = canon_index(o, op.args[1]);
-            o.heap.items.get(&(d.unwrap(), op.args[0], i))
+            let key = item_key(o, d.unwrap(), op.args[0], op.args[1]);
+            o.heap.item(key).map(|(_, v)| v)
         }
         Setfield => {
-            if o.heap.fields.get(&(d.unwrap(), op.args[0])) == Some(&op.args[1]) {
+            if o.heap.field((d.unwrap(), op.args[0])) == Some(op.args[1]) {
                 return Step::Remove;
             }
             None
         }
         Setarrayitem => {
-            let i = canon_index(o, op.args[1]);
-            if o.heap.items.get(&(d.unwrap(), op.args[0], i)) == Some(&op.args[2]) {
+            let key = item_key(o, d.unwrap(), op.args[0], op.args[1]);
+            if o.heap.item(key).map(|(_, v)| v) == Some(op.args[2]) {
                 return Step::Remove;
             }
             None
@@ -138,7 +200,7 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
         _ => None,
     };
     match known {
-        Some(&v) => {
+        Some(v) => {
             let v = o.find(v);
             Step::Replace(v)
         }
@@ -155,75 +217,68 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
     let arg = |k: usize| op.args.get(k).copied().unwrap_or(OpRef::constant(0));
     let args = [arg(0), arg(1), arg(2)];
     match opcode {
-        GetfieldI | GetfieldF | GetfieldR => {
-            o.heap.fields.insert((d.unwrap(), args[0]), r);
-        }
+        GetfieldI | GetfieldF | GetfieldR => o.heap.set_field((d.unwrap(), args[0]), r),
         GetarrayitemI | GetarrayitemF | GetarrayitemR => {
-            let i = canon_index(o, args[1]);
-            o.heap.items.insert((d.unwrap(), args[0], i), r);
+            let key = item_key(o, d.unwrap(), args[0], args[1]);
+            o.heap.set_item(key, args[1], r);
         }
         Setfield => {
             let d = d.unwrap();
             let obj = args[0];
-            let class = o.heap.class(d);
+            let f = o.out.get_descr(d).field().expect("verified");
+            let (offset, size) = (f.offset, u32::from(f.size));
+            // Another field of the same object is apart if the two do not overlap.
             let descrs = &o.out.descrs;
-            let apart = |k: &FieldKey| {
-                let (a, b) = (
-                    descrs[d.0 as usize].field(),
-                    descrs[k.0 .0 as usize].field(),
-                );
-                let (a, b) = (a.expect("verified"), b.expect("verified"));
-                let size = u32::from(a.size.max(b.size));
-                k.1 == obj && k.0 != d && a.offset.abs_diff(b.offset) >= size
+            let apart = |k: DescrId| {
+                let g = descrs[k.0 as usize].field().expect("verified");
+                k != d && offset.abs_diff(g.offset) >= size.max(u32::from(g.size))
             };
-            let overwritten: Vec<FieldKey> = o
-                .heap
-                .fields
-                .keys()
-                .filter(|k| o.heap.class(k.0) == class && !apart(k) && !distinct(o, obj, k.1))
-                .copied()
-                .collect();
-            for k in overwritten {
-                o.heap.fields.remove(&k);
-            }
-            let classes = &o.heap.classes;
-            o.heap
-                .items
-                .retain(|k, _| classes[k.0 .0 as usize] != class);
+            let c = o.heap.class(d);
+            let age = Ages {
+                ops: &o.out.ops,
+                loop_vars: &o.loop_vars,
+                label_at: o.label_at,
+            };
+            let class = &mut o.heap.mem[c];
+            class.fields.retain(|&other, fs| {
+                if other == obj {
+                    fs.retain(|f| apart(f.0));
+                    !fs.is_empty()
+                } else {
+                    age.distinct(obj, other)
+                }
+            });
+            class.items.clear();
             let f = o.out.get_descr(d).field().expect("verified");
             let v = o.narrowed(args[1], f.size, f.signed);
-            o.heap.fields.insert((d, obj), v);
+            o.heap.set_field((d, obj), v);
         }
         Setarrayitem => {
             let d = d.unwrap();
-            let p = args[0];
-            let i = canon_index(o, args[1]);
-            let class = o.heap.class(d);
-            let at = index_parts(o, i);
-            let keys: Vec<ItemKey> = o
-                .heap
-                .items
-                .keys()
-                .filter(|k| o.heap.class(k.0) == class)
-                .copied()
-                .collect();
-            for k in keys {
-                let apart = distinct(o, p, k.1)
-                    || k.0 == d && k.1 == p && {
-                        let other = index_parts(o, k.2);
-                        other.0 == at.0 && other.1 != at.1
-                    };
-                if !apart {
-                    o.heap.items.remove(&k);
+            let (p, i) = (args[0], args[1]);
+            let key = item_key(o, d, p, i);
+            let (base, off) = (key.2, key.3);
+            let c = o.heap.class(d);
+            let age = Ages {
+                ops: &o.out.ops,
+                loop_vars: &o.loop_vars,
+                label_at: o.label_at,
+            };
+            let class = &mut o.heap.mem[c];
+            class.fields.clear();
+            // Items of this array at the same base and another offset are apart; so are items
+            // of an array the trace allocated after the other was computed.
+            class.items.retain(|&(d2, p2, b2), group| {
+                if (d2, p2, b2) == (d, p, base) {
+                    group.remove(&off);
+                    !group.is_empty()
+                } else {
+                    age.distinct(p, p2)
                 }
-            }
-            let classes = &o.heap.classes;
-            o.heap
-                .fields
-                .retain(|k, _| classes[k.0 .0 as usize] != class);
+            });
             let a = o.out.get_descr(d).array().expect("verified");
             let v = o.narrowed(args[2], a.item_size, a.signed);
-            o.heap.items.insert((d, p, i), v);
+            o.heap.set_item(key, i, v);
         }
         _ if opcode.is_call() && !opcode.is_pure() => {
             let cd = o
@@ -231,57 +286,75 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 .get_descr(d.expect("verified"))
                 .call()
                 .expect("verified");
-            let writes = cd.effects.writes.clone();
-            let descrs = &o.out.descrs;
-            let classes = &o.heap.classes;
-            let touched = |d: DescrId| match &writes {
-                Access::Nothing => false,
-                Access::Everything => true,
-                Access::Descrs(ds) => ds
-                    .iter()
-                    .any(|w| classes[w.0 as usize] == classes[d.0 as usize]),
-            };
-            let immutable = |d: DescrId| descrs[d.0 as usize].field().is_some_and(|f| f.immutable);
-            o.heap.fields.retain(|k, _| immutable(k.0) || !touched(k.0));
-            o.heap.items.retain(|k, _| !touched(k.0));
+            let heap = &mut o.heap;
+            let mut touched = vec![false; heap.mem.len()];
+            match &cd.effects.writes {
+                Access::Nothing => return,
+                Access::Everything => touched.iter_mut().for_each(|t| *t = true),
+                Access::Descrs(ds) => {
+                    for w in ds {
+                        touched[heap.classes[w.0 as usize] as usize] = true;
+                    }
+                }
+            }
+            let immutable = &heap.immutable;
+            for (class, _) in heap
+                .mem
+                .iter_mut()
+                .zip(touched)
+                .filter(|(c, t)| *t && !c.is_empty())
+            {
+                class.items.clear();
+                class.fields.retain(|_, fs| {
+                    fs.retain(|f| immutable[f.0 .0 as usize]);
+                    !fs.is_empty()
+                });
+            }
         }
         _ => {}
     }
 }
 
-/// Whether two object values are surely different objects: one is allocated by the trace
-/// (`new`, `new_array`) after the other was computed, so the other cannot be it.
-///
-/// This must hold at every entry of the loop, not only the first. A loop-carried value is
-/// computed again at every `jump`, after everything before the label: it is older than an
-/// allocation only if that allocation is in the loop body. And a loop-carried value whose
-/// first value was a `new` before the label is not an allocation at all after the label
-/// (the `jump` may pass back any object, an older one included).
-fn distinct(o: &Optimizer, a: OpRef, b: OpRef) -> bool {
-    if !a.is_op() || !b.is_op() || a == b {
-        return false;
-    }
-    let (older, newer) = if a.index() < b.index() {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    let allocated = !o.loop_vars.contains(&newer)
-        && matches!(
-            o.out.ops[newer.index()].opcode,
-            Opcode::New | Opcode::NewArray
-        );
-    let older_is_older = !o.loop_vars.contains(&older) || newer.index() > o.label_at;
-    allocated && older_is_older
+/// What [`Ages::distinct`] needs of the optimizer: which output ops allocate, and which values
+/// the loop carries.
+struct Ages<'a> {
+    ops: &'a [Op],
+    loop_vars: &'a HashSet<OpRef>,
+    label_at: usize,
 }
 
-/// The op that keys items at index `i`: the first seen with `i`'s (base, constant offset).
-fn canon_index(o: &mut Optimizer, i: OpRef) -> OpRef {
-    let parts = index_parts(o, i);
-    if parts == (o.find(i), 0) {
-        return i;
+impl Ages<'_> {
+    /// Whether two object values are surely different objects: one is allocated by the
+    /// trace (`new`, `new_array`) after the other was computed, so the other cannot be it.
+    ///
+    /// This must hold at every entry of the loop, not only the first. A loop-carried value is
+    /// computed again at every `jump`, after everything before the label: it is older than an
+    /// allocation only if that allocation is in the loop body. And a loop-carried value whose
+    /// first value was a `new` before the label is not an allocation at all after the label
+    /// (the `jump` may pass back any object, an older one included).
+    fn distinct(&self, a: OpRef, b: OpRef) -> bool {
+        if !a.is_op() || !b.is_op() || a == b {
+            return false;
+        }
+        let (older, newer) = if a.index() < b.index() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let allocated = !self.loop_vars.contains(&newer)
+            && matches!(
+                self.ops[newer.index()].opcode,
+                Opcode::New | Opcode::NewArray
+            );
+        let older_is_older = !self.loop_vars.contains(&older) || newer.index() > self.label_at;
+        allocated && older_is_older
     }
-    *o.heap.canon.entry(parts).or_insert(i)
+}
+
+/// The location of item `i` of array `a` with descriptor `d`.
+fn item_key(o: &mut Optimizer, d: DescrId, a: OpRef, i: OpRef) -> ItemKey {
+    let (base, off) = index_parts(o, i);
+    (d, a, base, off)
 }
 
 /// An index as (base, constant offset) ([`Optimizer::offset_parts`]), with every constant
@@ -296,47 +369,49 @@ fn index_parts(o: &mut Optimizer, i: OpRef) -> (OpRef, i64) {
 /// At a loop's label, before it is emitted: keeps what is known of locations the
 /// loop-carried values `vars` do not name, and forgets the rest. Returns the label's extra
 /// arguments: a fresh box for each carried location, which the cache then says it holds.
-pub fn at_label(o: &mut Optimizer, vars: &[OpRef]) -> Vec<OpRef> {
+pub fn at_label(o: &mut Optimizer, vars: &HashSet<OpRef>) -> Vec<OpRef> {
     let named = |v: &OpRef| vars.contains(v);
     let mut kept = Vec::new();
     let banned = &o.heap.banned;
-    for (&k, &v) in &o.heap.fields {
-        let key = Imported::Field(k);
-        if !named(&k.1) && !named(&v) && !banned.contains(&key) {
-            kept.push((key, v));
+    for class in &o.heap.mem {
+        for (obj, fs) in &class.fields {
+            for &(d, v) in fs {
+                let key = Imported::Field((d, *obj));
+                if !named(obj) && !named(&v) && !banned.contains(&key) {
+                    kept.push((key, OpRef::constant(0), v));
+                }
+            }
+        }
+        for (&(d, a, base), group) in &class.items {
+            for (&off, &(i, v)) in group {
+                let key = Imported::Item((d, a, base, off));
+                let names = named(&a) || named(&base) || named(&i) || named(&v);
+                if !names && !banned.contains(&key) {
+                    kept.push((key, i, v));
+                }
+            }
         }
     }
-    for (&k, &v) in &o.heap.items {
-        let key = Imported::Item(k);
-        if !named(&k.1) && !named(&k.2) && !named(&v) && !banned.contains(&key) {
-            kept.push((key, v));
-        }
+    kept.sort_unstable_by_key(|&(k, _, _)| k);
+    for c in &mut o.heap.mem {
+        *c = Class::default();
     }
-    kept.sort_by_key(|&(k, _)| match k {
-        Imported::Field((d, a)) => (d, a, OpRef::constant(0)),
-        Imported::Item((d, a, i)) => (d, a, i),
-    });
-    o.heap.fields.clear();
-    o.heap.items.clear();
-    o.heap
-        .canon
-        .retain(|(base, _), v| !named(base) && !named(v));
     let mut imported = Vec::new();
     let mut boxes = Vec::new();
     o.heap.carried_now.clear();
-    for (k, mut v) in kept {
+    for (k, i, mut v) in kept {
         if o.heap.carried.contains(&k) {
             let ty = o.type_of(v);
             v = o.emit_box(v, ty);
             boxes.push(v);
-            o.heap.carried_now.push(k);
+            o.heap.carried_now.push((k, i));
         } else {
             imported.push((k, v));
         }
         match k {
-            Imported::Field(k) => o.heap.fields.insert(k, v),
-            Imported::Item(k) => o.heap.items.insert(k, v),
-        };
+            Imported::Field(k) => o.heap.set_field(k, v),
+            Imported::Item(k) => o.heap.set_item(k, i, v),
+        }
     }
     o.heap.imported = imported;
     boxes
@@ -347,22 +422,18 @@ pub fn at_label(o: &mut Optimizer, vars: &[OpRef]) -> Vec<OpRef> {
 fn carried_values(o: &mut Optimizer) -> Vec<OpRef> {
     let carried = o.heap.carried_now.clone();
     let mut out = Vec::with_capacity(carried.len());
-    for k in carried {
-        let known = match k {
-            Imported::Field(k) => o.heap.fields.get(&k),
-            Imported::Item(k) => o.heap.items.get(&k),
-        };
-        let v = match known {
-            Some(&v) => o.find(v),
+    for (k, index) in carried {
+        let v = match o.heap.get(k) {
+            Some(v) => o.find(v),
             None => {
                 let load = match k {
                     Imported::Field((d, obj)) => {
                         let ty = o.out.get_descr(d).field().expect("verified").kind;
                         Op::new(Opcode::getfield(ty), &[obj]).with_descr(d)
                     }
-                    Imported::Item((d, a, i)) => {
+                    Imported::Item((d, a, _, _)) => {
                         let ty = o.out.get_descr(d).array().expect("verified").kind;
-                        Op::new(Opcode::getarrayitem(ty), &[a, i]).with_descr(d)
+                        Op::new(Opcode::getarrayitem(ty), &[a, index]).with_descr(d)
                     }
                 };
                 o.derived(load)
@@ -377,11 +448,8 @@ fn carried_values(o: &mut Optimizer) -> Vec<OpRef> {
 fn check_imported(o: &mut Optimizer) {
     let imported = std::mem::take(&mut o.heap.imported);
     for (k, v) in imported {
-        let now = match k {
-            Imported::Field(k) => o.heap.fields.get(&k),
-            Imported::Item(k) => o.heap.items.get(&k),
-        };
-        if now != Some(&v) {
+        let now = o.heap.get(k);
+        if now != Some(v) {
             o.heap.broken.push((k, now.is_some()));
         }
     }

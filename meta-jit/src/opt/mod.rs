@@ -203,8 +203,8 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// at the label is optimized again without assuming it (see [`bounds`]). Also returns, for a
 /// loop without label, whether its `jump` passes back each input's own value.
 fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) {
-    let (mut carried, mut banned) = (Vec::new(), Vec::new());
-    let mut unassumed = Vec::new();
+    let (mut carried, mut banned) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
+    let mut unassumed = hashbrown::HashSet::new();
     let mut rounds = 0;
     let o = loop {
         let mut o = Optimizer::new(trace, opts);
@@ -220,12 +220,12 @@ fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) 
         }
         for &(k, known) in &o.heap.broken {
             if known {
-                carried.push(k);
+                carried.insert(k);
             } else {
-                banned.push(k);
+                banned.insert(k);
             }
         }
-        unassumed.extend_from_slice(&o.bounds.broken);
+        unassumed.extend(o.bounds.broken.iter().copied());
         rounds += usize::from(!o.heap.broken.is_empty());
     };
     let mut out = o.out;
@@ -286,7 +286,7 @@ pub struct Optimizer<'a> {
     pub virtuals: virtuals::Virtuals,
     /// The loop-carried values after the label: `jump` redefines them, so the ops that computed
     /// them before the label say nothing about them after it.
-    loop_vars: Vec<OpRef>,
+    loop_vars: hashbrown::HashSet<OpRef>,
     /// The output index of the label.
     label_at: usize,
     /// Whether the previous input op was an `*_ovf` op that was not emitted, and if so whether
@@ -317,7 +317,7 @@ impl<'a> Optimizer<'a> {
             bounds: bounds::Facts::default(),
             heap: heap::Cache::new(input),
             virtuals: virtuals::Virtuals::default(),
-            loop_vars: Vec::new(),
+            loop_vars: hashbrown::HashSet::new(),
             label_at: 0,
             pending_ovf: None,
             heap_import: true,
@@ -619,7 +619,7 @@ impl<'a> Optimizer<'a> {
             }
         }
         let input_args = self.input.ops[label_at].args.clone();
-        let mut seen = Vec::new();
+        let mut seen = hashbrown::HashSet::new();
         let mut first = Vec::with_capacity(op.args.len());
         for k in 0..op.args.len() {
             let mut v = virtuals::force(self, op.args[k]);
@@ -634,27 +634,28 @@ impl<'a> Optimizer<'a> {
                 let ty = self.type_of(v);
                 v = self.emit_box(v, ty);
             }
-            seen.push(v);
+            seen.insert(v);
             op.args[k] = v;
         }
         // Facts about values other than the loop-carried ones still hold in the loop (they are
         // loop-invariant). What memory holds may change on every iteration: the heap cache
         // keeps what it knows only of locations the body turns out to leave alone.
-        pure::forget(self, &op.args);
-        guards::forget(self, &op.args);
-        bounds::forget(self, &op.args);
+        let vars: hashbrown::HashSet<OpRef> = op.args.iter().copied().collect();
+        pure::forget(self, &vars);
+        guards::forget(self, &vars);
+        bounds::forget(self, &vars);
         if self.opts.bounds {
             bounds::assume_at_label(self, &op.args, &first);
         }
         if self.heap_import {
-            let boxes = heap::at_label(self, &op.args);
+            let boxes = heap::at_label(self, &vars);
             op.args.extend(boxes);
         } else {
             self.heap.clear();
         }
         self.pending_ovf = None;
         let args = op.args.clone();
-        self.loop_vars = args.to_vec();
+        self.loop_vars = args.iter().copied().collect();
         self.label_at = self.push(op).index();
         for (a, v) in input_args.iter().zip(args) {
             self.map[a.index()] = v;

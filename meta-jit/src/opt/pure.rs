@@ -82,7 +82,7 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
 }
 
 /// Forgets every entry that mentions one of `values` (the loop-carried values at the label).
-pub fn forget(o: &mut Optimizer, values: &[OpRef]) {
+pub fn forget(o: &mut Optimizer, values: &hashbrown::HashSet<OpRef>) {
     o.pure
         .seen
         .retain(|k, v| !values.contains(v) && !k.args.iter().any(|a| values.contains(a)));

@@ -8,41 +8,74 @@
 
 use super::asm::{self, Asm, Src, XSrc};
 use super::regs::*;
+use hashbrown::HashMap;
 
 /// Emits code that performs every `(destination, source)` move in parallel. Destinations are
 /// distinct registers or slots; sources are registers, slots or constants.
+///
+/// Linear in the number of moves (a loop's back-edge may carry thousands of values): each
+/// location counts the pending moves that read it, and a move becomes ready when its
+/// destination's count drops to zero.
 pub(crate) fn parallel_move(a: &mut Asm, moves: &[(Loc, Loc)]) {
-    let mut pending: Vec<(Loc, Loc)> = moves.iter().copied().filter(|(d, s)| d != s).collect();
-    debug_assert!(
-        pending
-            .iter()
-            .enumerate()
-            .all(|(i, (d, _))| pending[..i].iter().all(|(d2, _)| d2 != d)),
-        "parallel move with a repeated destination"
-    );
+    let mut pending: Vec<Option<(Loc, Loc)>> = moves
+        .iter()
+        .copied()
+        .filter(|(d, s)| d != s)
+        .map(Some)
+        .collect();
+    // How many pending moves read each location, which moves read it (to redirect them when
+    // it is saved), and which move writes each destination.
+    let mut count: HashMap<Loc, usize> = HashMap::new();
+    let mut readers: HashMap<Loc, Vec<usize>> = HashMap::new();
+    let mut writer: HashMap<Loc, usize> = HashMap::new();
+    for (i, &(d, s)) in pending.iter().flatten().enumerate() {
+        *count.entry(s).or_default() += 1;
+        readers.entry(s).or_default().push(i);
+        let repeated = writer.insert(d, i).is_some();
+        debug_assert!(!repeated, "parallel move with a repeated destination");
+    }
+    let mut ready: Vec<usize> = (0..pending.len())
+        .rev()
+        .filter(|&i| !count.contains_key(&pending[i].expect("all pending").0))
+        .collect();
     let temp = Loc::Reg(Reg::xmm(XSCRATCH));
-    while !pending.is_empty() {
-        let ready = (0..pending.len()).find(|&i| {
-            let d = pending[i].0;
-            pending.iter().all(|&(_, s)| s != d)
-        });
-        match ready {
-            Some(i) => {
-                let (d, s) = pending.swap_remove(i);
-                move_one(a, d, s);
-            }
-            None => {
-                // Every destination is read by another move: a cycle. Save one destination
-                // in the temporary and redirect its readers there.
-                let d = pending[0].0;
-                move_one(a, temp, d);
-                for m in pending.iter_mut() {
-                    if m.1 == d {
-                        m.1 = temp;
-                    }
+    let mut left = pending.len();
+    let mut scan = 0;
+    while left > 0 {
+        while let Some(i) = ready.pop() {
+            let (d, s) = pending[i].take().expect("a ready move is pending");
+            move_one(a, d, s);
+            left -= 1;
+            writer.remove(&d);
+            let n = count.get_mut(&s).expect("a move's source is counted");
+            *n -= 1;
+            if *n == 0 {
+                count.remove(&s);
+                if let Some(&j) = writer.get(&s) {
+                    ready.push(j);
                 }
             }
         }
+        if left == 0 {
+            break;
+        }
+        // Every destination left is read by another move: cycles. Save one destination in
+        // the temporary and redirect its readers there; its own move is then ready.
+        while pending[scan].is_none() {
+            scan += 1;
+        }
+        let d = pending[scan].expect("found above").0;
+        move_one(a, temp, d);
+        let n = count.remove(&d).unwrap_or(0);
+        *count.entry(temp).or_default() += n;
+        for &j in readers.get(&d).into_iter().flatten() {
+            if let Some(m) = pending[j].as_mut() {
+                if m.1 == d {
+                    m.1 = temp;
+                }
+            }
+        }
+        ready.push(scan);
     }
 }
 

@@ -18,7 +18,7 @@
 
 /// A register: 0..16 are the general-purpose registers in hardware order, 16..32 the xmm
 /// registers.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Reg(pub u8);
 
 impl Reg {
@@ -86,7 +86,7 @@ pub(crate) fn caller_saved() -> RegSet {
 }
 
 /// Where a value is: a register, a spill slot, or nowhere because it is a constant.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Loc {
     /// In a register.
     Reg(Reg),

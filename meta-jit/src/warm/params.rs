@@ -1,0 +1,149 @@
+//! The JIT's parameters (RPython's `set_param`): their defaults, and the `name=value,...`
+//! text that `METAJIT_PARAMS`, `--jit-param` and [`super::JitDriver::set_params`] take. Knows
+//! nothing of what the driver does with them.
+
+use crate::opt::Options;
+
+/// The JIT's parameters (RPython's `set_param`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    /// Whether the JIT runs at all.
+    pub enabled: bool,
+    /// How many times a loop header is passed before it is traced.
+    pub threshold: u32,
+    /// How many times a guard fails before a bridge is traced from it.
+    pub trace_eagerness: u32,
+    /// The longest trace, in ops, before tracing aborts.
+    pub trace_limit: usize,
+    /// After this many aborts at one location, it is never traced again; before that, each
+    /// abort doubles the count needed to trace it again. A loop trace that ends in another
+    /// loop is dropped like an abort, except the last time: then it is compiled.
+    pub max_aborts: u32,
+    /// The optimizer's stages (all by default).
+    pub enable_opts: Options,
+    /// Whether [`Stats`] keeps each trace as recorded, besides as optimized (off by default:
+    /// the recorded traces are only for tests and tools that inspect them, and they doubled
+    /// the memory of a program with long traces).
+    pub keep_recorded: bool,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            enabled: true,
+            threshold: 1039,
+            trace_eagerness: 200,
+            trace_limit: 6000,
+            max_aborts: 4,
+            enable_opts: Options::all(),
+            keep_recorded: false,
+        }
+    }
+}
+
+impl Params {
+    /// The names [`Params::set`] takes, as `name=value`.
+    pub const NAMES: &'static [&'static str] = &[
+        "threshold",
+        "trace_eagerness",
+        "trace_limit",
+        "max_aborts",
+        "enable_opts",
+        "keep_recorded",
+    ];
+
+    /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
+    /// `trace_limit`, `max_aborts`, `enable_opts` as in [`Options::parse`], `keep_recorded`
+    /// as 0 or 1), or `off`/`on`. A value out of its range is an error that gives the range;
+    /// an unknown name is an error that lists the names.
+    pub fn set(&mut self, s: &str) -> Result<(), String> {
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let num = |v: &str, lo: u64, hi: u64| match v.parse::<u64>() {
+                Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+                _ => Err(format!(
+                    "`{item}`: the value must be an integer from {lo} to {hi}"
+                )),
+            };
+            let u32_max = u64::from(u32::MAX);
+            match item.split_once('=') {
+                None if item == "off" => self.enabled = false,
+                None if item == "on" => self.enabled = true,
+                Some(("threshold", v)) => self.threshold = num(v, 1, u32_max)? as u32,
+                Some(("trace_eagerness", v)) => self.trace_eagerness = num(v, 1, u32_max)? as u32,
+                Some(("trace_limit", v)) => self.trace_limit = num(v, 1, u32_max)? as usize,
+                Some(("max_aborts", v)) => self.max_aborts = num(v, 0, u32_max)? as u32,
+                Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
+                Some(("keep_recorded", v)) => self.keep_recorded = num(v, 0, 1)? != 0,
+                _ => {
+                    return Err(format!(
+                        "unknown JIT parameter `{item}`: the parameters are `on`, `off` and {}",
+                        Self::NAMES
+                            .iter()
+                            .map(|n| format!("`{n}=...`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The defaults with `METAJIT_PARAMS` applied (an error is reported on standard error).
+    pub fn from_env() -> Params {
+        let mut p = Params::default();
+        if let Ok(s) = std::env::var("METAJIT_PARAMS") {
+            if let Err(e) = p.set(&s) {
+                eprintln!("meta-jit: METAJIT_PARAMS: {e}");
+            }
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Params;
+
+    #[test]
+    fn values_are_set() {
+        let mut p = Params::default();
+        p.set("threshold=7, trace_eagerness=3,trace_limit=100,max_aborts=0,keep_recorded=1")
+            .unwrap();
+        assert_eq!(
+            (p.threshold, p.trace_eagerness, p.trace_limit, p.max_aborts),
+            (7, 3, 100, 0)
+        );
+        assert!(p.keep_recorded);
+        p.set("off").unwrap();
+        assert!(!p.enabled);
+    }
+
+    /// 2^32 used to wrap to 0 after `max(1)` and turn on the most eager mode.
+    #[test]
+    fn out_of_range_values_name_the_range() {
+        let mut p = Params::default();
+        for (item, range) in [
+            ("threshold=4294967296", "from 1 to 4294967295"),
+            ("trace_eagerness=4294967296", "from 1 to 4294967295"),
+            ("threshold=0", "from 1 to 4294967295"),
+            ("trace_limit=0", "from 1 to 4294967295"),
+            ("max_aborts=-1", "from 0 to 4294967295"),
+            ("keep_recorded=2", "from 0 to 1"),
+            ("threshold=many", "from 1 to 4294967295"),
+        ] {
+            let e = p.set(item).unwrap_err();
+            assert!(e.contains(range) && e.contains(item), "{item}: {e}");
+        }
+        assert_eq!(p, Params::default(), "a rejected value changes nothing");
+    }
+
+    #[test]
+    fn unknown_names_list_the_names() {
+        let e = Params::default().set("treshold=5").unwrap_err();
+        assert!(e.contains("`treshold=5`"), "{e}");
+        for name in Params::NAMES {
+            assert!(e.contains(name), "{e}");
+        }
+    }
+}

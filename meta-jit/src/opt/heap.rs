@@ -53,13 +53,17 @@ pub enum Imported {
     Item(ItemKey),
 }
 
+/// The items of one array and descriptor at one index base: constant offset -> (index,
+/// value).
+type ItemGroup = HashMap<i64, (OpRef, OpRef)>;
+
 /// What the cache knows of the locations of one alias class.
 #[derive(Default, Clone)]
 struct Class {
     /// Fields, by object: (descriptor, value).
     fields: HashMap<OpRef, SmallVec<[(DescrId, OpRef); 2]>>,
     /// Items, by (descriptor, array, index base): constant offset -> (index, value).
-    items: HashMap<(DescrId, OpRef, OpRef), HashMap<i64, (OpRef, OpRef)>>,
+    items: HashMap<(DescrId, OpRef, OpRef), ItemGroup>,
 }
 
 impl Class {

@@ -93,9 +93,12 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
                         header_live.push((a.index() as u32, Some(k)));
                     }
                 }
+                let mut is_arg = vec![false; l];
+                for a in args.iter().filter(|a| a.is_op() && a.index() < l) {
+                    is_arg[a.index()] = true;
+                }
                 for (v, lu) in last_use.iter_mut().enumerate().take(l) {
-                    let is_arg = args.iter().any(|a| a.index() == v);
-                    if !is_arg && *lu > l as u32 {
+                    if !is_arg[v] && *lu > l as u32 {
                         *lu = end;
                         header_live.push((v as u32, None));
                     }

@@ -70,6 +70,9 @@ enum CellState {
 struct GuardInfo {
     failures: u32,
     bridge_tried: bool,
+    /// How many times a bridge was traced from it (an inner loop traced first lets it try
+    /// again, up to `max_aborts` times).
+    attempts: u32,
 }
 
 /// The driver's mutable state (borrowed while it works; see the module doc on reentrancy).
@@ -91,6 +94,12 @@ struct State {
     closures: HashMap<TraceId, stale::Closure>,
     guards: HashMap<u32, GuardInfo>,
     next_guard: u32,
+    /// The loop each live bridge hangs from (through its parent bridges), and how many live
+    /// bridges each loop has (see `Params::max_bridges`).
+    root: HashMap<TraceId, TraceId>,
+    bridges: HashMap<TraceId, u32>,
+    /// Heap bytes of the optimized traces in `compiled` ([`Trace::heap_bytes`]).
+    trace_bytes: usize,
     stats: Stats,
 }
 
@@ -107,6 +116,9 @@ impl State {
             closures: HashMap::new(),
             guards: HashMap::new(),
             next_guard: 0,
+            root: HashMap::new(),
+            bridges: HashMap::new(),
+            trace_bytes: 0,
             stats: Stats::default(),
         }
     }
@@ -245,6 +257,9 @@ impl JitDriver {
                     return None;
                 }
                 self.counters.borrow_mut()[slot] = 0;
+                if !Self::code_room(&state, &params) {
+                    return None;
+                }
                 // SAFETY: forwarded.
                 Some(unsafe {
                     self.trace_loop(&mut state, &params, key, aborts, greens, reds, false)
@@ -455,6 +470,19 @@ impl JitDriver {
         state.cells.insert(key, next);
     }
 
+    /// Whether the live traces leave room under `max_memory_kb` for another.
+    fn code_room(state: &State, params: &Params) -> bool {
+        state.backend.code_memory() + state.trace_bytes < params.max_memory_kb as usize * 1024
+    }
+
+    /// Whether a guard of trace `t` may get a bridge: its loop has fewer than `max_bridges`,
+    /// and there is room for code.
+    fn bridge_room(state: &State, params: &Params, t: TraceId) -> bool {
+        let root = state.root.get(&t).copied().unwrap_or(t);
+        let bridges = state.bridges.get(&root).copied().unwrap_or(0);
+        bridges < params.max_bridges && Self::code_room(state, params)
+    }
+
     fn aborted(&self, state: &mut State, reason: &str) {
         if self.log.abort {
             log::line("abort", &format!("{}: {reason}", self.name));
@@ -530,16 +558,28 @@ impl JitDriver {
                     GuardInfo {
                         failures: 0,
                         bridge_tried: false,
+                        attempts: 0,
                     },
                 );
                 state.next_guard = state.next_guard.max(r.id + 1);
             }
         }
+        let root = match parent {
+            Some((p, _)) => state.root.get(&p).copied().unwrap_or(p),
+            None => id,
+        };
+        state.root.insert(id, root);
+        if root != id {
+            *state.bridges.entry(root).or_default() += 1;
+        }
         stale::register(state, id, &opt, parent.map(|p| p.0), origin, fingerprint);
         let opt = Rc::new(opt);
+        state.trace_bytes += opt.heap_bytes();
         state.compiled.insert(id, Rc::clone(&opt));
         state.stats.traces.push(TraceRecord {
             kind,
+            id: id.0,
+            tree: root.0,
             recorded: params.keep_recorded.then_some(trace),
             optimized: opt,
         });
@@ -581,10 +621,17 @@ impl JitDriver {
                     let parent = Rc::clone(&state.compiled[&ended.trace]);
                     // An invalidated trace is thrown away at the next entry, not bridged.
                     let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
-                    let bridge =
+                    let due =
                         !invalidated && !g.bridge_tried && g.failures >= params.trace_eagerness;
-                    if bridge {
+                    let bridge = due && Self::bridge_room(state, params, ended.trace);
+                    let g = state
+                        .guards
+                        .get_mut(&gid)
+                        .expect("every guard is registered");
+                    if due {
+                        // Traced now, or never (its loop has all the bridges it may have).
                         g.bridge_tried = true;
+                        g.attempts += 1;
                     }
                     if self.log.guard {
                         log::line(

@@ -106,7 +106,11 @@ fn many_long_loops(runs: usize) {
         // and back, and the next loop starts on a fresh cell.
         src.push_str("++++++++++[>");
         src.push_str(&"+".repeat(200));
-        src.push_str(&format!("[{}{}-]<-]>>", ">+".repeat(pairs), "<".repeat(pairs)));
+        src.push_str(&format!(
+            "[{}{}-]<-]>>",
+            ">+".repeat(pairs),
+            "<".repeat(pairs)
+        ));
     }
     let program = bf::parse(src.as_bytes()).expect("a generated program parses");
     let time = |params: &str| {

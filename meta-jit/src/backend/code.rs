@@ -33,6 +33,11 @@ impl CodeMemory {
         self.buf.ptr(AssemblyOffset(0)) as usize
     }
 
+    /// The bytes mapped (whole pages).
+    pub fn mapped_len(&self) -> usize {
+        self.buf.len().div_ceil(4096).max(1) * 4096
+    }
+
     /// The code bytes (readable for the disassembler).
     pub fn bytes(&self) -> &[u8] {
         &self.buf

@@ -97,6 +97,8 @@ struct Compiled {
 #[derive(Default)]
 pub struct Backend {
     traces: Vec<Option<Compiled>>,
+    /// Bytes of executable memory mapped for the live traces.
+    mapped: usize,
     targets: HashMap<u32, TraceId>,
     frame_values: usize,
 }
@@ -243,6 +245,7 @@ impl Backend {
             pc.data[1 + slot].store(entry as u64, Ordering::Release);
         }
         let placed_entry = asm.placed_entry.map(|at| code.addr() + at);
+        self.mapped += code.mapped_len();
         self.traces.push(Some(Compiled {
             placed_entry,
             input_locs: asm.input_locs,
@@ -391,10 +394,16 @@ impl Backend {
                 }
             }
             self.targets.retain(|_, v| *v != t);
+            self.mapped -= c.code.mapped_len();
             todo.extend(c.entered_from.iter().copied());
             freed.push(t);
         }
         freed
+    }
+
+    /// Bytes of executable memory mapped for the live traces (whole pages).
+    pub fn code_memory(&self) -> usize {
+        self.mapped
     }
 
     /// Whether trace `id` is compiled (not freed).

@@ -385,6 +385,38 @@ impl Trace {
         Trace::default()
     }
 
+    /// About how many bytes of heap the trace takes: its ops, their resume data, its pools
+    /// (an estimate for the JIT's memory limit, not an exact count).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let resume: usize = self
+            .ops
+            .iter()
+            .filter_map(|op| op.resume.as_deref())
+            .map(|r| {
+                size_of::<Resume>()
+                    + r.frames.len() * size_of::<FrameInfo>()
+                    + r.values.len() * size_of::<OpRef>()
+                    + r.virtuals
+                        .iter()
+                        .map(|v| size_of::<Virtual>() + v.fields.len() * 8)
+                        .sum::<usize>()
+            })
+            .sum();
+        let args: usize = self
+            .ops
+            .iter()
+            .filter(|op| op.args.spilled())
+            .map(|op| op.args.len() * size_of::<OpRef>())
+            .sum();
+        self.ops.capacity() * size_of::<Op>()
+            + resume
+            + args
+            + self.consts.capacity() * size_of::<Const>()
+            + self.descrs.capacity() * size_of::<Descr>()
+            + self.const_index.capacity() * (size_of::<ConstKey>() + 4)
+    }
+
     /// An empty trace sharing `other`'s constants and descriptors (so refs to them stay valid).
     pub fn with_tables_of(other: &Trace) -> Trace {
         Trace {

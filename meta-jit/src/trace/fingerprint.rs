@@ -194,6 +194,17 @@ impl Fingerprint {
         self.load_as(base, addr, descr, v, false);
     }
 
+    /// Gives back the room its tables grew into while tracing: it is kept as long as its
+    /// trace lives.
+    pub fn shrink(&mut self) {
+        let i = &mut *self.0;
+        i.facts.shrink_to_fit();
+        i.lasting.shrink_to_fit();
+        i.loads.shrink_to_fit();
+        i.trusted.shrink_to_fit();
+        i.quasi.shrink_to_fit();
+    }
+
     /// The addresses of the quasi-immutable fields the trace folded.
     pub fn quasi_fields(&self) -> &[usize] {
         &self.0.quasi

@@ -91,9 +91,13 @@ impl JitDriver {
                 ..
             } => {
                 // The guard gets a bridge at its next failure, which can jump into the loop.
+                // Not more than `max_aborts` times: a bridge that always stops at an inner
+                // loop it cannot jump into is not traced forever.
                 if let Some(g) = state.guards.get_mut(&r.id) {
-                    g.bridge_tried = false;
-                    g.failures = params.trace_eagerness.saturating_sub(1);
+                    if g.attempts < params.max_aborts {
+                        g.bridge_tried = false;
+                        g.failures = params.trace_eagerness.saturating_sub(1);
+                    }
                 }
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 BridgeEnd::Resumed(unsafe {

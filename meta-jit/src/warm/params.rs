@@ -21,7 +21,15 @@ pub struct Params {
     pub max_aborts: u32,
     /// The optimizer's stages (all by default).
     pub enable_opts: Options,
-    /// Whether [`Stats`] keeps each trace as recorded, besides as optimized (off by default:
+    /// The most bridges a loop gets, counting bridges of its bridges (LuaJIT's `maxside`):
+    /// past it, its guards that fail go to the interpreter. It bounds the tail duplication
+    /// of a loop whose body branches many ways.
+    pub max_bridges: u32,
+    /// The most memory, in KiB, that the live traces may take: their machine code (whole
+    /// pages) and the optimized traces kept for their guards' resume data. Past it, nothing
+    /// more is traced (LuaJIT's `maxmcode`, which counts machine code only).
+    pub max_memory_kb: u32,
+    /// Whether [`super::Stats`] keeps each trace as recorded, besides as optimized (off by default:
     /// the recorded traces are only for tests and tools that inspect them, and they doubled
     /// the memory of a program with long traces).
     pub keep_recorded: bool,
@@ -35,6 +43,8 @@ impl Default for Params {
             trace_eagerness: 200,
             trace_limit: 6000,
             max_aborts: 4,
+            max_bridges: 100,
+            max_memory_kb: 32768,
             enable_opts: Options::all(),
             keep_recorded: false,
         }
@@ -48,13 +58,15 @@ impl Params {
         "trace_eagerness",
         "trace_limit",
         "max_aborts",
+        "max_bridges",
+        "max_memory_kb",
         "enable_opts",
         "keep_recorded",
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `trace_limit`, `max_aborts`, `enable_opts` as in [`Options::parse`], `keep_recorded`
-    /// as 0 or 1), or `off`/`on`. A value out of its range is an error that gives the range;
+    /// `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
+    /// [`Options::parse`], `keep_recorded` as 0 or 1), or `off`/`on`. A value out of its range is an error that gives the range;
     /// an unknown name is an error that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
@@ -72,6 +84,8 @@ impl Params {
                 Some(("trace_eagerness", v)) => self.trace_eagerness = num(v, 1, u32_max)? as u32,
                 Some(("trace_limit", v)) => self.trace_limit = num(v, 1, u32_max)? as usize,
                 Some(("max_aborts", v)) => self.max_aborts = num(v, 0, u32_max)? as u32,
+                Some(("max_bridges", v)) => self.max_bridges = num(v, 0, u32_max)? as u32,
+                Some(("max_memory_kb", v)) => self.max_memory_kb = num(v, 0, u32_max)? as u32,
                 Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
                 Some(("keep_recorded", v)) => self.keep_recorded = num(v, 0, 1)? != 0,
                 _ => {

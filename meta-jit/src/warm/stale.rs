@@ -91,6 +91,8 @@ pub(super) fn register(
             super::quasi::depend(field, on.clone());
         }
     }
+    let mut fingerprint = fingerprint;
+    fingerprint.shrink();
     state.meta.insert(
         id,
         TraceMeta {
@@ -231,7 +233,19 @@ impl JitDriver {
     fn throw_away(&self, state: &mut State, t: TraceId, why: &str) {
         let freed = state.backend.free(t);
         for f in &freed {
-            state.compiled.remove(f);
+            if let Some(t) = state.compiled.remove(f) {
+                state.trace_bytes -= t.heap_bytes();
+            }
+            match state.root.remove(f) {
+                Some(r) if r != *f => {
+                    if let Some(n) = state.bridges.get_mut(&r) {
+                        *n = n.saturating_sub(1);
+                    }
+                }
+                _ => {
+                    state.bridges.remove(f);
+                }
+            }
             let Some(m) = state.meta.remove(f) else {
                 continue;
             };

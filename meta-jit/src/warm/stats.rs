@@ -22,6 +22,11 @@ pub enum TraceKind {
 pub struct TraceRecord {
     /// Loop or bridge.
     pub kind: TraceKind,
+    /// Its number in the backend ([`crate::backend::TraceId`]).
+    pub id: u32,
+    /// The number of the loop it hangs from, through its parent bridges (its own for a
+    /// loop): a loop's bridges count against [`crate::warm::Params::max_bridges`].
+    pub tree: u32,
     /// The trace as recorded, when [`crate::warm::Params::keep_recorded`] is set.
     pub recorded: Option<Trace>,
     /// The trace as optimized and compiled (shared with the driver, which reads its resume

@@ -573,6 +573,8 @@ impl JitDriver {
             *state.bridges.entry(root).or_default() += 1;
         }
         stale::register(state, id, &opt, parent.map(|p| p.0), origin, fingerprint);
+        let mut opt = opt;
+        opt.shrink_to_fit();
         let opt = Rc::new(opt);
         state.trace_bytes += opt.heap_bytes();
         state.compiled.insert(id, Rc::clone(&opt));

@@ -246,6 +246,9 @@ impl Backend {
         }
         let placed_entry = asm.placed_entry.map(|at| code.addr() + at);
         self.mapped += code.mapped_len();
+        let mut asm = asm;
+        asm.exits.shrink_to_fit();
+        asm.op_starts.shrink_to_fit();
         self.traces.push(Some(Compiled {
             placed_entry,
             input_locs: asm.input_locs,

@@ -385,6 +385,14 @@ impl Trace {
         Trace::default()
     }
 
+    /// Gives back the room its tables grew into (for a trace kept for long).
+    pub fn shrink_to_fit(&mut self) {
+        self.ops.shrink_to_fit();
+        self.consts.shrink_to_fit();
+        self.descrs.shrink_to_fit();
+        self.const_index.shrink_to_fit();
+    }
+
     /// About how many bytes of heap the trace takes: its ops, their resume data, its pools
     /// (an estimate for the JIT's memory limit, not an exact count).
     pub fn heap_bytes(&self) -> usize {

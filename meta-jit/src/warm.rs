@@ -70,6 +70,10 @@ pub struct Params {
     /// the recorded traces are only for tests and tools that inspect them, and they doubled
     /// the memory of a program with long traces).
     pub keep_recorded: bool,
+    /// Whether compiled code checks every `record_known_result!` and `record_exact_value!` it
+    /// passes (calls the elidable function and compares), reporting a violation with the
+    /// hint's location (off by default; `check_hints=1`).
+    pub check_hints: bool,
 }
 
 impl Default for Params {
@@ -82,6 +86,7 @@ impl Default for Params {
             max_aborts: 4,
             enable_opts: Options::all(),
             keep_recorded: false,
+            check_hints: false,
         }
     }
 }
@@ -89,7 +94,7 @@ impl Default for Params {
 impl Params {
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `trace_limit`, `max_aborts`, `enable_opts` as in [`Options::parse`], `keep_recorded`
-    /// as 0 or 1), or `off`/`on`.
+    /// and `check_hints` as 0 or 1), or `off`/`on`.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let num = |v: &str| v.parse::<u64>().map_err(|e| format!("`{item}`: {e}"));
@@ -102,6 +107,7 @@ impl Params {
                 Some(("max_aborts", v)) => self.max_aborts = num(v)? as u32,
                 Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
                 Some(("keep_recorded", v)) => self.keep_recorded = num(v)? != 0,
+                Some(("check_hints", v)) => self.check_hints = num(v)? != 0,
                 _ => return Err(format!("unknown JIT parameter `{item}`")),
             }
         }
@@ -344,6 +350,7 @@ impl JitDriver {
             reds,
             Limits {
                 trace_limit: params.trace_limit,
+                check_hints: params.check_hints,
             },
             first_guard,
             self.greens_pinned,

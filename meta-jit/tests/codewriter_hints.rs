@@ -227,3 +227,239 @@ fn greens_and_reds_cover_the_live_variables() {
     }
     assert_eq!(count_down(3), 4);
 }
+
+// ---- Hints checked wherever they run (issue 19) ----
+
+use meta_jit::check::{CheckedBy, Violation};
+
+#[elidable]
+fn double_helper(x: i64) -> i64 {
+    x.wrapping_mul(2)
+}
+
+/// Claims double(x) == double(x) + 1: wrong on every call.
+#[look_inside]
+fn always_wrong(x: i64) -> i64 {
+    let r = double_helper(x);
+    record_known_result!(r + 1, double_helper, x);
+    r
+}
+
+/// Wrong only when `x == k`.
+#[look_inside]
+fn wrong_at(x: i64, k: i64) -> i64 {
+    let r = double_helper(x);
+    if x == k {
+        record_known_result!(r - 1, double_helper, x);
+    }
+    r
+}
+
+/// A loop that passes `always_wrong` twice per iteration (`every == 1`) or `wrong_at(i, k)`
+/// once (`every == 0`).
+#[interpreter(greens(pc), reds(i, n, k, every, acc))]
+fn hinted_loop(n: i64, k: i64, every: i64) -> i64 {
+    let mut i = 0i64;
+    let mut acc = 0i64;
+    #[allow(unused_mut)]
+    let mut pc = 0u8;
+    loop {
+        jit_merge_point!();
+        if i >= n {
+            return acc + pc as i64;
+        }
+        if every == 1 {
+            acc = acc.wrapping_add(always_wrong(i));
+            acc = acc.wrapping_add(always_wrong(i + 1000));
+        } else {
+            acc = acc.wrapping_add(wrong_at(i, k));
+        }
+        i += 1;
+        can_enter_jit!();
+    }
+}
+
+fn by(vs: &[Violation], checker: CheckedBy) -> usize {
+    vs.iter().filter(|v| v.by == checker).count()
+}
+
+fn assert_at(vs: &[Violation], needle: &str) {
+    let line = line_of(needle);
+    for v in vs {
+        assert!(v.file.ends_with("codewriter_hints.rs"), "{v}");
+        assert_eq!(v.line, line, "{v}");
+        assert!(v.column > 0, "{v}");
+    }
+}
+
+#[test]
+fn the_jitcode_runner_checks_hints() {
+    let (vs, panic) = violations_of(|| always_wrong::run_jitcode(21));
+    assert_eq!(panic, None);
+    assert_eq!(vs.len(), 1, "{vs:?}");
+    assert_eq!(vs[0].by, CheckedBy::Runner);
+    assert_eq!(vs[0].hint, "record_known_result!");
+    assert_eq!(vs[0].call, "double_helper(x)");
+    assert_eq!(vs[0].arguments, vec!["x = 21".to_string()]);
+    assert_eq!(
+        (vs[0].claimed.as_str(), vs[0].actual.as_str()),
+        ("43", "42")
+    );
+    assert_at(&vs, "record_known_result!(r + 1, double_helper, x)");
+    // Outside a collector it panics with the location.
+    let msg = std::panic::catch_unwind(|| always_wrong::run_jitcode(1)).unwrap_err();
+    let msg = msg.downcast_ref::<String>().expect("a formatted panic");
+    assert!(
+        msg.contains("codewriter_hints.rs:") && msg.contains("(jitcode runner)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_tracer_reports_every_occurrence_and_compiled_code_checks_with_check_hints() {
+    // 40 iterations, two wrong hints each: every one of the 80 is reported, by checked mode
+    // before the loop is hot, by the tracer on the traced iteration, by compiled code after.
+    hinted_loop::with_driver(|d| d.set_params("on,threshold=3,check_hints=1").unwrap());
+    let (vs, panic) = violations_of(|| hinted_loop(40, -1, 1));
+    assert_eq!(panic, None);
+    assert_at(&vs, "record_known_result!(r + 1, double_helper, x)");
+    assert_eq!(
+        vs.len(),
+        80,
+        "{:?}",
+        vs.iter().map(|v| v.by).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        by(&vs, CheckedBy::Tracer),
+        2,
+        "both hints of the traced iteration"
+    );
+    assert!(by(&vs, CheckedBy::Native) >= 2);
+    assert!(
+        by(&vs, CheckedBy::Compiled) >= 60,
+        "{}",
+        by(&vs, CheckedBy::Compiled)
+    );
+    assert_eq!(
+        by(&vs, CheckedBy::Native) + by(&vs, CheckedBy::Tracer) + by(&vs, CheckedBy::Compiled),
+        80
+    );
+    // Compiled code checked the real arguments: the last iteration's are 39 and 1039.
+    let last: Vec<&Violation> = vs.iter().rev().take(2).collect();
+    assert_eq!(last[0].arguments, vec!["x = 1039".to_string()]);
+    assert_eq!(last[1].arguments, vec!["x = 39".to_string()]);
+    // Without the parameter (a new thread: a new driver, nothing compiled yet) compiled code
+    // checks nothing.
+    let unchecked = std::thread::spawn(|| {
+        hinted_loop::with_driver(|d| d.set_params("on,threshold=3").unwrap());
+        violations_of(|| hinted_loop(40, -1, 1)).0
+    });
+    let vs = unchecked.join().unwrap();
+    assert_eq!(by(&vs, CheckedBy::Tracer), 2);
+    assert_eq!(by(&vs, CheckedBy::Compiled), 0);
+}
+
+#[test]
+fn the_blackhole_interpreter_checks_hints() {
+    // The trace takes `x != k`; at x == k its guard fails and the blackhole interpreter runs
+    // the rest of the iteration, wrong hint included.
+    hinted_loop::with_driver(|d| d.set_params("on,threshold=3").unwrap());
+    let (vs, panic) = violations_of(|| hinted_loop(60, 30, 0));
+    assert_eq!(panic, None);
+    assert_eq!(vs.len(), 1, "{vs:?}");
+    assert_eq!(vs[0].by, CheckedBy::Blackhole, "{}", vs[0]);
+    assert_eq!(vs[0].arguments, vec!["x = 30".to_string()]);
+    assert_at(&vs, "record_known_result!(r - 1, double_helper, x)");
+    let expected: i64 = (0..60).map(|i| 2 * i).sum();
+    assert_eq!(violations_of(|| hinted_loop(60, 30, 0)).0.len(), 1);
+    assert_eq!(violations_of(|| hinted_loop(60, -1, 0)), (vec![], None));
+    assert_eq!(hinted_loop(60, -1, 0), expected);
+}
+
+// Floats compare by bits: a NaN result equals itself.
+#[elidable]
+fn nan_helper(x: f64) -> f64 {
+    (-(x * x) - 1.0).sqrt()
+}
+
+#[look_inside]
+fn nan_hint(x: f64) -> f64 {
+    let r = nan_helper(x);
+    record_known_result!(r, nan_helper, x);
+    r + 1.0
+}
+
+#[test]
+fn a_nan_result_is_accepted() {
+    assert_eq!(
+        check_hints(500, nan_hint).map_err(|c| c.to_string()),
+        Ok(500)
+    );
+    for x in [0.0, 1.5, -3.0, f64::INFINITY] {
+        let (vs, panic) = violations_of(|| nan_hint::run_jitcode(x));
+        assert!(vs.is_empty() && panic.is_none(), "{vs:?} {panic:?}");
+        assert!(nan_hint(x).is_nan());
+    }
+}
+
+// Expression arguments: this is the code that failed in release builds with E0515 (the
+// expansion borrowed a temporary); the expansion is now the same code in every build.
+#[elidable]
+fn widen_helper(x: i64) -> i64 {
+    x.wrapping_mul(3)
+}
+
+const ZERO: i32 = 0;
+
+fn expression_arguments(x: i32) -> i64 {
+    let r = widen_helper(x as i64);
+    record_known_result!(r, widen_helper, x as i64);
+    record_known_result!(widen_helper(x as i64), widen_helper, (x as i64) + 1 - 1);
+    record_exact_value!((x as i64).wrapping_mul(3) % 3, ZERO as i64);
+    r
+}
+
+#[test]
+fn expression_arguments_compile_and_are_checked() {
+    assert_eq!(
+        check_hints(500, expression_arguments).map_err(|c| c.to_string()),
+        Ok(500)
+    );
+}
+
+// record_exact_value! on a reference: identity.
+#[derive(JitLayout, Debug, PartialEq)]
+pub struct Settings {
+    pub v: i64,
+}
+
+pub static DEFAULT_SETTINGS: Settings = Settings { v: 7 };
+
+#[look_inside]
+fn settings_value(s: &Settings, is_default: bool) -> i64 {
+    if is_default {
+        record_exact_value!(s, &DEFAULT_SETTINGS);
+    }
+    s.v
+}
+
+#[test]
+fn record_exact_value_of_a_reference_is_identity() {
+    let same = || settings_value(&DEFAULT_SETTINGS, true);
+    assert_eq!(violations_of(same).0, vec![]);
+    assert_eq!(
+        violations_of(|| settings_value::run_jitcode(&DEFAULT_SETTINGS, true)).0,
+        vec![]
+    );
+    // Equal contents at another address: the claim is false (the JIT would fold the static).
+    let copy = Settings { v: 7 };
+    let native = violations_of(|| settings_value(&copy, true)).0;
+    let runner = violations_of(|| settings_value::run_jitcode(&copy, true)).0;
+    assert_eq!((native.len(), runner.len()), (1, 1));
+    assert_eq!(
+        (native[0].by, runner[0].by),
+        (CheckedBy::Native, CheckedBy::Runner)
+    );
+    assert_at(&native, "record_exact_value!(s, &DEFAULT_SETTINGS)");
+    assert_at(&runner, "record_exact_value!(s, &DEFAULT_SETTINGS)");
+}

@@ -8,6 +8,18 @@ use syn::{BinOp, Expr, Lit, UnOp};
 use super::{b, l, LoopCtx, Lowered, Lowerer};
 use crate::sig::FixSuper;
 
+/// The `&'static HintSite` of a hint written at `span` (`file!()`, `line!()` and `column!()`
+/// expand at the user's hint, and the struct of literals is promoted to a static).
+fn hint_site(span: Span, call: &str, args: &[String]) -> TokenStream {
+    quote_spanned!(span=> &::meta_jit::jitcode::HintSite {
+        file: ::core::file!(),
+        line: ::core::line!(),
+        column: ::core::column!(),
+        call: #call,
+        args: &[#(#args),*],
+    })
+}
+
 fn err(span: &dyn ToTokens, msg: &str) -> syn::Error {
     syn::Error::new_spanned(span, msg)
 }
@@ -558,6 +570,8 @@ impl Lowerer {
                 self.expr(&d)
             }
             "jit_merge_point" | "can_enter_jit" => {
+                // Arguments are an error of the hint macro itself (see `meta_jit::hints`), which
+                // the native function still expands: reported once, there.
                 let Some(portal) = self.portal.as_mut() else {
                     return Err(err(mac, &format!("`{name}!` is only allowed in the portal function (`#[jit::interpreter(...)]`)")));
                 };
@@ -600,7 +614,8 @@ impl Lowerer {
                 let vt = v.ts;
                 let mut c = args[1].clone();
                 syn::visit_mut::VisitMut::visit_expr_mut(&mut FixSuper, &mut c);
-                Ok(Lowered::value(quote_spanned!(span=> { let __jit_x = #vt; #ll::record_exact_value(#bb, __jit_x, #c); })))
+                let site = hint_site(span, &args[0].to_token_stream().to_string(), &[]);
+                Ok(Lowered::value(quote_spanned!(span=> { let __jit_x = #vt; #ll::record_exact_value(#bb, __jit_x, #c, #site); })))
             }
             "record_known_result" => {
                 let args = mac.parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)?;
@@ -610,13 +625,17 @@ impl Lowerer {
                 };
                 let r = self.expr(&res)?;
                 let rt = r.ts;
-                let (stmts, names) = match self.args(it)? {
+                let arg_exprs: Vec<Expr> = it.collect();
+                let arg_texts: Vec<String> = arg_exprs.iter().map(|a| a.to_token_stream().to_string()).collect();
+                let call = format!("{}({})", f.to_token_stream(), arg_texts.join(", "));
+                let site = hint_site(span, &call, &arg_texts);
+                let (stmts, names) = match self.args(arg_exprs.into_iter())? {
                     Ok(x) => x,
                     Err(d) => return Ok(d),
                 };
                 let mut path = f.path.clone();
                 FixSuper.visit_path_mut_pub(&mut path);
-                Ok(Lowered::value(quote_spanned!(span=> { let __jit_res = #rt; #stmts #path::__jit_known_result(#bb, __jit_res, #(#names),*); })))
+                Ok(Lowered::value(quote_spanned!(span=> { let __jit_res = #rt; #stmts #path::__jit_known_result(#bb, #site, __jit_res, #(#names),*); })))
             }
             _ => Err(err(
                 mac,

@@ -300,7 +300,7 @@ pub fn for_each_register(op: &mut Op, mut f: impl FnMut(&mut Register)) {
             f(result);
             args.iter_mut().for_each(f)
         }
-        Op::RecordExactValue { reg, value } => {
+        Op::RecordExactValue { reg, value, .. } => {
             f(reg);
             f(value)
         }

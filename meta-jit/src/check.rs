@@ -11,7 +11,7 @@
 //!
 //! Hints are checked wherever they run:
 //! - natively, where the hint macros expand, with `debug_assertions` or `test` enabled in the
-//!   crate that uses them (the purity of `#[elidable]` functions too: see [`purity`]);
+//!   crate that uses them (the purity of `#[elidable]` functions too: see `purity`);
 //! - by the jitcode runner and the blackhole interpreter, on every hint they execute, in every
 //!   build;
 //! - by the tracer, on every hint it records, in every build;
@@ -83,11 +83,19 @@ impl fmt::Display for Violation {
             "{} at {}:{}:{} does not hold ({}): ",
             self.hint, self.file, self.line, self.column, self.by
         )?;
-        write!(
-            f,
-            "{} is {} but the hint claims {}",
-            self.call, self.actual, self.claimed
-        )?;
+        if self.hint == "#[elidable]" {
+            write!(
+                f,
+                "{}, it gave {} then {}",
+                self.call, self.claimed, self.actual
+            )?;
+        } else {
+            write!(
+                f,
+                "{} is {} but the hint claims {}",
+                self.call, self.actual, self.claimed
+            )?;
+        }
         if !self.arguments.is_empty() {
             write!(f, " (arguments: {})", self.arguments.join(", "))?;
         }
@@ -308,6 +316,10 @@ pub trait HintValue {
     fn hint_eq(&self, other: &Self) -> bool;
     /// The value as a report shows it.
     fn hint_show(&self) -> String;
+    /// Whether the value is an address (compared by identity).
+    fn hint_is_address(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! hint_value_by_eq {
@@ -361,6 +373,9 @@ impl<T: ?Sized> HintValue for &T {
     fn hint_show(&self) -> String {
         format!("{:p}", *self)
     }
+    fn hint_is_address(&self) -> bool {
+        true
+    }
 }
 impl<T: ?Sized> HintValue for &mut T {
     fn hint_eq(&self, other: &Self) -> bool {
@@ -368,6 +383,9 @@ impl<T: ?Sized> HintValue for &mut T {
     }
     fn hint_show(&self) -> String {
         format!("{:p}", &**self)
+    }
+    fn hint_is_address(&self) -> bool {
+        true
     }
 }
 impl<T: ?Sized> HintValue for *const T {
@@ -377,6 +395,9 @@ impl<T: ?Sized> HintValue for *const T {
     fn hint_show(&self) -> String {
         format!("{:p}", *self)
     }
+    fn hint_is_address(&self) -> bool {
+        true
+    }
 }
 impl<T: ?Sized> HintValue for *mut T {
     fn hint_eq(&self, other: &Self) -> bool {
@@ -384,6 +405,9 @@ impl<T: ?Sized> HintValue for *mut T {
     }
     fn hint_show(&self) -> String {
         format!("{:p}", *self)
+    }
+    fn hint_is_address(&self) -> bool {
+        true
     }
 }
 impl<T: HintValue> HintValue for Option<T> {
@@ -399,6 +423,9 @@ impl<T: HintValue> HintValue for Option<T> {
             Some(a) => format!("Some({})", a.hint_show()),
             None => "None".into(),
         }
+    }
+    fn hint_is_address(&self) -> bool {
+        self.as_ref().is_some_and(T::hint_is_address)
     }
 }
 
@@ -441,6 +468,162 @@ pub mod __private {
         }
         fn __jit_show(&self) -> String {
             format!("{:?}", self.0)
+        }
+    }
+}
+
+/// The purity check of `#[elidable]` functions in checked mode (what the attribute's native
+/// expansion calls; not an API). The outermost elidable call on a thread runs the function's
+/// body twice with the same arguments, and, when every reference argument's target is `Clone`,
+/// once more with copies of those targets at other addresses; a different result is reported
+/// as a violation of `#[elidable]` at the function. Elidable calls made while a check runs are
+/// not checked again (a recursive or nested elidable function would otherwise run
+/// exponentially often). What this cannot catch is in the book ("Checking your hints").
+#[doc(hidden)]
+pub mod purity {
+    use super::{report_violation, CheckedBy, HintValue, Violation};
+    use std::cell::Cell;
+    use std::fmt::Debug;
+
+    /// Where the elidable function is defined.
+    #[derive(Clone, Copy)]
+    pub struct Site {
+        /// Source file.
+        pub file: &'static str,
+        /// Line of its name.
+        pub line: u32,
+        /// Column of its name.
+        pub column: u32,
+        /// Its name.
+        pub name: &'static str,
+    }
+
+    thread_local! {
+        static CHECKING: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Held while a purity check runs on this thread.
+    pub struct Guard(());
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            CHECKING.with(|c| c.set(false));
+        }
+    }
+
+    /// `Some` when no purity check is running on this thread (this call is the outermost).
+    pub fn outermost() -> Option<Guard> {
+        CHECKING.with(|c| (!c.replace(true)).then_some(Guard(())))
+    }
+
+    /// Reports that the function at `site` gave `first`, then `second` for the same arguments
+    /// (`moved`: for copies of its reference arguments at other addresses).
+    pub fn impure(site: Site, moved: bool, arguments: Vec<String>, first: String, second: String) {
+        let how = if moved {
+            "again with copies of its reference arguments at other addresses"
+        } else {
+            "twice with the same arguments"
+        };
+        report_violation(Violation {
+            hint: "#[elidable]",
+            by: CheckedBy::Native,
+            file: site.file,
+            line: site.line,
+            column: site.column,
+            call: format!("{} called {how}", site.name),
+            arguments,
+            claimed: first,
+            actual: second,
+        });
+    }
+
+    /// A result to compare ([`HintValue`], else `PartialEq` and `Debug`).
+    pub struct Show<'a, T>(pub &'a T);
+
+    /// Comparison through [`HintValue`].
+    pub trait ViaHintValue<T> {
+        /// Same result.
+        fn __jit_same(&self, other: &T) -> bool;
+        /// Same result of a call with copied arguments (a reference result is not compared:
+        /// it may point into the copies).
+        fn __jit_same_contents(&self, other: &T) -> bool;
+        /// Shown.
+        fn __jit_show(&self) -> String;
+    }
+    impl<T: HintValue> ViaHintValue<T> for Show<'_, T> {
+        fn __jit_same(&self, other: &T) -> bool {
+            self.0.hint_eq(other)
+        }
+        fn __jit_same_contents(&self, other: &T) -> bool {
+            self.0.hint_is_address() || self.0.hint_eq(other)
+        }
+        fn __jit_show(&self) -> String {
+            self.0.hint_show()
+        }
+    }
+    /// Comparison through `PartialEq`.
+    pub trait ViaPartialEq<T> {
+        /// Same result.
+        fn __jit_same(&self, other: &T) -> bool;
+        /// Same result of a call with copied arguments.
+        fn __jit_same_contents(&self, other: &T) -> bool;
+        /// Shown.
+        fn __jit_show(&self) -> String;
+    }
+    impl<T: PartialEq + Debug> ViaPartialEq<T> for &Show<'_, T> {
+        fn __jit_same(&self, other: &T) -> bool {
+            self.0 == other
+        }
+        fn __jit_same_contents(&self, other: &T) -> bool {
+            self.0 == other
+        }
+        fn __jit_show(&self) -> String {
+            format!("{:?}", self.0)
+        }
+    }
+
+    /// An argument to show (`Debug`, else `_`).
+    pub struct Arg<'a, T>(pub &'a T);
+    /// Shown with `Debug`.
+    pub trait ViaDebugArg {
+        /// Shown.
+        fn __jit_arg(&self) -> String;
+    }
+    impl<T: Debug> ViaDebugArg for Arg<'_, T> {
+        fn __jit_arg(&self) -> String {
+            format!("{:?}", self.0)
+        }
+    }
+    /// Not shown.
+    pub trait ViaAnyArg {
+        /// `_`.
+        fn __jit_arg(&self) -> String;
+    }
+    impl<T> ViaAnyArg for &Arg<'_, T> {
+        fn __jit_arg(&self) -> String {
+            "_".into()
+        }
+    }
+
+    /// A reference argument to copy to another address (when its target is `Clone`).
+    pub struct Moved<'a, T>(pub &'a T);
+    /// The copy.
+    pub trait ViaClone<T> {
+        /// A copy at a new address.
+        fn __jit_moved(&self) -> Option<Box<T>>;
+    }
+    impl<T: Clone> ViaClone<T> for Moved<'_, T> {
+        fn __jit_moved(&self) -> Option<Box<T>> {
+            Some(Box::new(self.0.clone()))
+        }
+    }
+    /// No copy.
+    pub trait ViaNoClone<T> {
+        /// `None`.
+        fn __jit_moved(&self) -> Option<Box<T>>;
+    }
+    impl<T> ViaNoClone<T> for &Moved<'_, T> {
+        fn __jit_moved(&self) -> Option<Box<T>> {
+            None
         }
     }
 }

@@ -463,3 +463,65 @@ fn record_exact_value_of_a_reference_is_identity() {
     assert_at(&native, "record_exact_value!(s, &DEFAULT_SETTINGS)");
     assert_at(&runner, "record_exact_value!(s, &DEFAULT_SETTINGS)");
 }
+
+// Purity of #[elidable].
+static BUMPS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// Not pure: bumps a global counter (the 1040-instead-of-100000 loop).
+#[elidable]
+fn bumping(x: i64) -> i64 {
+    x + BUMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Boxed {
+    pub v: i64,
+}
+
+/// Not pure either: its result depends on its argument's address.
+#[elidable]
+fn address_of(b: &Boxed) -> i64 {
+    (b as *const Boxed as i64) & 0xff0 | (b.v & 0xf)
+}
+
+/// Pure, with a reference argument and a reference result into it.
+#[elidable]
+fn inner_of(b: &Boxed) -> &i64 {
+    &b.v
+}
+
+#[test]
+fn an_impure_elidable_function_is_caught() {
+    let c = check_hints(100, bumping).expect_err("impure");
+    let Failure::Hint(v) = &c.failure else {
+        panic!("{c}")
+    };
+    assert_eq!(v.hint, "#[elidable]");
+    assert_eq!(v.line, line_of("fn bumping(x: i64)"));
+    assert!(
+        v.to_string()
+            .contains("bumping called twice with the same arguments"),
+        "{v}"
+    );
+    let heap = Boxed { v: 3 };
+    let (vs, _) = violations_of(|| address_of(&heap));
+    assert_eq!(vs.len(), 1, "{vs:?}");
+    assert!(vs[0].call.contains("at other addresses"), "{}", vs[0]);
+    // Pure functions pass, a reference result into a copied argument included.
+    let (vs, panic) = violations_of(|| (*inner_of(&heap), double_helper(4), nan_helper(1.0)));
+    assert_eq!((vs, panic), (vec![], None));
+}
+
+#[test]
+fn check_hints_output_and_collection_are_bounded() {
+    // A panicking function: the first counterexample, shrunk, and nothing printed per input.
+    let c = check_hints(1_000_000, |x: u32| {
+        assert!(x < 10, "too big: {x}");
+    })
+    .expect_err("panics");
+    assert_eq!(c.input, 10, "shrunk to the smallest failing input");
+    assert!(matches!(&c.failure, Failure::Panic(m) if m.contains("too big: 10")));
+    // A wrong hint passed 5000 times: the collection keeps the first MAX_COLLECTED.
+    let (vs, _) = violations_of(|| (0..5000).map(always_wrong).sum::<i64>());
+    assert_eq!(vs.len(), meta_jit::check::MAX_COLLECTED);
+}

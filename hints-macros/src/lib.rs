@@ -21,6 +21,7 @@ use syn::{parse_macro_input, Ident, ImplItem, ItemFn, ItemImpl};
 
 mod companion;
 mod layout;
+mod liveness;
 mod lower;
 mod native;
 mod pinned;
@@ -58,7 +59,30 @@ fn free_fn(
         }
         Err(e) => {
             let err = e.to_compile_error();
-            quote!(#f #err).into()
+            // A generic free function gets a stand-in companion, so that traced callers of it
+            // report nothing more (one error, here, rather than a second "has no JIT policy" at
+            // each call). Not for other errors: the function may be a method in an `impl`,
+            // where no module can go.
+            let generic_free_fn = f.sig.generics.type_params().next().is_some()
+                && !matches!(f.sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
+            if !generic_free_fn {
+                return quote!(#f #err).into();
+            }
+            let (vis, name) = (&f.vis, &f.sig.ident);
+            let tys: Vec<Ident> = (0..f.sig.inputs.len())
+                .map(|i| format_ident!("__JitA{}", i))
+                .collect();
+            quote! {
+                #f
+                #err
+                #[allow(non_snake_case, dead_code)]
+                #vis mod #name {
+                    pub fn __jit_call<__JitB, #(#tys),*>(_: __JitB, #(_: #tys),*) -> ! {
+                        unreachable!()
+                    }
+                }
+            }
+            .into()
         }
     }
 }
@@ -74,6 +98,14 @@ fn free_fn_impl(policy: Policy, f: &ItemFn, portal: Option<Portal>) -> syn::Resu
     };
     let mut portal = portal;
     let mut native = f.clone();
+    if let Some(p) = &portal {
+        let params: Vec<Ident> = sig.params.iter().map(|p| p.name.clone()).collect();
+        let mut errors = liveness::check(&params, &f.block, &p.greens, &p.reds).into_iter();
+        if let Some(mut e) = errors.next() {
+            e.extend(errors);
+            return Err(e);
+        }
+    }
     if let Some(p) = &mut portal {
         (p.pinned, p.greens_pinned) = pinned::pinned(f, &p.greens);
         native::rewrite(&mut native, p);

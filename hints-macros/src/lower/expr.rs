@@ -20,6 +20,38 @@ fn hint_site(span: Span, call: &str, args: &[String]) -> TokenStream {
     })
 }
 
+/// The primitive scalar types, whose associated functions (`f64::from_bits`) traced code may
+/// call when they are built-ins.
+const PRIMITIVES: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32",
+    "f64", "bool", "char",
+];
+
+/// The built-in associated functions of primitive types (see `meta_jit::lower::builtin::prims`).
+const PRIMITIVE_CALLS: &[(&str, &str)] = &[("f64", "from_bits")];
+
+/// `f64::from_bits` and its kin: the path of the built-in's companion, or an error for an
+/// associated function of a primitive type that is not a built-in; `None` for other paths.
+fn primitive_call(p: &syn::Path) -> syn::Result<Option<syn::Path>> {
+    let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+    let [ty, f] = segs.as_slice() else {
+        return Ok(None);
+    };
+    if p.leading_colon.is_some() || !PRIMITIVES.contains(&ty.as_str()) {
+        return Ok(None);
+    }
+    if !PRIMITIVE_CALLS.contains(&(ty.as_str(), f.as_str())) {
+        return Err(err(
+            p,
+            &format!("`{ty}::{f}` is not a built-in of traced code; call the method form (`x.{f}(..)`) if it is one, or wrap the call in a small `#[elidable]` (pure) or `#[dont_look_inside]` function and call that"),
+        ));
+    }
+    let (t, f) = (&p.segments[0].ident, &p.segments[1].ident);
+    Ok(Some(
+        syn::parse_quote!(::meta_jit::lower::builtin::prims::#t::#f),
+    ))
+}
+
 fn err(span: &dyn ToTokens, msg: &str) -> syn::Error {
     syn::Error::new_spanned(span, msg)
 }
@@ -465,6 +497,9 @@ impl Lowerer {
         }
         let mut path = p.path.clone();
         FixSuper.visit_path_mut_pub(&mut path);
+        if let Some(prim) = primitive_call(&p.path)? {
+            path = prim;
+        }
         if let Some(id) = p.path.get_ident() {
             if !self.callees.iter().any(|(c, _)| c == id) {
                 self.callees.push((id.clone(), c.args.len()));
@@ -480,7 +515,6 @@ impl Lowerer {
     }
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Lowered> {
-        let bb = b();
         let span = m.span();
         if m.turbofish.is_some() {
             return Err(err(
@@ -506,25 +540,28 @@ impl Lowerer {
         // when no JIT policy provides `method` on the receiver's handle, and its bound then fails
         // with a message that says to annotate the method.
         let msg = format!("method `{method}` is called from traced code but has no JIT policy");
-        let note = "mark the method `#[look_inside]`, `#[elidable]` or `#[dont_look_inside]` inside a `#[jit::methods]` impl block, and bring the generated `<Type>JitMethods` trait into scope";
+        let note = format!("`{method}` is not a built-in of traced code (the supported standard methods are listed in the book's \"supported subset\"); for a method of a standard type, wrap the call in a small `#[elidable]` (pure) or `#[dont_look_inside]` function and call that; for your own method, mark it `#[look_inside]`, `#[elidable]` or `#[dont_look_inside]` inside a `#[jit::methods]` impl block and bring the generated `<Type>JitMethods` trait into scope");
         let tys: Vec<Ident> = (0..names.len())
             .map(|i| quote::format_ident!("__JitA{}", i))
             .collect();
+        // The builder argument carries the method's span, so that the error points at the call.
+        let mspan = method.span();
+        let bm = quote_spanned!(mspan=> __jit_b);
         Ok(Lowered::value(quote_spanned!(span=> {
             let __jit_recv = #rt;
             #stmts
             #[diagnostic::on_unimplemented(message = #msg, label = "no JIT policy", note = #note)]
-            trait __JitNotAnnotated {}
+            trait MethodWithoutJitPolicy {}
             #[allow(dead_code)]
             trait __JitFallback {
-                fn #method<__JitB: __JitNotAnnotated, #(#tys),*>(&self, b: __JitB, #(_: #tys),*) -> !;
+                fn #method<__JitB: MethodWithoutJitPolicy, #(#tys),*>(&self, b: __JitB, #(_: #tys),*) -> !;
             }
             impl<__JitT: ?Sized> __JitFallback for __JitT {
-                fn #method<__JitB: __JitNotAnnotated, #(#tys),*>(&self, _: __JitB, #(_: #tys),*) -> ! {
+                fn #method<__JitB: MethodWithoutJitPolicy, #(#tys),*>(&self, _: __JitB, #(_: #tys),*) -> ! {
                     unreachable!()
                 }
             }
-            __jit_recv.#method(#bb, #(#names),*)
+            __jit_recv.#method(#bm, #(#names),*)
         })))
     }
 
@@ -590,13 +627,18 @@ impl Lowerer {
                 };
                 let greens = resolve(self, &greens)?;
                 let reds = resolve(self, &reds)?;
-                let f = if name == "jit_merge_point" { quote!(merge_point) } else { quote!(can_enter_jit) };
+                let call = if name == "jit_merge_point" {
+                    let site = hint_site(span, "jit_merge_point!()", &[]);
+                    quote!(#ll::merge_point_at(#bb, __jit_g, __jit_r, #site))
+                } else {
+                    quote!(#ll::can_enter_jit(#bb, __jit_g, __jit_r))
+                };
                 Ok(Lowered::value(quote_spanned!(span=> {
                     let mut __jit_g = Vec::new();
                     #( __jit_g.extend(#ll::regs_of(#bb, #greens)); )*
                     let mut __jit_r = Vec::new();
                     #( __jit_r.extend(#ll::regs_of(#bb, #reds)); )*
-                    #ll::#f(#bb, __jit_g, __jit_r);
+                    #call;
                 })))
             }
             "promote" => {

@@ -37,6 +37,16 @@ pub fn merge_point(
 ) {
     b.emit(Op::JitMergePoint { greens, reds });
 }
+/// `jit_merge_point!()` written at `site`.
+pub fn merge_point_at(
+    b: &mut Builder,
+    greens: Vec<crate::jitcode::Register>,
+    reds: Vec<crate::jitcode::Register>,
+    site: &'static HintSite,
+) {
+    b.set_merge_point_site(site);
+    merge_point(b, greens, reds);
+}
 /// `can_enter_jit!()`.
 pub fn can_enter_jit(
     b: &mut Builder,

@@ -162,10 +162,10 @@ impl Tracer<'_> {
         let kind = DescrKind::Call(ir::CallDescr {
             args: d.arg_kinds.iter().map(|&k| ir_type(k)).collect(),
             ret: d.result_kind.map_or(Type::Void, ir_type),
-            effects: if d.effect == Effect::Elidable {
-                Effects::elidable()
-            } else {
-                Effects::anything()
+            effects: match d.effect {
+                Effect::Elidable => Effects::elidable(),
+                Effect::LoopInvariant => Effects::loop_invariant(),
+                Effect::Residual => Effects::anything(),
             },
         });
         let id = self.named_descr(&format!("call_{}", d.name), kind);

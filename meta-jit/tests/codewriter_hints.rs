@@ -591,3 +591,41 @@ fn a_loop_invariant_call_leaves_the_loop_body() {
     // again each time it runs).
     assert!(calls < 10, "{calls} calls");
 }
+
+// Purity of #[elidable] methods.
+#[derive(JitLayout, Clone, Debug, PartialEq)]
+pub struct Counter {
+    pub base: i64,
+}
+
+static METHOD_BUMPS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+#[meta_jit::hints::methods]
+impl Counter {
+    /// Pure.
+    #[elidable]
+    pub fn plus(&self, x: i64) -> i64 {
+        self.base.wrapping_add(x)
+    }
+    /// Not pure.
+    #[elidable]
+    pub fn bumped(&self, x: i64) -> i64 {
+        x + self.base + METHOD_BUMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[test]
+fn an_impure_elidable_method_is_caught() {
+    let c = Counter { base: 5 };
+    assert_eq!(violations_of(|| c.plus(3)), (vec![], None));
+    assert_eq!(c.plus(3), 8);
+    let (vs, _) = violations_of(|| c.bumped(1));
+    assert_eq!(vs.len(), 1, "{vs:?}");
+    assert_eq!(vs[0].hint, "#[elidable]");
+    assert!(
+        vs[0].call.starts_with("Counter::bumped called twice"),
+        "{}",
+        vs[0]
+    );
+    assert_eq!(vs[0].line, line_of("pub fn bumped(&self, x: i64)"));
+}

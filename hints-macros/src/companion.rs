@@ -308,11 +308,11 @@ pub fn companion_items(
         if policy == Policy::Elidable {
             out.extend(quote! {
                 /// Lowered `record_known_result!(result, f, args...)`.
-                pub fn __jit_known_result(__jit_b: &mut #jc::Builder, __jit_res: #rhandle, #(#pnames: #phandles),*) {
+                pub fn __jit_known_result(__jit_b: &mut #jc::Builder, __jit_site: &'static #jc::HintSite, __jit_res: #rhandle, #(#pnames: #phandles),*) {
                     let mut __jit_args = Vec::new();
                     #( #ll::arg_regs(__jit_b, &mut __jit_args, #pnames); )*
                     let __jit_r = #ll::regs_of(__jit_b, __jit_res);
-                    #ll::emit_known_result(__jit_b, __jit_descr(), __jit_r, __jit_args)
+                    #ll::emit_known_result(__jit_b, __jit_descr(), __jit_r, __jit_args, __jit_site)
                 }
             });
         }

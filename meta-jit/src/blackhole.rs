@@ -5,11 +5,14 @@
 //! The frames come outermost (the portal) first; the top frame resumes at its pc, each parent
 //! at its inline call, which receives the callee's return values when the callee returns.
 //! Every op is executed by the runner ([`Frame::execute`]), so the blackhole interpreter means
-//! exactly what the jitcode-only runner and the tracer mean.
+//! exactly what the jitcode-only runner and the tracer mean; the hints it passes are checked
+//! there, and a violation is reported as found by the blackhole interpreter.
 //!
 //! Owns: unwinding a stack of frames to the next merge point of the portal frame. Must not
 //! know: traces, resume data (that is [`crate::resume`]), or any guest language.
 
+use crate::check::CheckedBy;
+use crate::jitcode::hintcheck;
 use crate::jitcode::runner::{Exit, Frame};
 use crate::jitcode::{Op, Value};
 
@@ -35,7 +38,16 @@ pub enum Landed {
 /// # Safety
 /// The frames hold a state the native interpreter could be in at their pcs (see
 /// [`crate::jitcode::runner::run`]).
-pub unsafe fn run(mut frames: Vec<Frame<'static>>) -> Landed {
+pub unsafe fn run(frames: Vec<Frame<'static>>) -> Landed {
+    // SAFETY: forwarded from this function's contract.
+    hintcheck::checking_as(CheckedBy::Blackhole, || unsafe { unwind(frames) })
+}
+
+/// [`run`], with the runner's hint checks reported as the blackhole interpreter's.
+///
+/// # Safety
+/// As for [`run`].
+unsafe fn unwind(mut frames: Vec<Frame<'static>>) -> Landed {
     loop {
         let depth = frames.len();
         let top = frames.last_mut().expect("at least the portal frame");

@@ -35,19 +35,31 @@ pub mod we_are_jitted {
 }
 
 /// The head of the interpreter's dispatch loop, in the portal (`#[jit::interpreter]`). Natively a
-/// no-op; in jitcode the merge point with the portal's greens and reds.
+/// no-op; in jitcode the merge point with the portal's greens and reds. It takes no arguments:
+/// the greens and reds are declared once, in the portal's attribute.
 #[macro_export]
 macro_rules! jit_merge_point {
     () => {
         ()
     };
+    ($($args:tt)+) => {
+        ::core::compile_error!(
+            "`jit_merge_point!` takes no arguments: declare the greens and reds once, in the portal's attribute (`#[jit::interpreter(greens(pc, code), reds(frame))]`), and write `jit_merge_point!()`"
+        )
+    };
 }
 
-/// A backward jump of the guest program (where hot loops are counted). Natively a no-op.
+/// A backward jump of the guest program (where hot loops are counted). Natively a no-op (in the
+/// portal, a call of the JIT driver with the portal's greens and reds). It takes no arguments.
 #[macro_export]
 macro_rules! can_enter_jit {
     () => {
         ()
+    };
+    ($($args:tt)+) => {
+        ::core::compile_error!(
+            "`can_enter_jit!` takes no arguments: it uses the greens and reds declared in the portal's attribute (`#[jit::interpreter(greens(...), reds(...))]`); write `can_enter_jit!()`"
+        )
     };
 }
 
@@ -62,59 +74,60 @@ macro_rules! promote {
 
 /// `record_known_result!(result, f, args...)`: tells the JIT that from here on the elidable call
 /// `f(args...)` has the value `result`. In checked mode (debug builds, `cfg(test)`) calls
-/// `f(args...)` and reports a violation (hint site, arguments, both values) if it differs.
+/// `f(args...)` and reports a violation (hint site, arguments, both values) if it differs,
+/// comparing as [`HintValue`](crate::check::HintValue) says (floats by bits, references by
+/// address). In other builds the check is compiled (so both builds accept the same code) but
+/// never runs.
 #[macro_export]
 macro_rules! record_known_result {
     ($res:expr, $f:path $(, $arg:expr)* $(,)?) => {{
-        #[cfg(any(debug_assertions, test))]
-        {
+        if cfg!(any(debug_assertions, test)) {
+            #[allow(unused_imports)]
+            use $crate::check::__private::{Cmp as __JitCmp, ViaHintValue as _, ViaPartialEq as _};
             let __jit_actual = $f($($arg),*);
             let __jit_claimed = &$res;
-            if *__jit_claimed != __jit_actual {
+            if !(&__JitCmp(__jit_claimed)).__jit_same(&__jit_actual) {
                 $crate::check::report_violation($crate::check::Violation {
                     hint: "record_known_result!",
+                    by: $crate::check::CheckedBy::Native,
                     file: file!(),
                     line: line!(),
                     column: column!(),
                     call: concat!(stringify!($f), "(", stringify!($($arg),*), ")").to_string(),
                     arguments: vec![$(format!("{} = {:?}", stringify!($arg), $arg)),*],
-                    claimed: format!("{:?}", __jit_claimed),
-                    actual: format!("{:?}", __jit_actual),
+                    claimed: (&__JitCmp(__jit_claimed)).__jit_show(),
+                    actual: (&__JitCmp(&__jit_actual)).__jit_show(),
                 });
             }
-        }
-        #[cfg(not(any(debug_assertions, test)))]
-        {
-            let _ = || (&$res, $(&$arg),*);
         }
     }};
 }
 
-/// `record_exact_value!(v, c)`: tells the JIT that `v` equals the constant `c` (no guard). In
-/// checked mode verifies `v == c`.
+/// `record_exact_value!(v, c)`: tells the JIT that `v` equals the constant `c` (no guard): a
+/// scalar, or a `&'static` reference, which `v` must then be (identity, as RPython allows for
+/// objects). In checked mode verifies the claim, comparing as
+/// [`HintValue`](crate::check::HintValue) says.
 #[macro_export]
 macro_rules! record_exact_value {
     ($v:expr, $c:expr $(,)?) => {{
-        #[cfg(any(debug_assertions, test))]
-        {
+        if cfg!(any(debug_assertions, test)) {
+            #[allow(unused_imports)]
+            use $crate::check::__private::{Cmp as __JitCmp, ViaHintValue as _, ViaPartialEq as _};
             let __jit_v = &$v;
             let __jit_c = &$c;
-            if __jit_v != __jit_c {
+            if !(&__JitCmp(__jit_v)).__jit_same(__jit_c) {
                 $crate::check::report_violation($crate::check::Violation {
                     hint: "record_exact_value!",
+                    by: $crate::check::CheckedBy::Native,
                     file: file!(),
                     line: line!(),
                     column: column!(),
                     call: stringify!($v).to_string(),
                     arguments: vec![],
-                    claimed: format!("{:?}", __jit_c),
-                    actual: format!("{:?}", __jit_v),
+                    claimed: (&__JitCmp(__jit_c)).__jit_show(),
+                    actual: (&__JitCmp(__jit_v)).__jit_show(),
                 });
             }
-        }
-        #[cfg(not(any(debug_assertions, test)))]
-        {
-            let _ = || (&$v, &$c);
         }
     }};
 }

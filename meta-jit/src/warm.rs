@@ -290,6 +290,7 @@ impl JitDriver {
             reds,
             Limits {
                 trace_limit: params.trace_limit,
+                check_hints: params.check_hints,
             },
             first_guard,
             self.greens_pinned,

@@ -75,7 +75,10 @@ fn record(code: &Code, regs: &mut Regs, codes: &mut Codes) -> Trace {
         run::jitcode(),
         &greens,
         &reds,
-        Limits { trace_limit: 1000 },
+        Limits {
+            trace_limit: 1000,
+            check_hints: false,
+        },
         0,
         true,
     );
@@ -295,7 +298,10 @@ fn a_bridge_from_a_guard_with_a_virtual_object_allocates_it() {
         run::jitcode(),
         start,
         frames,
-        Limits { trace_limit: 1000 },
+        Limits {
+            trace_limit: 1000,
+            check_hints: false,
+        },
         100,
         Fingerprint::default(),
     );

@@ -8,6 +8,50 @@ use syn::{BinOp, Expr, Lit, UnOp};
 use super::{b, l, LoopCtx, Lowered, Lowerer};
 use crate::sig::FixSuper;
 
+/// The `&'static HintSite` of a hint written at `span` (`file!()`, `line!()` and `column!()`
+/// expand at the user's hint, and the struct of literals is promoted to a static).
+fn hint_site(span: Span, call: &str, args: &[String]) -> TokenStream {
+    quote_spanned!(span=> &::meta_jit::jitcode::HintSite {
+        file: ::core::file!(),
+        line: ::core::line!(),
+        column: ::core::column!(),
+        call: #call,
+        args: &[#(#args),*],
+    })
+}
+
+/// The primitive scalar types, whose associated functions (`f64::from_bits`) traced code may
+/// call when they are built-ins.
+const PRIMITIVES: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32",
+    "f64", "bool", "char",
+];
+
+/// The built-in associated functions of primitive types (see `meta_jit::lower::builtin::prims`).
+const PRIMITIVE_CALLS: &[(&str, &str)] = &[("f64", "from_bits")];
+
+/// `f64::from_bits` and its kin: the path of the built-in's companion, or an error for an
+/// associated function of a primitive type that is not a built-in; `None` for other paths.
+fn primitive_call(p: &syn::Path) -> syn::Result<Option<syn::Path>> {
+    let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+    let [ty, f] = segs.as_slice() else {
+        return Ok(None);
+    };
+    if p.leading_colon.is_some() || !PRIMITIVES.contains(&ty.as_str()) {
+        return Ok(None);
+    }
+    if !PRIMITIVE_CALLS.contains(&(ty.as_str(), f.as_str())) {
+        return Err(err(
+            p,
+            &format!("`{ty}::{f}` is not a built-in of traced code; call the method form (`x.{f}(..)`) if it is one, or wrap the call in a small `#[elidable]` (pure) or `#[dont_look_inside]` function and call that"),
+        ));
+    }
+    let (t, f) = (&p.segments[0].ident, &p.segments[1].ident);
+    Ok(Some(
+        syn::parse_quote!(::meta_jit::lower::builtin::prims::#t::#f),
+    ))
+}
+
 fn err(span: &dyn ToTokens, msg: &str) -> syn::Error {
     syn::Error::new_spanned(span, msg)
 }
@@ -453,6 +497,9 @@ impl Lowerer {
         }
         let mut path = p.path.clone();
         FixSuper.visit_path_mut_pub(&mut path);
+        if let Some(prim) = primitive_call(&p.path)? {
+            path = prim;
+        }
         if let Some(id) = p.path.get_ident() {
             if !self.callees.iter().any(|(c, _)| c == id) {
                 self.callees.push((id.clone(), c.args.len()));
@@ -468,7 +515,6 @@ impl Lowerer {
     }
 
     fn method_call(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Lowered> {
-        let bb = b();
         let span = m.span();
         if m.turbofish.is_some() {
             return Err(err(
@@ -494,25 +540,28 @@ impl Lowerer {
         // when no JIT policy provides `method` on the receiver's handle, and its bound then fails
         // with a message that says to annotate the method.
         let msg = format!("method `{method}` is called from traced code but has no JIT policy");
-        let note = "mark the method `#[look_inside]`, `#[elidable]` or `#[dont_look_inside]` inside a `#[jit::methods]` impl block, and bring the generated `<Type>JitMethods` trait into scope";
+        let note = format!("`{method}` is not a built-in of traced code (the supported standard methods are listed in the book's \"supported subset\"); for a method of a standard type, wrap the call in a small `#[elidable]` (pure) or `#[dont_look_inside]` function and call that; for your own method, mark it `#[look_inside]`, `#[elidable]` or `#[dont_look_inside]` inside a `#[jit::methods]` impl block and bring the generated `<Type>JitMethods` trait into scope");
         let tys: Vec<Ident> = (0..names.len())
             .map(|i| quote::format_ident!("__JitA{}", i))
             .collect();
+        // The builder argument carries the method's span, so that the error points at the call.
+        let mspan = method.span();
+        let bm = quote_spanned!(mspan=> __jit_b);
         Ok(Lowered::value(quote_spanned!(span=> {
             let __jit_recv = #rt;
             #stmts
             #[diagnostic::on_unimplemented(message = #msg, label = "no JIT policy", note = #note)]
-            trait __JitNotAnnotated {}
+            trait MethodWithoutJitPolicy {}
             #[allow(dead_code)]
             trait __JitFallback {
-                fn #method<__JitB: __JitNotAnnotated, #(#tys),*>(&self, b: __JitB, #(_: #tys),*) -> !;
+                fn #method<__JitB: MethodWithoutJitPolicy, #(#tys),*>(&self, b: __JitB, #(_: #tys),*) -> !;
             }
             impl<__JitT: ?Sized> __JitFallback for __JitT {
-                fn #method<__JitB: __JitNotAnnotated, #(#tys),*>(&self, _: __JitB, #(_: #tys),*) -> ! {
+                fn #method<__JitB: MethodWithoutJitPolicy, #(#tys),*>(&self, _: __JitB, #(_: #tys),*) -> ! {
                     unreachable!()
                 }
             }
-            __jit_recv.#method(#bb, #(#names),*)
+            __jit_recv.#method(#bm, #(#names),*)
         })))
     }
 
@@ -558,6 +607,8 @@ impl Lowerer {
                 self.expr(&d)
             }
             "jit_merge_point" | "can_enter_jit" => {
+                // Arguments are an error of the hint macro itself (see `meta_jit::hints`), which
+                // the native function still expands: reported once, there.
                 let Some(portal) = self.portal.as_mut() else {
                     return Err(err(mac, &format!("`{name}!` is only allowed in the portal function (`#[jit::interpreter(...)]`)")));
                 };
@@ -576,13 +627,18 @@ impl Lowerer {
                 };
                 let greens = resolve(self, &greens)?;
                 let reds = resolve(self, &reds)?;
-                let f = if name == "jit_merge_point" { quote!(merge_point) } else { quote!(can_enter_jit) };
+                let call = if name == "jit_merge_point" {
+                    let site = hint_site(span, "jit_merge_point!()", &[]);
+                    quote!(#ll::merge_point_at(#bb, __jit_g, __jit_r, #site))
+                } else {
+                    quote!(#ll::can_enter_jit(#bb, __jit_g, __jit_r))
+                };
                 Ok(Lowered::value(quote_spanned!(span=> {
                     let mut __jit_g = Vec::new();
                     #( __jit_g.extend(#ll::regs_of(#bb, #greens)); )*
                     let mut __jit_r = Vec::new();
                     #( __jit_r.extend(#ll::regs_of(#bb, #reds)); )*
-                    #ll::#f(#bb, __jit_g, __jit_r);
+                    #call;
                 })))
             }
             "promote" => {
@@ -600,7 +656,8 @@ impl Lowerer {
                 let vt = v.ts;
                 let mut c = args[1].clone();
                 syn::visit_mut::VisitMut::visit_expr_mut(&mut FixSuper, &mut c);
-                Ok(Lowered::value(quote_spanned!(span=> { let __jit_x = #vt; #ll::record_exact_value(#bb, __jit_x, #c); })))
+                let site = hint_site(span, &args[0].to_token_stream().to_string(), &[]);
+                Ok(Lowered::value(quote_spanned!(span=> { let __jit_x = #vt; #ll::record_exact_value(#bb, __jit_x, #c, #site); })))
             }
             "record_known_result" => {
                 let args = mac.parse_body_with(syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated)?;
@@ -610,13 +667,17 @@ impl Lowerer {
                 };
                 let r = self.expr(&res)?;
                 let rt = r.ts;
-                let (stmts, names) = match self.args(it)? {
+                let arg_exprs: Vec<Expr> = it.collect();
+                let arg_texts: Vec<String> = arg_exprs.iter().map(|a| a.to_token_stream().to_string()).collect();
+                let call = format!("{}({})", f.to_token_stream(), arg_texts.join(", "));
+                let site = hint_site(span, &call, &arg_texts);
+                let (stmts, names) = match self.args(arg_exprs.into_iter())? {
                     Ok(x) => x,
                     Err(d) => return Ok(d),
                 };
                 let mut path = f.path.clone();
                 FixSuper.visit_path_mut_pub(&mut path);
-                Ok(Lowered::value(quote_spanned!(span=> { let __jit_res = #rt; #stmts #path::__jit_known_result(#bb, __jit_res, #(#names),*); })))
+                Ok(Lowered::value(quote_spanned!(span=> { let __jit_res = #rt; #stmts #path::__jit_known_result(#bb, #site, __jit_res, #(#names),*); })))
             }
             _ => Err(err(
                 mac,

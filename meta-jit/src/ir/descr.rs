@@ -106,6 +106,10 @@ pub struct Effects {
     pub writes: Access,
     /// It may write a quasi-immutable field (and so invalidate compiled code).
     pub can_invalidate: bool,
+    /// `#[loop_invariant]`: the result is the same all through one run of a compiled loop, so
+    /// the optimizer reuses the first call's result for the same function and arguments (the
+    /// preamble's call serves the whole peeled loop body). The call itself may have effects.
+    pub loop_invariant: bool,
 }
 
 impl Effects {
@@ -116,6 +120,16 @@ impl Effects {
             reads: Access::Everything,
             writes: Access::Everything,
             can_invalidate: true,
+            loop_invariant: false,
+        }
+    }
+
+    /// A `#[loop_invariant]` function: may do anything, but its result is the same for the
+    /// whole loop.
+    pub fn loop_invariant() -> Effects {
+        Effects {
+            loop_invariant: true,
+            ..Effects::anything()
         }
     }
 
@@ -126,6 +140,7 @@ impl Effects {
             reads: Access::Everything,
             writes: Access::Nothing,
             can_invalidate: false,
+            loop_invariant: false,
         }
     }
 }

@@ -535,6 +535,7 @@ impl Parser<'_> {
                         reads: access("reads")?,
                         writes: access("writes")?,
                         can_invalidate: has("can_invalidate"),
+                        loop_invariant: has("loop_invariant"),
                     },
                 })
             }

@@ -186,7 +186,7 @@ fn descr_text(trace: &Trace, k: &DescrKind) -> String {
         DescrKind::Call(c) => {
             let args: String = c.args.iter().map(|t| t.letter()).collect();
             format!(
-                "call(args={}, ret={}, reads={}, writes={}{}{})",
+                "call(args={}, ret={}, reads={}, writes={}{}{}{})",
                 if args.is_empty() {
                     "-".to_string()
                 } else {
@@ -197,6 +197,7 @@ fn descr_text(trace: &Trace, k: &DescrKind) -> String {
                 access_text(trace, &c.effects.writes),
                 flag(c.effects.elidable, "elidable"),
                 flag(c.effects.can_invalidate, "can_invalidate"),
+                flag(c.effects.loop_invariant, "loop_invariant"),
             )
         }
         DescrKind::Target(t) => format!("target({t})"),

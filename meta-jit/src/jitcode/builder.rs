@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::format::{JitCode, Kind, Op, Register};
+use super::format::{HintSite, JitCode, Kind, Op, Register};
 use super::liveness;
 
 /// A jump target that may not have a pc yet.
@@ -27,6 +27,8 @@ pub struct Builder {
     args: Vec<Register>,
     names: Vec<(Register, String)>,
     labels: Vec<Option<u32>>,
+    /// Where the portal's `jit_merge_point!()` is written (for the merge-point rule's message).
+    merge_point_site: Option<&'static HintSite>,
 }
 
 impl Builder {
@@ -43,6 +45,7 @@ impl Builder {
             args: Vec::new(),
             names: Vec::new(),
             labels: Vec::new(),
+            merge_point_site: None,
         }
     }
 
@@ -162,6 +165,7 @@ impl Builder {
             args,
             names,
             labels,
+            merge_point_site,
             ..
         } = self;
         let resolve = |l: &mut u32| {
@@ -209,8 +213,13 @@ impl Builder {
             liveness: Vec::new(),
         };
         liveness::compute(&mut code);
-        check_merge_points(&code);
+        check_merge_points(&code, merge_point_site);
         code
+    }
+
+    /// Records where the `jit_merge_point!()` being emitted is written.
+    pub fn set_merge_point_site(&mut self, site: &'static HintSite) {
+        self.merge_point_site = Some(site);
     }
 }
 
@@ -300,15 +309,21 @@ pub fn for_each_register(op: &mut Op, mut f: impl FnMut(&mut Register)) {
             f(result);
             args.iter_mut().for_each(f)
         }
-        Op::RecordExactValue { reg, value } => {
+        Op::RecordExactValue { reg, value, .. } => {
             f(reg);
             f(value)
         }
     }
 }
 
-/// RPython's rule: every variable live at the merge point is a green or a red.
-fn check_merge_points(code: &JitCode) {
+/// RPython's rule: every variable live at the merge point is a green or a red. The macro
+/// rejects at compile time the variables it can see are live (read in the dispatch loop before
+/// any assignment); this catches the rest (a variable read after the loop, say), naming the
+/// variable and the merge point.
+fn check_merge_points(code: &JitCode, site: Option<&'static HintSite>) {
+    let at = site.map_or_else(String::new, |s| {
+        format!(" at {}:{}:{}", s.file, s.line, s.column)
+    });
     for (pc, op) in code.ops.iter().enumerate() {
         let Op::JitMergePoint { greens, reds } = op else {
             continue;
@@ -326,12 +341,12 @@ fn check_merge_points(code: &JitCode) {
                 .map(|(_, s)| s.as_str());
             match var {
                 Some(v) => panic!(
-                    "jitcode `{}`: variable `{v}` is live at jit_merge_point! but is neither a green nor a red; \
+                    "portal `{}`: variable `{v}` is live at jit_merge_point!(){at} but is neither a green nor a red; \
                      add it to greens(...) or reds(...) of the portal, or make it dead there",
                     code.name
                 ),
                 None => panic!(
-                    "jitcode `{}`: a temporary value is live across jit_merge_point!; \
+                    "portal `{}`: a temporary value is live across jit_merge_point!(){at}; \
                      put the merge point at the top of the dispatch loop, outside any expression",
                     code.name
                 ),

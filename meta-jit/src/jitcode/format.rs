@@ -338,6 +338,24 @@ impl fmt::Debug for CallDescr {
     }
 }
 
+/// Where a `record_known_result!` or `record_exact_value!` is written, as the codewriter saw it:
+/// every checker (jitcode runner, blackhole interpreter, tracer, compiled code) reports a
+/// violation of the hint at this location.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct HintSite {
+    /// Source file (`file!()` at the hint).
+    pub file: &'static str,
+    /// Line of the hint.
+    pub line: u32,
+    /// Column of the hint.
+    pub column: u32,
+    /// The claim as written: `f(a, b)` for `record_known_result!`, the value expression for
+    /// `record_exact_value!`.
+    pub call: &'static str,
+    /// The argument expressions as written, in order (empty for `record_exact_value!`).
+    pub args: &'static [&'static str],
+}
+
 /// A reference to another function's jitcode, resolved lazily so that recursive and mutually
 /// recursive functions can refer to each other while their jitcode is being built.
 #[derive(Clone, Copy)]
@@ -621,6 +639,8 @@ pub enum Op {
         descr: Arc<CallDescr>,
         /// Its arguments.
         args: Vec<Register>,
+        /// Where the hint is written (for violation reports).
+        site: &'static HintSite,
     },
     /// `record_exact_value!(reg, value)`: `reg` equals the constant `value` (no guard).
     RecordExactValue {
@@ -628,6 +648,8 @@ pub enum Op {
         reg: Register,
         /// A constant register with the claimed value.
         value: Register,
+        /// Where the hint is written (for violation reports).
+        site: &'static HintSite,
     },
 }
 

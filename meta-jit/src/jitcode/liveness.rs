@@ -48,7 +48,7 @@ pub fn each_use(op: &Op, mut f: impl FnMut(Register)) {
             all(&[*result]);
             all(args);
         }
-        Op::RecordExactValue { reg, value } => all(&[*reg, *value]),
+        Op::RecordExactValue { reg, value, .. } => all(&[*reg, *value]),
     }
 }
 

@@ -9,12 +9,13 @@
 
 pub mod builder;
 pub mod format;
+pub mod hintcheck;
 pub mod liveness;
 pub mod print;
 pub mod runner;
 
 pub use builder::{Builder, Label};
 pub use format::{
-    ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, IntBinOp, IntTy,
-    IntUnOp, JitCode, JitCodeRef, Kind, LiveRegs, Op, Overflow, Register, Value,
+    ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, HintSite, IntBinOp,
+    IntTy, IntUnOp, JitCode, JitCodeRef, Kind, LiveRegs, Op, Overflow, Register, Value,
 };

@@ -211,6 +211,7 @@ impl fmt::Display for JitCode {
                     result,
                     descr,
                     args,
+                    ..
                 } => {
                     format!(
                         "record_known_result {}, {}({})",
@@ -219,7 +220,7 @@ impl fmt::Display for JitCode {
                         self.regs(args)
                     )
                 }
-                Op::RecordExactValue { reg, value } => {
+                Op::RecordExactValue { reg, value, .. } => {
                     format!("record_exact_value {}, {}", r(reg), r(value))
                 }
             };

@@ -5,13 +5,16 @@
 //! descriptors, inline calls as nested frames). Running a whole interpreter this way must give
 //! the same results as the native interpreter; that is how the codewriter is tested, and the
 //! tracer and blackhole interpreter reuse [`int_binary`] and friends so all agree.
-//! Must not know: traces, guards' resume data, or anything about a guest language. Hints are
-//! no-ops here (the native interpreter already checked them in checked mode).
+//! Must not know: traces, guards' resume data, or anything about a guest language.
+//! `record_known_result!` and `record_exact_value!` are checked on every execution
+//! ([`super::hintcheck`]), in every build: a wrong hint panics with its source location (or is
+//! collected inside [`crate::check::violations_of`]).
 
 use super::format::{
     Cmp, FieldDescr, FloatBinOp, FloatUnOp, IntBinOp, IntTy, IntUnOp, JitCode, Kind, Op, Overflow,
     Register, Value,
 };
+use super::hintcheck;
 
 /// Runs `code` on `args` (one value per argument register) and returns its results.
 ///
@@ -127,6 +130,7 @@ impl<'a> Frame<'a> {
         loop {
             let pc = self.pc;
             let op = &code.ops[pc];
+            self.check_hint(op);
             // SAFETY: forwarded from this function's contract.
             match unsafe { self.exec(op) } {
                 Ok(Done::Next) => {
@@ -173,8 +177,41 @@ impl<'a> Frame<'a> {
         }
     }
 
+    /// Checks the claim of a `record_known_result!` or `record_exact_value!` op (other ops pass)
+    /// and reports a violation as found by the checker the runner acts as
+    /// ([`hintcheck::runner_is`]).
+    pub fn check_hint(&self, op: &Op) {
+        match op {
+            Op::RecordKnownResult {
+                result,
+                descr,
+                args,
+                site,
+            } => {
+                let vals: Vec<Value> = args.iter().map(|&r| self.get(r)).collect();
+                hintcheck::known_result(
+                    hintcheck::runner_is(),
+                    site,
+                    descr,
+                    self.get(*result),
+                    &vals,
+                );
+            }
+            Op::RecordExactValue { reg, value, site } => {
+                hintcheck::exact_value(
+                    hintcheck::runner_is(),
+                    site,
+                    self.get(*reg),
+                    self.get(*value),
+                );
+            }
+            _ => {}
+        }
+    }
+
     /// Executes one op that does not transfer control: arithmetic, loads, stores, bounds
-    /// checks, residual and elidable calls, and hints (no-ops here). Returns
+    /// checks, residual and elidable calls, and hints (no-ops here: [`Frame::execute`] checks
+    /// them with [`Frame::check_hint`], the tracer with its own records). Returns
     /// [`Done::Control`] without doing anything for jumps, inline calls, returns, panics and
     /// merge points, and the message of the panic Rust would raise, with no register changed,
     /// for an op that fails (overflow, division by zero, index out of bounds). The tracer and

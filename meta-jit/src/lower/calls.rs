@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use super::Handle;
-use crate::jitcode::{Builder, CallDescr, Effect, JitCodeRef, Kind, Op, Register, Value};
+use crate::jitcode::{Builder, CallDescr, Effect, HintSite, JitCodeRef, Kind, Op, Register, Value};
 
 /// Builds a call descriptor (the generated companion keeps it in a `OnceLock`).
 pub fn call_descr(
@@ -56,12 +56,14 @@ pub fn emit_inline_call<H: Handle>(b: &mut Builder, callee: JitCodeRef, args: Ve
     H::from_regs(&mut dsts.into_iter())
 }
 
-/// Emits `record_known_result!(result, f, args...)` for the elidable `f` described by `descr`.
+/// Emits `record_known_result!(result, f, args...)`, written at `site`, for the elidable `f`
+/// described by `descr`.
 pub fn emit_known_result(
     b: &mut Builder,
     descr: &Arc<CallDescr>,
     result: Vec<Register>,
     args: Vec<Register>,
+    site: &'static HintSite,
 ) {
     assert_eq!(
         descr.effect,
@@ -76,6 +78,7 @@ pub fn emit_known_result(
         result,
         descr: descr.clone(),
         args,
+        site,
     });
 }
 

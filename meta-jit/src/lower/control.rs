@@ -8,7 +8,7 @@
 
 use super::types::{JitType, Scalar};
 use super::{Handle, Ptr, Reg};
-use crate::jitcode::{Builder, Label, Op};
+use crate::jitcode::{Builder, HintSite, Label, Op, Register};
 
 /// `if !cond goto label`; `cond` must be a `bool` (rustc reports anything else at the user's
 /// condition).
@@ -36,6 +36,16 @@ pub fn merge_point(
     reds: Vec<crate::jitcode::Register>,
 ) {
     b.emit(Op::JitMergePoint { greens, reds });
+}
+/// `jit_merge_point!()` written at `site`.
+pub fn merge_point_at(
+    b: &mut Builder,
+    greens: Vec<crate::jitcode::Register>,
+    reds: Vec<crate::jitcode::Register>,
+    site: &'static HintSite,
+) {
+    b.set_merge_point_site(site);
+    merge_point(b, greens, reds);
 }
 /// `can_enter_jit!()`.
 pub fn can_enter_jit(
@@ -76,10 +86,38 @@ pub fn promote<H: Promotable>(b: &mut Builder, x: H) -> H {
     x
 }
 
-/// `record_exact_value!(x, c)`.
-pub fn record_exact_value<T: Scalar>(b: &mut Builder, x: Reg<T>, c: T) {
-    let value = super::ops::konst(b, c).reg;
-    b.emit(Op::RecordExactValue { reg: x.reg, value });
+/// `record_exact_value!(x, c)` at `site`: a scalar `x` and its claimed constant, or a
+/// reference and the `&'static` reference it is claimed to be (identity).
+pub fn record_exact_value<H: ExactValue<C>, C>(
+    b: &mut Builder,
+    x: H,
+    c: C,
+    site: &'static HintSite,
+) {
+    let (reg, value) = x.exact_regs(b, c);
+    b.emit(Op::RecordExactValue { reg, value, site });
+}
+
+/// What `record_exact_value!` accepts: a scalar with a constant of its type, or a reference
+/// with a `&'static` reference of its type.
+#[diagnostic::on_unimplemented(
+    message = "`record_exact_value!` cannot claim that a `{Self}` is a `{C}`",
+    note = "the value is a scalar and the constant one of its type, or the value is a reference and the constant a `&'static` reference to the same type"
+)]
+pub trait ExactValue<C> {
+    /// The value's register and a constant register with `c`.
+    fn exact_regs(self, b: &mut Builder, c: C) -> (Register, Register);
+}
+impl<T: Scalar> ExactValue<T> for Reg<T> {
+    fn exact_regs(self, b: &mut Builder, c: T) -> (Register, Register) {
+        (self.reg, super::ops::konst(b, c).reg)
+    }
+}
+impl<T> ExactValue<&'static T> for Ptr<T> {
+    fn exact_regs(self, b: &mut Builder, c: &'static T) -> (Register, Register) {
+        let reg = self.materialize(b);
+        (reg, b.const_ref(c as *const T as usize))
+    }
 }
 
 /// A constant of the program used in traced code (`MAX`, `i64::MIN`, a `static`'s address): a

@@ -17,6 +17,7 @@
 //! - `()`: no registers.
 
 pub mod builtin;
+pub mod builtin_ops;
 pub mod calls;
 pub mod control;
 pub mod ops;

@@ -195,6 +195,14 @@ pub fn some<T: Scalar>(b: &mut Builder, x: Reg<T>) -> OptionH<T> {
         _t: PhantomData,
     }
 }
+/// `Some(val)` when `tag` is true, else `None` (the built-in `checked_*` methods).
+pub fn option_from<T: Scalar>(tag: Reg<bool>, val: Reg<T>) -> OptionH<T> {
+    OptionH {
+        tag: tag.reg,
+        val: val.reg,
+        _t: PhantomData,
+    }
+}
 /// `Ok(x)`.
 pub fn ok<T: Scalar, E: Scalar>(b: &mut Builder, x: Reg<T>) -> ResultH<T, E> {
     ResultH {

@@ -6,6 +6,9 @@
 //! call descriptor; `record_known_result(res, f, args...)` inserts the key of `f(args...)` with
 //! `res` and leaves the trace, so a later call of `f` on those arguments becomes `res` (and,
 //! for an inverse like `neg(neg(x))`, the first call then dies in the dead-code sweep).
+//! A `#[loop_invariant]` call (a residual call whose descriptor says `loop_invariant`) enters
+//! the same table: a later call of the function on the same arguments becomes the first one's
+//! result, so in a peeled loop the preamble's call serves every iteration of the body.
 
 use super::{Optimizer, Step};
 use crate::ir::{DescrId, Op, OpArgs, OpRef, Opcode};
@@ -49,6 +52,12 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
         o.pure.seen.entry(key(&call)).or_insert(res);
         return Step::Remove;
     }
+    if loop_invariant_call(o, &op) {
+        if let Some(&v) = o.pure.seen.get(&key(&op)) {
+            return Step::Replace(v);
+        }
+        return Step::Next(op);
+    }
     if !op.opcode.is_pure() {
         return Step::Next(op);
     }
@@ -75,10 +84,22 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
 /// Records an emitted pure op.
 pub fn emitted(o: &mut Optimizer, r: OpRef) {
     let op = &o.out.ops[r.index()];
-    if op.opcode.is_pure() {
+    if op.opcode.is_pure() || loop_invariant_call(o, op) {
         let k = key(op);
         o.pure.seen.entry(k).or_insert(r);
     }
+}
+
+/// Whether `op` calls a `#[loop_invariant]` function (with a result).
+fn loop_invariant_call(o: &Optimizer, op: &Op) -> bool {
+    op.opcode.is_call()
+        && op.opcode.result() != crate::ir::Type::Void
+        && op.descr.is_some_and(|d| {
+            o.out
+                .get_descr(d)
+                .call()
+                .is_some_and(|c| c.effects.loop_invariant)
+        })
 }
 
 /// Forgets every entry that mentions one of `values` (the loop-carried values at the label).

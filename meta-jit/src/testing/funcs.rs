@@ -151,6 +151,7 @@ fn elidable_pure(_: &Descrs) -> Effects {
         reads: Access::Nothing,
         writes: Access::Nothing,
         can_invalidate: false,
+        loop_invariant: false,
     }
 }
 
@@ -241,6 +242,7 @@ pub const FUNCS: [Func; 13] = [
             reads: d.access(&[IMM]),
             writes: Access::Nothing,
             can_invalidate: false,
+            loop_invariant: false,
         },
     },
     Func {
@@ -253,6 +255,7 @@ pub const FUNCS: [Func; 13] = [
             reads: Access::Nothing,
             writes: d.access(&[A64]),
             can_invalidate: false,
+            loop_invariant: false,
         },
     },
     Func {
@@ -265,6 +268,7 @@ pub const FUNCS: [Func; 13] = [
             reads: d.access(&[0, 3, 4, A64]),
             writes: Access::Nothing,
             can_invalidate: false,
+            loop_invariant: false,
         },
     },
     Func {
@@ -277,6 +281,7 @@ pub const FUNCS: [Func; 13] = [
             reads: d.access(&[NEXT]),
             writes: Access::Nothing,
             can_invalidate: false,
+            loop_invariant: false,
         },
     },
     Func {
@@ -303,6 +308,7 @@ pub const FUNCS: [Func; 13] = [
             reads: Access::Descrs(vec![d.arr]),
             writes: Access::Descrs(vec![d.arr]),
             can_invalidate: false,
+            loop_invariant: false,
         },
     },
 ];

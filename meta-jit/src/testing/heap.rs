@@ -217,6 +217,7 @@ impl Descrs {
             reads: Access::Nothing,
             writes: Access::Nothing,
             can_invalidate: false,
+            loop_invariant: false,
         }
     }
 }

@@ -22,12 +22,13 @@
 //!
 //! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
 //! of each data op to IR is in `record`, the facts in `fingerprint`, what a repeated load,
-//! pure op or guard can reuse in `heapcache`. Must not know: optimization (beyond not
+//! pure op or guard can reuse in `heapcache`, the checks of hints in compiled code in `hints`. Must not know: optimization (beyond not
 //! recording a repeat), machine code, hot counters, or anything about a guest language.
 
 mod arith;
 mod fingerprint;
 mod heapcache;
+mod hints;
 mod record;
 
 use hashbrown::{HashMap, HashSet};
@@ -150,6 +151,10 @@ pub enum Traced {
 pub struct Limits {
     /// Abort when the trace has more ops than this.
     pub trace_limit: usize,
+    /// Record, before each `record_known_result!` and `record_exact_value!`, a call that
+    /// checks the claim every time compiled code passes there (the JIT parameter
+    /// `check_hints=1`; see `hints`).
+    pub check_hints: bool,
 }
 
 /// One frame of the meta-interpreter: the concrete frame and the shadows of its ordinary

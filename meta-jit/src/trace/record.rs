@@ -4,12 +4,14 @@
 //! wrong mapping shows up in the first test that traces it rather than as a miscompile.
 #![deny(unsafe_code)]
 
+use super::hints::HintCheck;
 use super::{from_ir, to_ir, Abort, Tracer};
+use crate::check::CheckedBy;
 use crate::ir::semantics::eval_pure;
 use crate::ir::{self, DescrKind, Effects, Op as IrOp, OpArgs, OpRef, Opcode, Type};
 use crate::jitcode::{
-    ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, Kind, Op, Register,
-    Value,
+    hintcheck, ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, Kind, Op,
+    Register, Value,
 };
 
 /// A trace value with the concrete value it has now.
@@ -31,22 +33,6 @@ fn same(a: ir::Value, b: ir::Value) -> bool {
         }
         _ => a == b,
     }
-}
-
-/// Reports a hint whose claim the tracer found false (see [`crate::check`]); the hint has no
-/// source location here.
-#[track_caller]
-fn violation(hint: &'static str, call: String, claimed: String, actual: String) {
-    crate::check::report_violation(crate::check::Violation {
-        hint,
-        file: "<traced jitcode>",
-        line: 0,
-        column: 0,
-        call,
-        arguments: vec![],
-        claimed,
-        actual,
-    });
 }
 
 impl Tracer<'_> {
@@ -168,7 +154,7 @@ impl Tracer<'_> {
         }
     }
 
-    fn call_descr(&mut self, d: &CallDescr) -> (OpRef, ir::DescrId) {
+    pub(super) fn call_descr(&mut self, d: &CallDescr) -> (OpRef, ir::DescrId) {
         let f = self.trace.func(d.name, d.shim);
         if let Some(&id) = self.call_descrs.get(&d.shim) {
             return (f, id);
@@ -176,10 +162,10 @@ impl Tracer<'_> {
         let kind = DescrKind::Call(ir::CallDescr {
             args: d.arg_kinds.iter().map(|&k| ir_type(k)).collect(),
             ret: d.result_kind.map_or(Type::Void, ir_type),
-            effects: if d.effect == Effect::Elidable {
-                Effects::elidable()
-            } else {
-                Effects::anything()
+            effects: match d.effect {
+                Effect::Elidable => Effects::elidable(),
+                Effect::LoopInvariant => Effects::loop_invariant(),
+                Effect::Residual => Effects::anything(),
             },
         });
         let id = self.named_descr(&format!("call_{}", d.name), kind);
@@ -385,16 +371,12 @@ impl Tracer<'_> {
                 None
             }
             Op::Call { descr, dst, .. } => self.call(descr, uses, *dst),
-            Op::RecordKnownResult { descr, .. } => {
+            Op::RecordKnownResult { descr, site, .. } => {
                 let args: Vec<Value> = uses[1..].iter().map(|a| from_ir(a.1)).collect();
-                let actual = (descr.dynamic)(&args);
-                if actual != Some(from_ir(uses[0].1)) {
-                    violation(
-                        "record_known_result!",
-                        format!("{}({args:?})", descr.name),
-                        format!("{:?}", from_ir(uses[0].1)),
-                        format!("{actual:?}"),
-                    );
+                let claimed = from_ir(uses[0].1);
+                hintcheck::known_result(CheckedBy::Tracer, site, descr, claimed, &args);
+                if self.limits.check_hints {
+                    self.compiled_hint_check(HintCheck::KnownResult(descr), site, uses);
                 }
                 let (fun, d) = self.call_descr(descr);
                 let mut refs = vec![uses[0].0, fun];
@@ -403,15 +385,11 @@ impl Tracer<'_> {
                     .push(IrOp::new(Opcode::RecordKnownResult, &refs).with_descr(d));
                 None
             }
-            Op::RecordExactValue { reg, .. } => {
+            Op::RecordExactValue { reg, site, .. } => {
                 let (v, c) = (u(0), u(1));
-                if !same(v.1, c.1) {
-                    violation(
-                        "record_exact_value!",
-                        format!("{reg:?}"),
-                        format!("{:?}", c.1),
-                        format!("{:?}", v.1),
-                    );
+                hintcheck::exact_value(CheckedBy::Tracer, site, from_ir(v.1), from_ir(c.1));
+                if self.limits.check_hints && !v.0.is_const() {
+                    self.compiled_hint_check(HintCheck::ExactValue, site, uses);
                 }
                 if !v.0.is_const() {
                     self.trace.emit(Opcode::RecordExactValue, &[v.0, c.0]);

@@ -49,6 +49,7 @@ impl JitDriver {
             frames,
             Limits {
                 trace_limit: params.trace_limit,
+                check_hints: params.check_hints,
             },
             first_guard,
             trusted,

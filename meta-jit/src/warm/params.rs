@@ -29,6 +29,10 @@ pub struct Params {
     /// pages) and the optimized traces kept for their guards' resume data. Past it, nothing
     /// more is traced (LuaJIT's `maxmcode`, which counts machine code only).
     pub max_memory_kb: u32,
+    /// Whether compiled code checks every `record_known_result!` and `record_exact_value!` it
+    /// passes (calls the elidable function and compares), reporting a violation with the
+    /// hint's location (off by default; `check_hints=1`).
+    pub check_hints: bool,
     /// Whether [`super::Stats`] keeps each trace as recorded, besides as optimized (off by default:
     /// the recorded traces are only for tests and tools that inspect them, and they doubled
     /// the memory of a program with long traces).
@@ -47,6 +51,7 @@ impl Default for Params {
             max_memory_kb: 32768,
             enable_opts: Options::all(),
             keep_recorded: false,
+            check_hints: false,
         }
     }
 }
@@ -62,11 +67,12 @@ impl Params {
         "max_memory_kb",
         "enable_opts",
         "keep_recorded",
+        "check_hints",
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
-    /// [`Options::parse`], `keep_recorded` as 0 or 1), or `off`/`on`. A value out of its range is an error that gives the range;
+    /// [`Options::parse`], `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A value out of its range is an error that gives the range;
     /// an unknown name is an error that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
@@ -88,6 +94,7 @@ impl Params {
                 Some(("max_memory_kb", v)) => self.max_memory_kb = num(v, 0, u32_max)? as u32,
                 Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
                 Some(("keep_recorded", v)) => self.keep_recorded = num(v, 0, 1)? != 0,
+                Some(("check_hints", v)) => self.check_hints = num(v, 0, 1)? != 0,
                 _ => {
                     return Err(format!(
                         "unknown JIT parameter `{item}`: the parameters are `on`, `off` and {}",

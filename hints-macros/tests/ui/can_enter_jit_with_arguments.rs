@@ -1,0 +1,21 @@
+use meta_jit::hints as jit;
+use meta_jit::hints::*;
+
+#[jit::interpreter(greens(pc), reds(n))]
+fn run(n: i64) -> i64 {
+    let mut n = n;
+    let mut pc = 0u8;
+    loop {
+        jit_merge_point!();
+        if n <= 0 {
+            return n;
+        }
+        n -= 1;
+        pc = pc.wrapping_add(1);
+        can_enter_jit!(pc, n);
+    }
+}
+
+fn main() {
+    run(3);
+}

@@ -1,0 +1,162 @@
+//! Hints checked by compiled code (the JIT parameter `check_hints=1`): before each
+//! `record_known_result!` and `record_exact_value!` it records, the tracer records a residual
+//! call of [`check_hint`], which, every time compiled code passes there, calls the elidable
+//! function (or takes the value) and compares, exactly as the tracer itself did
+//! ([`crate::jitcode::hintcheck`]), and reports a violation at the hint's source location.
+//!
+//! The call passes the site (an index into a registry of checked sites), the claimed value and
+//! up to [`MAX_ARGS`] arguments, each as 64 bits (floats by their bits, references by address):
+//! six integer registers. A hint with more arguments is checked by the tracer only.
+//!
+//! Owns: that call and the registry. Must not know: the optimizer (the call is an ordinary
+//! residual call, which also means it keeps the optimizer from caching memory across it: the
+//! mode is for finding wrong hints, not for speed), machine code, or any guest language.
+#![deny(unsafe_code)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::record::Tv;
+use super::Tracer;
+use crate::check::CheckedBy;
+use crate::ir::{Op as IrOp, Opcode, Type};
+use crate::jitcode::{hintcheck, CallDescr, Effect, HintSite, Kind, Value};
+
+/// The most arguments of a `record_known_result!` that compiled code checks.
+pub const MAX_ARGS: usize = 4;
+
+/// Which hint to check.
+pub(super) enum HintCheck<'a> {
+    /// `record_known_result!` of this elidable function.
+    KnownResult(&'a Arc<CallDescr>),
+    /// `record_exact_value!`.
+    ExactValue,
+}
+
+/// What compiled code needs to check one hint site.
+struct SiteCheck {
+    site: &'static HintSite,
+    /// The elidable function (`None`: `record_exact_value!`).
+    descr: Option<Arc<CallDescr>>,
+    /// The kinds of the claimed value, then of each argument.
+    kinds: Vec<Kind>,
+}
+
+fn registry() -> &'static Mutex<Vec<SiteCheck>> {
+    static SITES: OnceLock<Mutex<Vec<SiteCheck>>> = OnceLock::new();
+    SITES.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// The index of a site in the registry, added on first use.
+fn register(site: &'static HintSite, descr: Option<&Arc<CallDescr>>, kinds: Vec<Kind>) -> i64 {
+    let mut sites = registry().lock().unwrap_or_else(|e| e.into_inner());
+    let found = sites.iter().position(|s| {
+        std::ptr::eq(s.site, site)
+            && s.kinds == kinds
+            && s.descr.as_ref().map(|d| d.shim) == descr.map(|d| d.shim)
+    });
+    let index = found.unwrap_or_else(|| {
+        sites.push(SiteCheck {
+            site,
+            descr: descr.cloned(),
+            kinds,
+        });
+        sites.len() - 1
+    });
+    index as i64
+}
+
+fn value(kind: Kind, bits: i64) -> Value {
+    match kind {
+        Kind::Int => Value::Int(bits),
+        Kind::Float => Value::Float(f64::from_bits(bits as u64)),
+        Kind::Ref => Value::Ref(bits as usize),
+    }
+}
+
+/// Called by compiled code: checks the hint of registry entry `site` on the claimed value and
+/// arguments (as bits). Inside [`crate::check::violations_of`] a violation is collected and the
+/// code runs on; otherwise it is printed and the process aborts (a panic cannot unwind out of
+/// compiled code).
+extern "C" fn check_hint(site: i64, claimed: i64, a0: i64, a1: i64, a2: i64, a3: i64) {
+    let (s, descr, kinds) = {
+        let sites = registry().lock().unwrap_or_else(|e| e.into_inner());
+        let c = &sites[site as usize];
+        (c.site, c.descr.clone(), c.kinds.clone())
+    };
+    let raw = [claimed, a0, a1, a2, a3];
+    let vals: Vec<Value> = kinds.iter().zip(raw).map(|(&k, b)| value(k, b)).collect();
+    let checked = catch_unwind(AssertUnwindSafe(|| match &descr {
+        Some(d) => hintcheck::known_result(CheckedBy::Compiled, s, d, vals[0], &vals[1..]),
+        None => hintcheck::exact_value(CheckedBy::Compiled, s, vals[0], vals[1]),
+    }));
+    if checked.is_err() {
+        // The panic hook has printed the violation.
+        std::process::abort();
+    }
+}
+
+fn check_hint_dynamic(args: &[Value]) -> Option<Value> {
+    let b: Vec<i64> = args.iter().map(|v| v.int()).collect();
+    check_hint(b[0], b[1], b[2], b[3], b[4], b[5]);
+    None
+}
+
+fn check_descr() -> &'static CallDescr {
+    static DESCR: OnceLock<CallDescr> = OnceLock::new();
+    DESCR.get_or_init(|| CallDescr {
+        name: "meta_jit::check_hint",
+        arg_kinds: vec![Kind::Int; 2 + MAX_ARGS],
+        result_kind: None,
+        effect: Effect::Residual,
+        shim: check_hint as extern "C" fn(i64, i64, i64, i64, i64, i64) as usize,
+        dynamic: check_hint_dynamic,
+    })
+}
+
+impl Tracer<'_> {
+    /// Records the call that makes compiled code check this hint (see the module doc).
+    /// `uses`: the claimed value, then the arguments (`record_known_result!`) or the constant
+    /// (`record_exact_value!`).
+    pub(super) fn compiled_hint_check(
+        &mut self,
+        which: HintCheck<'_>,
+        site: &'static HintSite,
+        uses: &[Tv],
+    ) {
+        if uses.len() > 1 + MAX_ARGS {
+            return;
+        }
+        let descr = match which {
+            HintCheck::KnownResult(d) => Some(d),
+            HintCheck::ExactValue => None,
+        };
+        let kinds: Vec<Kind> = uses.iter().map(|u| kind_of(u.1)).collect();
+        let index = register(site, descr, kinds);
+        let mut args = vec![self.int(index)];
+        for &u in uses {
+            let bits = match kind_of(u.1) {
+                Kind::Int => u,
+                Kind::Float => self.pure(Opcode::FloatToBits, &[u]),
+                Kind::Ref => self.pure(Opcode::CastPtrToInt, &[u]),
+            };
+            args.push(bits);
+        }
+        while args.len() < 2 + MAX_ARGS {
+            args.push(self.int(0));
+        }
+        let (fun, d) = self.call_descr(check_descr());
+        let mut refs = vec![fun];
+        refs.extend(args.iter().map(|a| a.0));
+        self.trace
+            .push(IrOp::new(Opcode::call(Type::Void), &refs).with_descr(d));
+    }
+}
+
+fn kind_of(v: crate::ir::Value) -> Kind {
+    match v {
+        crate::ir::Value::Int(_) => Kind::Int,
+        crate::ir::Value::Float(_) => Kind::Float,
+        crate::ir::Value::Ref(_) => Kind::Ref,
+    }
+}

@@ -70,6 +70,7 @@ fn meta_jit_names_no_guest_opcode_and_depends_on_no_interpreter() {
                 "smallvec",
                 "quickcheck",
                 "dynasmrt",
+                "libc",
                 "iced-x86",
                 "hints-macros"
             ]

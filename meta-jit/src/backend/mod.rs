@@ -39,7 +39,7 @@ pub use x64::CompileError;
 use crate::interp::{Outcome, RunError};
 use crate::ir::verify::verify;
 use crate::ir::{Trace, Type, Value};
-use code::CodeMemory;
+use code::{CodeArena, CodeMemory};
 use hashbrown::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -97,8 +97,8 @@ struct Compiled {
 #[derive(Default)]
 pub struct Backend {
     traces: Vec<Option<Compiled>>,
-    /// Bytes of executable memory mapped for the live traces.
-    mapped: usize,
+    /// The executable memory the traces share.
+    arena: CodeArena,
     targets: HashMap<u32, TraceId>,
     frame_values: usize,
 }
@@ -228,7 +228,10 @@ impl Backend {
                 }
             }
         }
-        let code = CodeMemory::new(&asm.code).map_err(|e| CompileError(format!("mmap: {e}")))?;
+        let code = self
+            .arena
+            .place(&asm.code)
+            .map_err(|e| CompileError(format!("mmap: {e}")))?;
         let inner_entry = code.addr() + asm.inner_entry;
         self.frame_values = self.frame_values.max(asm.frame_values);
         for to in linked {
@@ -245,7 +248,6 @@ impl Backend {
             pc.data[1 + slot].store(entry as u64, Ordering::Release);
         }
         let placed_entry = asm.placed_entry.map(|at| code.addr() + at);
-        self.mapped += code.mapped_len();
         let mut asm = asm;
         asm.exits.shrink_to_fit();
         asm.op_starts.shrink_to_fit();
@@ -397,16 +399,17 @@ impl Backend {
                 }
             }
             self.targets.retain(|_, v| *v != t);
-            self.mapped -= c.code.mapped_len();
             todo.extend(c.entered_from.iter().copied());
+            self.arena.free(c.code);
             freed.push(t);
         }
         freed
     }
 
-    /// Bytes of executable memory mapped for the live traces (whole pages).
+    /// Bytes of executable memory the traces took, in the chunks that are still mapped (the
+    /// room of a freed trace counts until its chunk goes).
     pub fn code_memory(&self) -> usize {
-        self.mapped
+        self.arena.used()
     }
 
     /// Whether trace `id` is compiled (not freed).
@@ -422,7 +425,7 @@ impl Backend {
     /// Statistics of trace `id`.
     pub fn info(&self, id: TraceId) -> Option<CodeInfo> {
         self.get(id).map(|c| CodeInfo {
-            code_bytes: c.code.bytes().len(),
+            code_bytes: c.code.len(),
             spill_slots: c.slots,
             exits: c.exits.len(),
         })
@@ -448,7 +451,7 @@ impl Backend {
             sections.push((at, what));
         }
         sections.push((c.epilogue, "epilogue".to_string()));
-        disasm::listing(c.code.bytes(), &sections, c.pool)
+        disasm::listing(self.arena.bytes(&c.code), &sections, c.pool)
     }
 
     /// The code of op `i` of trace `id`, one instruction per line (for tests).
@@ -464,6 +467,6 @@ impl Backend {
             || c.stub_starts.first().map_or(c.epilogue, |s| s.1),
             |s| s.1,
         );
-        disasm::instructions(&c.code.bytes()[start..end])
+        disasm::instructions(&self.arena.bytes(&c.code)[start..end])
     }
 }

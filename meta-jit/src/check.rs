@@ -1,4 +1,5 @@
-//! Checked mode and its quickcheck helpers: verifying the claims hints make.
+//! Checked mode and its quickcheck helpers: verifying the claims hints make. The helpers
+//! ([`check_hints`] and the rest that generate inputs) need the `testing` feature.
 //!
 //! Owns: what a hint violation is ([`Violation`]), what happens when one is found (a panic with
 //! the hint's location, arguments and both values, or, inside [`check_hints`], a recorded
@@ -19,6 +20,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+#[cfg(feature = "testing")]
 use quickcheck::{Arbitrary, Gen};
 
 /// A hint whose claim did not hold.
@@ -89,7 +91,7 @@ pub fn violations_of<R>(f: impl FnOnce() -> R) -> (Vec<Violation>, Option<String
     let found = COLLECTOR
         .with(|c| std::mem::replace(&mut *c.borrow_mut(), previous))
         .unwrap_or_default();
-    let panic = result.err().map(|e| crate::testing::panic_message(&*e));
+    let panic = result.err().map(|e| panic_message(&*e));
     (found, panic)
 }
 
@@ -112,6 +114,7 @@ impl fmt::Display for Failure {
 }
 
 /// A failing input, shrunk.
+#[cfg(feature = "testing")]
 #[derive(Clone, Debug)]
 pub struct Counterexample<A> {
     /// The smallest failing input found.
@@ -124,6 +127,7 @@ pub struct Counterexample<A> {
     pub shrink_steps: usize,
 }
 
+#[cfg(feature = "testing")]
 impl<A: fmt::Debug> fmt::Display for Counterexample<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -134,6 +138,7 @@ impl<A: fmt::Debug> fmt::Display for Counterexample<A> {
     }
 }
 
+#[cfg(feature = "testing")]
 fn failure_of<A, R>(f: &impl Fn(A) -> R, a: A) -> Option<Failure> {
     let (violations, panic) = violations_of(|| f(a));
     match (violations.into_iter().next(), panic) {
@@ -143,6 +148,7 @@ fn failure_of<A, R>(f: &impl Fn(A) -> R, a: A) -> Option<Failure> {
     }
 }
 
+#[cfg(feature = "testing")]
 /// Runs `f` on `tests` generated inputs with every hint it reaches checked. Returns the first
 /// failing input, shrunk (quickcheck's `Arbitrary::shrink`) while it still fails, or `Ok` with
 /// the number of inputs run. For several arguments use a tuple: `check_hints(n, |(a, b)| ..)`.
@@ -153,6 +159,7 @@ where
     check_hints_with(&mut Gen::new(100), tests, f)
 }
 
+#[cfg(feature = "testing")]
 /// [`check_hints`] with a given generator (size and seed).
 pub fn check_hints_with<A, R>(
     g: &mut Gen,
@@ -190,6 +197,7 @@ where
     Ok(tests)
 }
 
+#[cfg(feature = "testing")]
 /// [`check_hints`], panicking with the counterexample report on failure.
 #[track_caller]
 pub fn assert_hints_hold<A, R>(tests: u64, f: impl Fn(A) -> R)
@@ -199,4 +207,22 @@ where
     if let Err(c) = check_hints(tests, f) {
         panic!("hint check failed: {c}");
     }
+}
+
+/// The message of a panic payload caught by `catch_unwind` or `JoinHandle::join`: the
+/// `String` or `&str` it carries, or `"<non-string panic>"` for any other payload.
+///
+/// ```
+/// use meta_jit::check::panic_message;
+///
+/// let e = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
+/// assert_eq!(panic_message(&*e), "boom 1");
+/// let e = std::panic::catch_unwind(|| std::panic::panic_any(7)).unwrap_err();
+/// assert_eq!(panic_message(&*e), "<non-string panic>");
+/// ```
+pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
+    e.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "<non-string panic>".into())
 }

@@ -31,6 +31,7 @@
 
 pub mod check;
 mod code;
+#[cfg(feature = "disasm")]
 pub mod disasm;
 mod x64;
 
@@ -436,7 +437,13 @@ impl Backend {
             sections.push((at, what));
         }
         sections.push((c.epilogue, "epilogue".to_string()));
-        disasm::listing(c.code.bytes(), &sections, c.pool)
+        #[cfg(feature = "disasm")]
+        return disasm::listing(c.code.bytes(), &sections, c.pool);
+        #[cfg(not(feature = "disasm"))]
+        return format!(
+            "; {} bytes of code: meta-jit was built without its `disasm` feature\n",
+            c.code.bytes().len()
+        );
     }
 
     /// The code of op `i` of trace `id`, one instruction per line (for tests).
@@ -452,6 +459,9 @@ impl Backend {
             || c.stub_starts.first().map_or(c.epilogue, |s| s.1),
             |s| s.1,
         );
-        disasm::instructions(&c.code.bytes()[start..end])
+        #[cfg(feature = "disasm")]
+        return disasm::instructions(&c.code.bytes()[start..end]);
+        #[cfg(not(feature = "disasm"))]
+        return vec![format!("({} bytes; no `disasm` feature)", end - start)];
     }
 }

@@ -65,23 +65,7 @@ pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickche
         .max_tests(n)
 }
 
-/// The message of a panic payload caught by `catch_unwind` or `JoinHandle::join`: the
-/// `String` or `&str` it carries, or `"<non-string panic>"` for any other payload.
-///
-/// ```
-/// use meta_jit::testing::panic_message;
-///
-/// let e = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
-/// assert_eq!(panic_message(&*e), "boom 1");
-/// let e = std::panic::catch_unwind(|| std::panic::panic_any(7)).unwrap_err();
-/// assert_eq!(panic_message(&*e), "<non-string panic>");
-/// ```
-pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
-    e.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "<non-string panic>".into())
-}
+pub use crate::check::panic_message;
 
 /// With `META_JIT_PROP_VERBOSE` set, prints a case before a property checks it: if the case
 /// crashes the process (compiled code, or an access the optimizer made unsafe), the last case

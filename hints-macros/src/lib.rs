@@ -8,7 +8,7 @@
 //! Lowering works on syntax only ([`lower`]); types are rustc's business, through the typed
 //! handles of `meta_jit::lower`.
 //!
-//! Debugging: with `META_JIT_DEBUG_EXPAND=/some/file` in the environment of the build, the
+//! Debugging: with `METAJIT_DEBUG_EXPAND=/some/file` in the environment of the build, the
 //! expansion of every annotated free function is appended to that file.
 
 use proc_macro::TokenStream;
@@ -56,7 +56,7 @@ fn free_fn(
     let f = parse_macro_input!(item as ItemFn);
     match krate::with(krate_path.as_ref(), || free_fn_impl(policy, &f, portal)) {
         Ok(ts) => {
-            if let Some(path) = std::env::var_os("META_JIT_DEBUG_EXPAND") {
+            if let Some(path) = std::env::var_os("METAJIT_DEBUG_EXPAND") {
                 use std::io::Write;
                 let mut f = std::fs::OpenOptions::new()
                     .create(true)

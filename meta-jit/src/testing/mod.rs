@@ -53,12 +53,12 @@ pub use recipe::{Case, Shape};
 pub const PROP_SIZE: usize = 100;
 
 /// A deterministic quickcheck runner for a property test: `default_cases` cases (or
-/// `META_JIT_PROP_CASES`) generated from `default_seed ^ salt` (or `META_JIT_PROP_SEED ^ salt`),
+/// `METAJIT_PROP_CASES`) generated from `default_seed ^ salt` (or `METAJIT_PROP_SEED ^ salt`),
 /// so CI runs the same cases every time and a developer can explore other seeds.
 pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickcheck::QuickCheck {
     let env = |name: &str| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
-    let seed = env("META_JIT_PROP_SEED").unwrap_or(default_seed);
-    let n = env("META_JIT_PROP_CASES").unwrap_or(default_cases);
+    let seed = env("METAJIT_PROP_SEED").unwrap_or(default_seed);
+    let n = env("METAJIT_PROP_CASES").unwrap_or(default_cases);
     quickcheck::QuickCheck::new()
         .rng(quickcheck::Gen::from_size_and_seed(PROP_SIZE, seed ^ salt))
         .tests(n)
@@ -67,11 +67,11 @@ pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickche
 
 pub use crate::check::panic_message;
 
-/// With `META_JIT_PROP_VERBOSE` set, prints a case before a property checks it: if the case
+/// With `METAJIT_PROP_VERBOSE` set, prints a case before a property checks it: if the case
 /// crashes the process (compiled code, or an access the optimizer made unsafe), the last case
 /// printed is the culprit.
 pub fn show_case(case: &Case) {
-    if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
+    if std::env::var_os("METAJIT_PROP_VERBOSE").is_some() {
         eprintln!("{case:?}");
     }
 }

@@ -1,8 +1,8 @@
 //! Checked mode and its quickcheck helpers: verifying the claims hints make. The helpers
-//! ([`check_hints`] and the rest that generate inputs) need the `testing` feature.
+//! (`check_hints` and the rest that generate inputs) need the `testing` feature.
 //!
 //! Owns: what a hint violation is ([`Violation`]), what happens when one is found (a panic with
-//! the hint's location, arguments and both values, or, inside [`check_hints`], a recorded
+//! the hint's location, arguments and both values, or, inside `check_hints`, a recorded
 //! failure), and the property-testing loop that runs a hinted function on generated inputs and
 //! shrinks a failing one to a small counterexample.
 //! Must not know: jitcode, traces, or any guest language.
@@ -12,7 +12,7 @@
 //! they expand to nothing there. The tracer checks the `record_known_result!` and
 //! `record_exact_value!` it records from jitcode, in every build, and reports a violation at
 //! `<traced jitcode>` (no source location) when the claim does not hold on the traced values.
-//! So outside debug or test builds, [`check_hints`] finds only the violations the tracer
+//! So outside debug or test builds, `check_hints` finds only the violations the tracer
 //! reports (on code the JIT traces during the run).
 #![deny(unsafe_code)]
 
@@ -68,7 +68,7 @@ thread_local! {
 }
 
 /// Called by the checked-mode expansion of the hints, and by the tracer when a hint it records
-/// does not hold. Panics with the violation, unless a [`check_hints`] run on this thread is
+/// does not hold. Panics with the violation, unless a `check_hints` run on this thread is
 /// collecting them.
 #[track_caller]
 pub fn report_violation(v: Violation) {
@@ -160,7 +160,7 @@ where
 }
 
 #[cfg(feature = "testing")]
-/// [`check_hints`] with a given generator (size and seed).
+/// `check_hints` with a given generator (size and seed).
 pub fn check_hints_with<A, R>(
     g: &mut Gen,
     tests: u64,
@@ -198,7 +198,7 @@ where
 }
 
 #[cfg(feature = "testing")]
-/// [`check_hints`], panicking with the counterexample report on failure.
+/// `check_hints`, panicking with the counterexample report on failure.
 #[track_caller]
 pub fn assert_hints_hold<A, R>(tests: u64, f: impl Fn(A) -> R)
 where

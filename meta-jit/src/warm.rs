@@ -90,7 +90,7 @@ impl Default for Params {
 
 impl Params {
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `trace_limit`, `max_aborts`, `enable_opts` as in [`Options::parse`], `keep_recorded`
+    /// `trace_limit`, `max_aborts`, `enable_opts` as in `opt::Options::parse`, `keep_recorded`
     /// as 0 or 1), or `off`/`on`.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {

@@ -24,7 +24,7 @@ pub fn print(trace: &Trace) -> String {
     out
 }
 
-/// Prints a trace for the JIT log and the trace viewer: like [`print`], but every guard shows
+/// Prints a trace for the JIT log and the trace viewer: like [`print()`], but every guard shows
 /// its number (`guard_true(i3, id=7) [...]`, which the parser reads back), and before op `at`
 /// of each `(at, text)` of `marks` (in increasing order) comes a comment line `# text`: the
 /// guest position the ops below come from (PyPy's `debug_merge_point`).

@@ -1,4 +1,4 @@
-//! Guest positions in traces: the merge points a trace passed ([`crate::trace::Mark`]),
+//! Guest positions in traces: the merge points a trace passed (`trace::Mark`),
 //! rendered as text by the interpreter's location hook, placed in the listings of a trace as
 //! recorded and as optimized, and given to each guard.
 //!

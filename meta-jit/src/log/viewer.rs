@@ -63,7 +63,7 @@ pub struct TraceView {
 
 impl TraceView {
     /// The view of trace `id`: `recorded` and `opt` with their marks (`(op index, text)` as in
-    /// [`crate::ir::print::listing`]); `code(i)` is the machine code of op `i` of `opt`.
+    /// `ir::print::listing`); `code(i)` is the machine code of op `i` of `opt`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: u32,

@@ -70,8 +70,9 @@ pub fn companion_items(
     target: &Target,
     portal: Option<Portal>,
 ) -> syn::Result<TokenStream> {
-    let ll = quote!(::meta_jit::lower);
-    let jc = quote!(::meta_jit::jitcode);
+    let mj = crate::krate::path();
+    let ll = quote!(#mj::lower);
+    let jc = quote!(#mj::jitcode);
     let name_str = &target.display;
     // Parameters as handles (the receiver first, as `__jit_self`).
     let mut pnames: Vec<Ident> = Vec::new();
@@ -204,25 +205,49 @@ pub fn companion_items(
         });
         if let Some(portal) = &lw.portal {
             let greens_pinned = portal.greens_pinned;
+            let (location_fn, with_location) = match &portal.location {
+                Some(f) => {
+                    let takes = portal
+                        .greens
+                        .iter()
+                        .map(|_| quote!(#mj::warm::take(&mut __jit_it)));
+                    let def = quote! {
+                        /// Renders the greens with the interpreter's `location` function.
+                        ///
+                        /// # Safety
+                        /// See `meta_jit::log::LocationFn`.
+                        #[doc(hidden)]
+                        pub unsafe fn __jit_location(__jit_vals: &[#jc::Value]) -> ::std::string::String {
+                            let mut __jit_it = __jit_vals.to_vec().into_iter();
+                            // SAFETY: the values are the portal's greens at a merge point, in
+                            // order, and the objects they reference are live (the contract).
+                            ::std::string::ToString::to_string(&#f(#( unsafe { #takes } ),*))
+                        }
+                    };
+                    (def, quote!(.with_location(__jit_location)))
+                }
+                None => (quote!(), quote!()),
+            };
+            out.extend(location_fn);
             out.extend(quote! {
                 /// Runs `f` with this portal's JIT driver (one per thread): its parameters
                 /// (`d.set_params("threshold=100")`), statistics (`d.stats()`) and log.
-                pub fn with_driver<R>(f: impl FnOnce(&::meta_jit::warm::JitDriver) -> R) -> R {
+                pub fn with_driver<R>(f: impl FnOnce(&#mj::warm::JitDriver) -> R) -> R {
                     ::std::thread_local! {
-                        static DRIVER: ::meta_jit::warm::JitDriver =
-                            ::meta_jit::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON, #greens_pinned);
+                        static DRIVER: #mj::warm::JitDriver =
+                            #mj::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON, #greens_pinned)#with_location;
                     }
                     DRIVER.with(f)
                 }
                 ::std::thread_local! {
-                    static __JIT_ON: ::meta_jit::warm::OnFlag =
-                        const { ::meta_jit::warm::OnFlag::unknown() };
+                    static __JIT_ON: #mj::warm::OnFlag =
+                        const { #mj::warm::OnFlag::unknown() };
                 }
                 /// Whether the JIT is on on this thread (the native fast path's test).
                 #[doc(hidden)]
                 #[inline]
                 pub fn __jit_is_on() -> bool {
-                    match __JIT_ON.with(::meta_jit::warm::OnFlag::get) {
+                    match __JIT_ON.with(#mj::warm::OnFlag::get) {
                         Some(on) => on,
                         None => with_driver(|d| d.is_on()),
                     }

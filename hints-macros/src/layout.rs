@@ -31,7 +31,8 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             "JitLayout does not support const generics",
         ));
     }
-    let ll = quote!(::meta_jit::lower);
+    let mj = crate::krate::path();
+    let ll = quote!(#mj::lower);
     let name = &input.ident;
     let (ig, tg, wc) = input.generics.split_for_impl();
     match &input.data {
@@ -88,7 +89,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 }
                 impl #ig #ll::PlaceTarget for #name #tg #wc {
                     type Struct = Self;
-                    fn to_struct(_b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
+                    fn to_struct(_b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
                         p
                     }
                 }
@@ -193,11 +194,15 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             let mut wants_scalar = false;
             for a in input.attrs.iter().filter(|a| a.path().is_ident("jit")) {
                 a.parse_nested_meta(|m| {
-                    if m.path.is_ident("scalar") {
+                    if m.path.is_ident("crate") {
+                        // Read by `jit_layout` before the derive.
+                        let _ = crate::krate::parse_value(&m)?;
+                        Ok(())
+                    } else if m.path.is_ident("scalar") {
                         wants_scalar = true;
                         Ok(())
                     } else {
-                        Err(m.error("expected `scalar`"))
+                        Err(m.error("expected `scalar` or `crate = path`"))
                     }
                 })?;
             }
@@ -209,40 +214,40 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             }
             let scalar = if wants_scalar && input.generics.params.is_empty() {
                 quote! {
-                    impl ::meta_jit::lower::Scalar for #name {
-                        const KIND: ::meta_jit::jitcode::Kind = ::meta_jit::jitcode::Kind::Int;
-                        const INT: Option<::meta_jit::jitcode::IntTy> =
-                            Some(::meta_jit::jitcode::IntTy { bits: #tag_size * 8, signed: #tag_signed });
-                        fn to_value(self) -> ::meta_jit::jitcode::Value {
-                            ::meta_jit::jitcode::Value::Int(self as #tag_ty as i64)
+                    impl #mj::lower::Scalar for #name {
+                        const KIND: #mj::jitcode::Kind = #mj::jitcode::Kind::Int;
+                        const INT: Option<#mj::jitcode::IntTy> =
+                            Some(#mj::jitcode::IntTy { bits: #tag_size * 8, signed: #tag_signed });
+                        fn to_value(self) -> #mj::jitcode::Value {
+                            #mj::jitcode::Value::Int(self as #tag_ty as i64)
                         }
-                        unsafe fn from_value(v: ::meta_jit::jitcode::Value) -> Self {
+                        unsafe fn from_value(v: #mj::jitcode::Value) -> Self {
                             // SAFETY: by the contract of `from_value`, the value is the tag of a
                             // variant of this `#[repr(#tag_ty)]` fieldless enum.
                             unsafe { ::core::mem::transmute::<#tag_ty, #name>(v.int() as #tag_ty) }
                         }
                     }
-                    impl ::meta_jit::lower::JitType for #name {
+                    impl #mj::lower::JitType for #name {
                         type Handle = #ll::Reg<#name>;
-                        fn to_values(self, out: &mut Vec<::meta_jit::jitcode::Value>) {
-                            out.push(<Self as ::meta_jit::lower::Scalar>::to_value(self));
+                        fn to_values(self, out: &mut Vec<#mj::jitcode::Value>) {
+                            out.push(<Self as #mj::lower::Scalar>::to_value(self));
                         }
-                        unsafe fn from_values(vals: &mut dyn Iterator<Item = ::meta_jit::jitcode::Value>) -> Self {
+                        unsafe fn from_values(vals: &mut dyn Iterator<Item = #mj::jitcode::Value>) -> Self {
                             // SAFETY: forwarded contract.
-                            unsafe { <Self as ::meta_jit::lower::Scalar>::from_value(vals.next().expect("missing value")) }
+                            unsafe { <Self as #mj::lower::Scalar>::from_value(vals.next().expect("missing value")) }
                         }
                     }
-                    impl ::meta_jit::lower::Stored for #name {
-                        fn load(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
+                    impl #mj::lower::Stored for #name {
+                        fn load(b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
                             #ll::load_scalar(b, p)
                         }
-                        fn store(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>, v: #ll::Reg<Self>) {
+                        fn store(b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>, v: #ll::Reg<Self>) {
                             #ll::store_scalar(b, p, v)
                         }
                     }
                     impl #ll::ops::Equatable for #name {}
                     impl #ll::ConstValue for #name {
-                        fn constant(self, b: &mut ::meta_jit::jitcode::Builder) -> #ll::Reg<Self> {
+                        fn constant(self, b: &mut #mj::jitcode::Builder) -> #ll::Reg<Self> {
                             #ll::konst(b, self)
                         }
                     }
@@ -254,7 +259,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 quote! {
                     impl #ig #ll::MatchTarget for #name #tg #wc {
                         type Scrutinee = #ll::Ptr<Self>;
-                        fn scrutinee(_b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
+                        fn scrutinee(_b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Ptr<Self> {
                             p
                         }
                     }
@@ -263,7 +268,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 quote! {
                     impl #ll::MatchTarget for #name {
                         type Scrutinee = #ll::Reg<Self>;
-                        fn scrutinee(b: &mut ::meta_jit::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
+                        fn scrutinee(b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Reg<Self> {
                             #ll::load_scalar(b, p)
                         }
                     }

@@ -10,7 +10,7 @@
 //! Lowering works on syntax only ([`lower`]); types are rustc's business, through the typed
 //! handles of `meta_jit::lower`.
 //!
-//! Debugging: with `META_JIT_DEBUG_EXPAND=/some/file` in the environment of the build, the
+//! Debugging: with `METAJIT_DEBUG_EXPAND=/some/file` in the environment of the build, the
 //! expansion of every annotated free function is appended to that file.
 
 use proc_macro::TokenStream;
@@ -20,6 +20,7 @@ use syn::parse::Parser;
 use syn::{parse_macro_input, Ident, ImplItem, ItemFn, ItemImpl};
 
 mod companion;
+mod krate;
 mod layout;
 mod liveness;
 mod lower;
@@ -37,16 +38,29 @@ fn free_fn(
     item: TokenStream,
     portal: Option<Portal>,
 ) -> TokenStream {
+    // Policies other than the portal take only `crate = path`; the portal's arguments were
+    // parsed by `interpreter`, which passes its `crate` in `portal`.
+    let mut krate_path = portal.as_ref().and_then(|p| p.krate.clone());
     if policy != Policy::Portal && !attr.is_empty() {
-        let a = TokenStream2::from(attr);
-        return syn::Error::new_spanned(a, format!("{} takes no arguments", policy.attr_name()))
-            .to_compile_error()
-            .into();
+        let parser = syn::meta::parser(|m| {
+            if m.path.is_ident("crate") {
+                krate_path = Some(krate::parse_value(&m)?);
+                Ok(())
+            } else {
+                Err(m.error(format!(
+                    "{} takes no arguments but `crate = path`",
+                    policy.attr_name()
+                )))
+            }
+        });
+        if let Err(e) = parser.parse(attr) {
+            return e.to_compile_error().into();
+        }
     }
     let f = parse_macro_input!(item as ItemFn);
-    match free_fn_impl(policy, &f, portal) {
+    match krate::with(krate_path.as_ref(), || free_fn_impl(policy, &f, portal)) {
         Ok(ts) => {
-            if let Some(path) = std::env::var_os("META_JIT_DEBUG_EXPAND") {
+            if let Some(path) = std::env::var_os("METAJIT_DEBUG_EXPAND") {
                 use std::io::Write;
                 let mut f = std::fs::OpenOptions::new()
                     .create(true)
@@ -169,17 +183,34 @@ pub fn loop_invariant(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// The portal: `#[interpreter(greens(pc, code), reds(frame))]` on the interpreter's main
 /// function, which contains `jit_merge_point!()` at the head of its dispatch loop.
+///
+/// Options: `location = f` names the function that renders the greens as a guest position
+/// for the JIT log and the trace viewer (`fn f(pc: usize, code: &Code) -> impl Display`, the
+/// greens in order); `crate = path` names meta-jit when it is not `::meta_jit` (every
+/// attribute takes this one).
 #[proc_macro_attribute]
 pub fn interpreter(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut greens = Vec::new();
     let mut reds = Vec::new();
+    let mut location = None;
+    let mut krate_path = None;
     let parser = syn::meta::parser(|m| {
+        if m.path.is_ident("location") {
+            location = Some(m.value()?.parse::<syn::Path>()?);
+            return Ok(());
+        }
+        if m.path.is_ident("crate") {
+            krate_path = Some(krate::parse_value(&m)?);
+            return Ok(());
+        }
         let list = if m.path.is_ident("greens") {
             &mut greens
         } else if m.path.is_ident("reds") {
             &mut reds
         } else {
-            return Err(m.error("expected `greens(...)` or `reds(...)`"));
+            return Err(
+                m.error("expected `greens(...)`, `reds(...)`, `location = f` or `crate = path`")
+            );
         };
         let content;
         syn::parenthesized!(content in m.input);
@@ -200,6 +231,8 @@ pub fn interpreter(attr: TokenStream, item: TokenStream) -> TokenStream {
             merge_points: 0,
             pinned: Vec::new(),
             greens_pinned: false,
+            location,
+            krate: krate_path,
         }),
     )
 }
@@ -218,18 +251,43 @@ impl ParseAnyIdent for Ident {
 /// `#[elidable]`, `#[dont_look_inside]` or `#[loop_invariant]` callable from traced code, through
 /// a trait named `<Type>JitMethods` (or the name given: `#[methods(FrameJit)]`) implemented on the
 /// handle of `&Type`. Bring that trait into scope where traced code calls the methods.
+///
+/// `crate = path` names meta-jit when it is not `::meta_jit`: `#[methods(FrameJit, crate = jit)]`.
 #[proc_macro_attribute]
 pub fn methods(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let trait_name: Option<Ident> = if attr.is_empty() {
-        None
-    } else {
-        match syn::parse::<Ident>(attr) {
-            Ok(i) => Some(i),
-            Err(e) => return e.to_compile_error().into(),
+    let mut trait_name: Option<Ident> = None;
+    let mut krate_path = None;
+    let parser = |input: syn::parse::ParseStream| -> syn::Result<()> {
+        if input.peek(Ident) && !input.peek2(syn::Token![=]) {
+            trait_name = Some(input.parse()?);
+            if input.is_empty() {
+                return Ok(());
+            }
+            input.parse::<syn::Token![,]>()?;
         }
+        if input.is_empty() {
+            return Ok(());
+        }
+        let kw: syn::Token![crate] = input.parse()?;
+        input.parse::<syn::Token![=]>()?;
+        krate_path = Some(if input.peek(syn::LitStr) {
+            input.parse::<syn::LitStr>()?.parse()?
+        } else {
+            input.parse()?
+        });
+        let _ = kw;
+        if !input.is_empty() {
+            return Err(input.error("expected `TraitName` and/or `crate = path`"));
+        }
+        Ok(())
     };
+    if let Err(e) = parser.parse(attr) {
+        return e.to_compile_error().into();
+    }
     let imp = parse_macro_input!(item as ItemImpl);
-    match methods_impl(trait_name, imp.clone()) {
+    match krate::with(krate_path.as_ref(), || {
+        methods_impl(trait_name, imp.clone())
+    }) {
         Ok(ts) => ts.into(),
         Err(e) => {
             let err = e.to_compile_error();
@@ -254,8 +312,9 @@ fn methods_impl(trait_name: Option<Ident>, mut imp: ItemImpl) -> syn::Result<Tok
     let self_ty = (*imp.self_ty).clone();
     let ty_name = sig::self_type_name(&self_ty)?;
     let trait_name = trait_name.unwrap_or_else(|| format_ident!("{}JitMethods", ty_name));
-    let ll = quote!(::meta_jit::lower);
-    let jc = quote!(::meta_jit::jitcode);
+    let mj = krate::path();
+    let ll = quote!(#mj::lower);
+    let jc = quote!(#mj::jitcode);
     let mut modules = TokenStream2::new();
     let mut trait_items = TokenStream2::new();
     let mut impl_items = TokenStream2::new();
@@ -360,11 +419,30 @@ fn methods_impl(trait_name: Option<Ident>, mut imp: ItemImpl) -> syn::Result<Tok
 
 /// Describes a struct's or enum's layout to the JIT. On structs, `#[jit(immutable)]` and
 /// `#[jit(quasi_immutable)]` mark fields. Enums need `#[repr(u8)]` or `#[repr(C, u8)]` (or
-/// another integer type).
+/// another integer type). `#[jit(crate = path)]` on the type names meta-jit when it is not
+/// `::meta_jit`.
 #[proc_macro_derive(JitLayout, attributes(jit))]
 pub fn jit_layout(item: TokenStream) -> TokenStream {
     let input = parse_macro_input!(item as syn::DeriveInput);
-    match layout::derive(input) {
+    let mut krate_path = None;
+    for a in input.attrs.iter().filter(|a| a.path().is_ident("jit")) {
+        let r = a.parse_nested_meta(|m| {
+            if m.path.is_ident("crate") {
+                krate_path = Some(krate::parse_value(&m)?);
+            } else if m.input.peek(syn::Token![=]) {
+                // Another option (`layout` reads or reports it): skipped here.
+                let _: syn::Expr = m.value()?.parse()?;
+            } else if m.input.peek(syn::token::Paren) {
+                let _list;
+                syn::parenthesized!(_list in m.input);
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            return e.to_compile_error().into();
+        }
+    }
+    match krate::with(krate_path.as_ref(), || layout::derive(input)) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
     }

@@ -46,7 +46,10 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
     if v.sites == 0 {
         rebinds.clear();
     }
-    rebinds.insert(0, parse_quote!(::meta_jit::warm::portal_entered();));
+    rebinds.insert(0, {
+        let mj = crate::krate::path();
+        parse_quote!(#mj::warm::portal_entered();)
+    });
     f.block.stmts.splice(0..0, rebinds);
 }
 
@@ -54,7 +57,8 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
 /// macro call, so they resolve where it stands even when the body comes from a `macro_rules!`
 /// macro (hygiene).
 fn enter(v: &Expand, span: Span) -> TokenStream {
-    let w = quote!(::meta_jit::warm);
+    let mj = crate::krate::path();
+    let w = quote!(#mj::warm);
     let name = &v.name;
     let greens: Vec<TokenStream> = v
         .greens

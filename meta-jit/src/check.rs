@@ -1,4 +1,5 @@
-//! Checked mode and its quickcheck helpers: verifying the claims hints make.
+//! Checked mode and its quickcheck helpers: verifying the claims hints make. The helpers
+//! (`check_hints` and the rest that generate inputs) need the `testing` feature.
 //!
 //! Owns: what a hint violation is ([`Violation`], with the checker that found it:
 //! [`CheckedBy`]), how checked mode compares a claimed value with the actual one
@@ -24,6 +25,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+#[cfg(feature = "testing")]
 use quickcheck::{Arbitrary, Gen};
 
 /// Which checker found a violation.
@@ -170,7 +172,7 @@ pub fn violations_of<R>(f: impl FnOnce() -> R) -> (Vec<Violation>, Option<String
         .map(|(list, _)| list)
         .unwrap_or_default();
     let panic = result.err().map(|e| {
-        let mut m = crate::testing::panic_message(&*e);
+        let mut m = panic_message(&*e);
         if m.len() > MAX_MESSAGE {
             let mut end = MAX_MESSAGE;
             while !m.is_char_boundary(end) {
@@ -209,6 +211,7 @@ impl fmt::Display for Failure {
 }
 
 /// A failing input, shrunk.
+#[cfg(feature = "testing")]
 #[derive(Clone, Debug)]
 pub struct Counterexample<A> {
     /// The smallest failing input found.
@@ -221,6 +224,7 @@ pub struct Counterexample<A> {
     pub shrink_steps: usize,
 }
 
+#[cfg(feature = "testing")]
 impl<A: fmt::Debug> fmt::Display for Counterexample<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -231,6 +235,7 @@ impl<A: fmt::Debug> fmt::Display for Counterexample<A> {
     }
 }
 
+#[cfg(feature = "testing")]
 fn failure_of<A, R>(f: &impl Fn(A) -> R, a: A) -> Option<Failure> {
     let (violations, panic) = violations_of(|| f(a));
     match (violations.into_iter().next(), panic) {
@@ -240,6 +245,7 @@ fn failure_of<A, R>(f: &impl Fn(A) -> R, a: A) -> Option<Failure> {
     }
 }
 
+#[cfg(feature = "testing")]
 /// Runs `f` on `tests` generated inputs with every hint it reaches checked. Returns the first
 /// failing input, shrunk (quickcheck's `Arbitrary::shrink`, at most [`MAX_SHRINK_TRIES`]
 /// candidates) while it still fails, or `Ok` with the number of inputs run. It stops at that
@@ -251,7 +257,8 @@ where
     check_hints_with(&mut Gen::new(100), tests, f)
 }
 
-/// [`check_hints`] with a given generator (size and seed).
+#[cfg(feature = "testing")]
+/// `check_hints` with a given generator (size and seed).
 pub fn check_hints_with<A, R>(
     g: &mut Gen,
     tests: u64,
@@ -292,7 +299,8 @@ where
     Ok(tests)
 }
 
-/// [`check_hints`], panicking with the counterexample report on failure.
+#[cfg(feature = "testing")]
+/// `check_hints`, panicking with the counterexample report on failure.
 #[track_caller]
 pub fn assert_hints_hold<A, R>(tests: u64, f: impl Fn(A) -> R)
 where
@@ -626,4 +634,22 @@ pub mod purity {
             None
         }
     }
+}
+
+/// The message of a panic payload caught by `catch_unwind` or `JoinHandle::join`: the
+/// `String` or `&str` it carries, or `"<non-string panic>"` for any other payload.
+///
+/// ```
+/// use meta_jit::check::panic_message;
+///
+/// let e = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
+/// assert_eq!(panic_message(&*e), "boom 1");
+/// let e = std::panic::catch_unwind(|| std::panic::panic_any(7)).unwrap_err();
+/// assert_eq!(panic_message(&*e), "<non-string panic>");
+/// ```
+pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
+    e.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "<non-string panic>".into())
 }

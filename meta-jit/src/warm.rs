@@ -40,10 +40,12 @@ use crate::blackhole::{self, Landed};
 use crate::interp::Outcome;
 use crate::ir::{Opcode, Trace};
 use crate::jitcode::{JitCode, Value};
-use crate::log::{self, Selection};
+use crate::log::{self, Located, Selection};
 use crate::opt::optimize_with_report;
 use crate::resume;
-use crate::trace::{from_ir, to_ir, Abort, Close, Codes, Fingerprint, Limits, Traced, Tracer};
+use crate::trace::{
+    from_ir, to_ir, Abort, Close, Codes, Fingerprint, Limits, Mark, Traced, Tracer,
+};
 use bridge::BridgeEnd;
 
 pub use native::{can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, Vals};
@@ -73,6 +75,10 @@ struct GuardInfo {
     /// How many times a bridge was traced from it (an inner loop traced first lets it try
     /// again, up to `max_aborts` times).
     attempts: u32,
+    /// The compiled trace it belongs to.
+    trace: TraceId,
+    /// Its guest position, rendered when the log shows positions.
+    location: Option<Rc<str>>,
 }
 
 /// The driver's mutable state (borrowed while it works; see the module doc on reentrancy).
@@ -101,6 +107,8 @@ struct State {
     /// Heap bytes of the optimized traces in `compiled` ([`Trace::heap_bytes`]).
     trace_bytes: usize,
     stats: Stats,
+    /// What the trace viewer shows, when `METAJIT_LOG` asks for it.
+    viewer: Option<log::viewer::Recorder>,
 }
 
 impl State {
@@ -120,6 +128,7 @@ impl State {
             bridges: HashMap::new(),
             trace_bytes: 0,
             stats: Stats::default(),
+            viewer: None,
         }
     }
 }
@@ -134,6 +143,7 @@ pub struct JitDriver {
     greens_pinned: bool,
     params: RefCell<Params>,
     log: Selection,
+    location: Option<log::LocationFn>,
     counters: RefCell<Vec<u32>>,
     state: RefCell<State>,
 }
@@ -162,9 +172,65 @@ impl JitDriver {
             greens_pinned,
             params: RefCell::new(params),
             log: Selection::from_env(),
+            location: None,
             counters: RefCell::new(vec![0; COUNTERS]),
             state: RefCell::new(State::new()),
         }
+    }
+
+    /// The same driver, naming guest positions with the interpreter's location hook (what
+    /// `#[jit::interpreter(..., location = f)]` passes): every header, merge point, abort and
+    /// guard report of the log and the trace viewer uses it.
+    pub fn with_location(mut self, f: log::LocationFn) -> JitDriver {
+        self.location = Some(f);
+        self
+    }
+
+    /// The guest position these greens name, as text: the location hook's, or the greens'
+    /// values without one.
+    ///
+    /// # Safety
+    /// The greens are the portal's at a merge point, and the objects they reference are live.
+    pub unsafe fn locate(&self, greens: &[Value]) -> String {
+        match self.location {
+            // SAFETY: forwarded.
+            Some(f) => unsafe { f(greens) },
+            None => {
+                let v: Vec<String> = greens
+                    .iter()
+                    .map(|v| match v {
+                        Value::Int(i) => i.to_string(),
+                        Value::Float(f) => format!("{f:?}"),
+                        Value::Ref(a) => format!("{a:#x}"),
+                    })
+                    .collect();
+                format!("greens ({})", v.join(", "))
+            }
+        }
+    }
+
+    /// The marks of a trace rendered (nothing when the log shows no positions).
+    ///
+    /// # Safety
+    /// The objects the marks' greens reference are live.
+    unsafe fn render(&self, marks: &[Mark]) -> Located {
+        if !self.log.locates() {
+            return Located::default();
+        }
+        Located {
+            marks: marks
+                .iter()
+                // SAFETY: forwarded.
+                .map(|m| (m.at, unsafe { self.locate(&m.greens) }))
+                .collect(),
+        }
+    }
+
+    /// Every guard that was compiled, with its failures and (when the log shows positions)
+    /// its guest position, in guard-number order.
+    pub fn guard_counts(&self) -> Vec<log::GuardCount> {
+        let state = self.state.borrow();
+        guard_counts(&state)
     }
 
     /// Whether the JIT is on (the `enabled` parameter). The native fast path tests the
@@ -319,6 +385,7 @@ impl JitDriver {
                 greens: at,
                 reds,
                 fingerprint,
+                marks,
             } => {
                 // A trace that ends in another compiled loop is no loop of its own: if it left
                 // its loop on the loop's last turn, compiling it would make every later turn of
@@ -327,7 +394,10 @@ impl JitDriver {
                 match close {
                     Close::Jump(next) if !entered && aborts + 1 < params.max_aborts => {
                         let why = "the trace ended in another loop";
-                        self.loop_aborted(state, params, key, aborts, why, fingerprint);
+                        // SAFETY: the interpreter stands at the merge point where the trace
+                        // closed: the program is live.
+                        let why = unsafe { self.abort_text(why, &start, &marks) };
+                        self.loop_aborted(state, params, key, aborts, &why, fingerprint);
                         state.stats.entries += 1;
                         // SAFETY: the tracer left the interpreter at the merge point with
                         // these greens and reds, the entry of `next`.
@@ -337,7 +407,22 @@ impl JitDriver {
                 }
                 let loop_no = state.loops.len() as u32;
                 let origin = stale::Origin::Loop { key: key.clone() };
-                match self.compile(state, params, trace, None, origin, fingerprint) {
+                // SAFETY: the interpreter stands in the program the trace ran.
+                let located = unsafe { self.render(&marks) };
+                let header = format!(
+                    "loop {loop_no} of {} at {}",
+                    self.name,
+                    located.start().unwrap_or("?")
+                );
+                match self.compile(
+                    state,
+                    params,
+                    trace,
+                    None,
+                    origin,
+                    fingerprint,
+                    (header, located),
+                ) {
                     Ok(id) => {
                         state.loops.push((id, start));
                         state.backend.define_target(loop_no, id);
@@ -389,8 +474,11 @@ impl JitDriver {
                 reason,
                 frames,
                 fingerprint,
+                marks,
             } => {
-                self.loop_aborted(state, params, key, aborts, &reason.to_string(), fingerprint);
+                // SAFETY: the interpreter stands in the program the trace ran.
+                let why = unsafe { self.abort_text(&reason.to_string(), &start, &marks) };
+                self.loop_aborted(state, params, key, aborts, &why, fingerprint);
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 landed(unsafe { blackhole::run(frames) })
             }
@@ -425,9 +513,6 @@ impl JitDriver {
         frames: Vec<crate::jitcode::runner::Frame<'static>>,
         why: Abort,
     ) -> Resumed {
-        if self.log.abort {
-            log::line("abort", &format!("{}: {why}", self.name));
-        }
         if why == Abort::InnerLoop {
             state.stats.inner_loops_first += 1;
         } else {
@@ -436,6 +521,11 @@ impl JitDriver {
         // SAFETY: forwarded; the blackhole interpreter stops at once, at the merge point.
         match unsafe { blackhole::run(frames) } {
             Landed::MergePoint { greens, reds } => {
+                if self.log.abort {
+                    // SAFETY: the interpreter stands at this merge point.
+                    let at = unsafe { self.locate(&greens) };
+                    log::line("abort", &format!("{}: {why}, at {at}", self.name));
+                }
                 let key = Self::key(&greens);
                 let aborts = match state.cells.get(&key) {
                     Some(CellState::Counting { aborts }) => *aborts,
@@ -484,6 +574,27 @@ impl JitDriver {
         bridges < params.max_bridges && Self::code_room(state, params)
     }
 
+    /// The text of an abort: the reason, where tracing stopped and where it started (the
+    /// loop's greens `start`, or the first mark of a bridge). Positions only when the log
+    /// shows them.
+    ///
+    /// # Safety
+    /// The objects the greens reference are live.
+    unsafe fn abort_text(&self, reason: &str, start: &[Value], marks: &[Mark]) -> String {
+        if !self.log.locates() {
+            return reason.to_string();
+        }
+        // SAFETY: forwarded.
+        let from = unsafe { self.locate(start) };
+        match marks.last() {
+            // SAFETY: forwarded.
+            Some(m) => format!("{reason}, at {} (trace from {from})", unsafe {
+                self.locate(&m.greens)
+            }),
+            None => format!("{reason} (trace from {from})"),
+        }
+    }
+
     fn aborted(&self, state: &mut State, reason: &str) {
         if self.log.abort {
             log::line("abort", &format!("{}: {reason}", self.name));
@@ -492,7 +603,9 @@ impl JitDriver {
     }
 
     /// Optimizes and compiles a trace (a bridge when `parent` is the guard it attaches to),
-    /// and keeps what it folded (`fingerprint`). On failure, gives the fingerprint back.
+    /// and keeps what it folded (`fingerprint`). `header` names it in the log, `located` are
+    /// its guest positions. On failure, gives the fingerprint back.
+    #[allow(clippy::too_many_arguments)]
     fn compile(
         &self,
         state: &mut State,
@@ -501,6 +614,7 @@ impl JitDriver {
         parent: Option<(TraceId, usize)>,
         origin: stale::Origin,
         fingerprint: Fingerprint,
+        (header, located): (String, Located),
     ) -> Result<TraceId, (String, Fingerprint)> {
         let (kind, what) = match parent {
             None => (TraceKind::Loop, "loop"),
@@ -509,19 +623,30 @@ impl JitDriver {
         if self.log.trace {
             log::section(
                 "log-noopt",
-                &format!("{what} of {}", self.name),
-                &trace.to_string(),
+                &header,
+                &crate::ir::print::listing(&trace, &located.marks),
             );
         }
+        let guard_at = located.guards(&trace);
         let t0 = Instant::now();
         let (opt, report) = optimize_with_report(&trace, &params.enable_opts);
         state.stats.optimizing += t0.elapsed();
         state.stats.counted_loops += usize::from(report.counted);
+        // A peeled loop's body guards are copies of the preamble's, numbered `id_offset` on.
+        let mut guard_at = guard_at;
+        if let Some(p) = report.peeled.as_ref().filter(|p| p.id_offset > 0) {
+            let copies: Vec<(u32, String)> = guard_at
+                .iter()
+                .map(|(id, t)| (id + p.id_offset, t.clone()))
+                .collect();
+            guard_at.extend(copies);
+        }
+        let opt_marks = located.optimized(&guard_at, &opt);
         if self.log.opt {
             log::section(
                 "log-opt",
-                &format!("{what} of {}", self.name),
-                &opt.to_string(),
+                &header,
+                &crate::ir::print::listing(&opt, &opt_marks),
             );
         }
         let t0 = Instant::now();
@@ -548,18 +673,28 @@ impl JitDriver {
         if self.log.asm {
             log::section(
                 "asm",
-                &format!("{what} {}", id.0),
+                &format!("trace {}: {header}", id.0),
                 &state.backend.disassemble(id, &opt),
             );
         }
+        let mut texts: HashMap<&str, Rc<str>> = HashMap::new();
         for op in &opt.ops {
             if let Some(r) = &op.resume {
+                let location = guard_at.get(&r.id).map(|t| {
+                    Rc::clone(
+                        texts
+                            .entry(t.as_str())
+                            .or_insert_with(|| Rc::from(t.as_str())),
+                    )
+                });
                 state.guards.insert(
                     r.id,
                     GuardInfo {
                         failures: 0,
                         bridge_tried: false,
                         attempts: 0,
+                        trace: id,
+                        location,
                     },
                 );
                 state.next_guard = state.next_guard.max(r.id + 1);
@@ -572,6 +707,22 @@ impl JitDriver {
         state.root.insert(id, root);
         if root != id {
             *state.bridges.entry(root).or_default() += 1;
+        }
+        if let Some(file) = &self.log.html {
+            let v = state
+                .viewer
+                .get_or_insert_with(|| log::viewer::Recorder::new(self.name, file));
+            v.add(log::viewer::TraceView::new(
+                id.0,
+                kind,
+                parent.map(|(p, op)| (p.0, opt_guard_id(&state.compiled, p, op))),
+                &header,
+                &trace,
+                &located.marks,
+                &opt,
+                &opt_marks,
+                |i| state.backend.op_code(id, i),
+            ));
         }
         stale::register(state, id, &opt, parent.map(|p| p.0), origin, fingerprint);
         let mut opt = opt;
@@ -600,6 +751,9 @@ impl JitDriver {
         reds: &[Value],
     ) -> Resumed {
         let mut inputs: Vec<crate::ir::Value> = reds.iter().map(|v| to_ir(*v)).collect();
+        if let (Some(v), Some(l)) = (&mut state.viewer, state.loops.get(loop_no as usize)) {
+            v.entered(l.0 .0);
+        }
         loop {
             // SAFETY: the interpreter stands at the merge point of the loop with its greens,
             // and `inputs` are its reds: the objects the greens reference are live.
@@ -636,11 +790,15 @@ impl JitDriver {
                         g.bridge_tried = true;
                         g.attempts += 1;
                     }
-                    if self.log.guard {
+                    if self.log.guard_each || (bridge && self.log.guard) {
+                        let at = g
+                            .location
+                            .as_deref()
+                            .map_or(String::new(), |l| format!(" at {l}"));
                         log::line(
                             "guard",
                             &format!(
-                                "guard {gid} of trace {} failed ({} times){}",
+                                "guard {gid} of trace {} failed ({} times){}{at}",
                                 ended.trace.0,
                                 g.failures,
                                 if bridge { ", tracing a bridge" } else { "" }
@@ -691,11 +849,65 @@ fn landed(l: Landed) -> Resumed {
     }
 }
 
+/// Every compiled guard's failures and position, in guard-number order.
+fn guard_counts(state: &State) -> Vec<log::GuardCount> {
+    let mut out: Vec<log::GuardCount> = state
+        .guards
+        .iter()
+        .map(|(&id, g)| log::GuardCount {
+            id,
+            trace: g.trace.0,
+            failures: u64::from(g.failures),
+            bridged: g.bridge_tried,
+            location: g.location.as_deref().map(str::to_string),
+        })
+        .collect();
+    out.sort_by_key(|g| g.id);
+    out
+}
+
+/// The guard number of op `op` of compiled trace `p` (0 when unknown).
+fn opt_guard_id(compiled: &HashMap<TraceId, Rc<Trace>>, p: TraceId, op: usize) -> u32 {
+    compiled
+        .get(&p)
+        .and_then(|t| t.ops.get(op))
+        .and_then(|o| o.resume.as_ref())
+        .map_or(0, |r| r.id)
+}
+
+/// How many guards the end-of-run report lists.
+const HOTTEST: usize = 10;
+
 impl Drop for JitDriver {
     fn drop(&mut self) {
+        let Ok(s) = self.state.try_borrow() else {
+            return;
+        };
         if self.log.summary {
-            if let Ok(s) = self.state.try_borrow() {
-                log::line("summary", &format!("{}: {}", self.name, s.stats.summary()));
+            log::line("summary", &format!("{}: {}", self.name, s.stats.summary()));
+        }
+        if (self.log.summary || self.log.guard) && s.stats.guard_failures > 0 {
+            log::section(
+                "guards",
+                &format!(
+                    "{}: the hottest guards of {} failures",
+                    self.name, s.stats.guard_failures
+                ),
+                &log::locate::hottest(&guard_counts(&s), HOTTEST),
+            );
+        }
+        if let Some(file) = &self.log.html {
+            let empty;
+            let v = match &s.viewer {
+                Some(v) => v,
+                None => {
+                    empty = log::viewer::Recorder::new(self.name, file);
+                    &empty
+                }
+            };
+            match v.write(&guard_counts(&s), &s.stats) {
+                Ok(path) => log::line("html", &format!("{}: wrote {path}", self.name)),
+                Err(e) => log::line("html", &format!("{}: {e}", self.name)),
             }
         }
     }

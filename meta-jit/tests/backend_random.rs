@@ -7,8 +7,8 @@
 //! A third property attaches a bridge to the guard that failed and checks that it receives
 //! exactly the values the guard saves, and computes with them like the interpreter does.
 //!
-//! The seed is fixed so CI is deterministic; `META_JIT_PROP_SEED` explores others,
-//! `META_JIT_PROP_CASES` runs more cases, `META_JIT_PROP_VERBOSE` prints every case before it
+//! The seed is fixed so CI is deterministic; `METAJIT_PROP_SEED` explores others,
+//! `METAJIT_PROP_CASES` runs more cases, `METAJIT_PROP_VERBOSE` prints every case before it
 //! runs (to find one that crashes the process). A failure prints the shrunk case: the trace in
 //! the text form, its inputs and heap, both outcomes and the disassembly.
 

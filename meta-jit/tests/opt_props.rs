@@ -3,8 +3,8 @@
 //! one: same outcome, equal values (references compared deeply, a failed guard's values
 //! rebuilt from its resume data), same heap contents afterwards.
 //!
-//! The seed is fixed so CI is deterministic; set `META_JIT_PROP_SEED` to explore others,
-//! `META_JIT_PROP_CASES` to run more cases, `META_JIT_PROP_VERBOSE` to print every case before
+//! The seed is fixed so CI is deterministic; set `METAJIT_PROP_SEED` to explore others,
+//! `METAJIT_PROP_CASES` to run more cases, `METAJIT_PROP_VERBOSE` to print every case before
 //! it runs (to find one that crashes the process). A failure prints the shrunk case (its trace
 //! in the text form, inputs and heap) and the optimized trace with both outcomes.
 

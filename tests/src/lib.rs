@@ -16,6 +16,7 @@ chapters! {
     hint_reference = "hint-reference.md",
     supported_subset = "supported-subset.md",
     checking_hints = "checking-hints.md",
+    jit_log = "jit-log.md",
     jitcode = "jitcode.md",
     trace_ir = "trace-ir.md",
     optimizer = "optimizer.md",

@@ -77,7 +77,7 @@ fn jit_on_and_off_agree_on_generated_programs() {
     }
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    // A fixed seed (unless `META_JIT_PROP_SEED` picks another): the counts asserted below
+    // A fixed seed (unless `METAJIT_PROP_SEED` picks another): the counts asserted below
     // come from the same programs on every run.
     meta_jit::testing::prop_runner(0x6a67, 0, 2000).quickcheck(prop as fn(Program) -> TestResult);
     std::panic::set_hook(prev);

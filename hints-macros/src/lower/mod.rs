@@ -44,6 +44,10 @@ pub struct Portal {
     pub pinned: Vec<Ident>,
     /// Whether the greens are pinned as a whole.
     pub greens_pinned: bool,
+    /// `location = f`: renders the greens for the JIT log.
+    pub location: Option<syn::Path>,
+    /// `crate = path`: the path of meta-jit.
+    pub krate: Option<syn::Path>,
 }
 
 pub struct LoopCtx {
@@ -75,7 +79,8 @@ pub fn b() -> TokenStream {
 
 /// The path of the typed lowering layer.
 pub fn l() -> TokenStream {
-    quote!(::meta_jit::lower)
+    let mj = crate::krate::path();
+    quote!(#mj::lower)
 }
 
 impl Lowerer {

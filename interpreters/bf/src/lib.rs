@@ -151,7 +151,7 @@ fn get(io: &mut Io) -> u8 {
 
 /// The interpreter loop. Returns 0 at the end of the program, `-(1 + pc)` if the pointer moved
 /// left of cell 0 at op `pc`, `1 + pc` if the tape would grow past [`MAX_CELLS`] there.
-#[jit::interpreter(greens(pc, program), reds(ptr, tape, io))]
+#[jit::interpreter(greens(pc, program), reds(ptr, tape, io), location = location)]
 pub fn interpret(program: &Program, tape: &mut Tape, io: &mut Io) -> i64 {
     let mut pc: usize = 0;
     let mut ptr: usize = 0;
@@ -193,6 +193,59 @@ pub fn interpret(program: &Program, tape: &mut Tape, io: &mut Io) -> i64 {
         }
         pc += 1;
     }
+}
+
+/// The guest position the greens name, for the JIT log and the trace viewer: the op as
+/// Brainfuck text and the innermost loop around it, e.g. `op 17 '-' in [->+<]` (long loops
+/// are cut).
+pub fn location(pc: usize, program: &Program) -> String {
+    let ops = &program.ops;
+    let Some(op) = ops.get(pc) else {
+        return format!("op {pc} (past the end)");
+    };
+    // The innermost loop `[` at s whose end (the op after its `]`) is past pc.
+    let around = (0..=pc).rev().find_map(|s| match ops[s] {
+        Op::JumpIfZero(end) if end as usize > pc => Some((s, end as usize)),
+        _ => None,
+    });
+    let me = text(std::slice::from_ref(op));
+    match around {
+        Some((s, end)) => {
+            let mut body = text(&ops[s..end.min(ops.len())]);
+            if body.chars().count() > 40 {
+                body = body.chars().take(37).collect::<String>() + "...";
+            }
+            format!("op {pc} '{me}' in {body}")
+        }
+        None => format!("op {pc} '{me}'"),
+    }
+}
+
+/// Ops as Brainfuck text (a run of more than 4 `+`, `-`, `>` or `<` as the character and its
+/// count: `+*12`).
+fn text(ops: &[Op]) -> String {
+    let mut s = String::new();
+    let run = |s: &mut String, c: char, n: u64| {
+        if n > 4 {
+            s.push_str(&format!("{c}*{n}"));
+        } else {
+            (0..n).for_each(|_| s.push(c));
+        }
+    };
+    for op in ops {
+        match *op {
+            Op::Add(n) if n < 128 => run(&mut s, '+', u64::from(n)),
+            Op::Add(n) => run(&mut s, '-', 256 - u64::from(n)),
+            Op::Seek(d) if d >= 0 => run(&mut s, '>', d as u64),
+            Op::Seek(d) => run(&mut s, '<', d.unsigned_abs()),
+            Op::Out => s.push('.'),
+            Op::In => s.push(','),
+            Op::JumpIfZero(_) => s.push('['),
+            Op::JumpIfNonZero(_) => s.push(']'),
+            Op::Halt => s.push_str("(end)"),
+        }
+    }
+    s
 }
 
 fn status(code: i64, io: &mut Io) -> Result<(), RunError> {

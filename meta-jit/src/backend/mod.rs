@@ -31,6 +31,7 @@
 
 pub mod check;
 mod code;
+#[cfg(feature = "disasm")]
 pub mod disasm;
 mod x64;
 
@@ -451,7 +452,13 @@ impl Backend {
             sections.push((at, what));
         }
         sections.push((c.epilogue, "epilogue".to_string()));
-        disasm::listing(self.arena.bytes(&c.code), &sections, c.pool)
+        #[cfg(feature = "disasm")]
+        return disasm::listing(self.arena.bytes(&c.code), &sections, c.pool);
+        #[cfg(not(feature = "disasm"))]
+        return format!(
+            "; {} bytes of code: meta-jit was built without its `disasm` feature\n",
+            self.arena.bytes(&c.code).len()
+        );
     }
 
     /// The code of op `i` of trace `id`, one instruction per line (for tests).
@@ -467,6 +474,9 @@ impl Backend {
             || c.stub_starts.first().map_or(c.epilogue, |s| s.1),
             |s| s.1,
         );
-        disasm::instructions(&self.arena.bytes(&c.code)[start..end])
+        #[cfg(feature = "disasm")]
+        return disasm::instructions(&self.arena.bytes(&c.code)[start..end]);
+        #[cfg(not(feature = "disasm"))]
+        return vec![format!("({} bytes; no `disasm` feature)", end - start)];
     }
 }

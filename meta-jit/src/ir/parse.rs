@@ -229,12 +229,22 @@ impl Parser<'_> {
         c.expect('(')?;
         let mut args = OpArgs::new();
         let mut descr = None;
+        let mut id = None;
         if !c.eat(')') {
             loop {
                 if c.rest().trim_start().starts_with("descr=") {
                     c.skip_ws();
                     c.pos += "descr=".len();
                     descr = Some(self.descr_ref(c.word()?)?);
+                } else if opcode.is_guard() && c.rest().trim_start().starts_with("id=") {
+                    // A guard's number, as the JIT log prints it.
+                    c.skip_ws();
+                    c.pos += "id=".len();
+                    let w = c.word()?;
+                    id = Some(
+                        w.parse::<u32>()
+                            .map_err(|_| format!("bad guard id `{w}`"))?,
+                    );
                 } else {
                     args.push(self.value(&mut c, &mut Vec::new())?);
                 }
@@ -263,8 +273,8 @@ impl Parser<'_> {
                     len: 0,
                 });
             }
-            r.id = self.guards;
-            self.guards += 1;
+            r.id = id.unwrap_or(self.guards);
+            self.guards = self.guards.max(r.id) + 1;
             op.resume = Some(Box::new(r));
         }
         c.end()?;

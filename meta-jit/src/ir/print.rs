@@ -24,6 +24,29 @@ pub fn print(trace: &Trace) -> String {
     out
 }
 
+/// Prints a trace for the JIT log and the trace viewer: like [`print()`], but every guard shows
+/// its number (`guard_true(i3, id=7) [...]`, which the parser reads back), and before op `at`
+/// of each `(at, text)` of `marks` (in increasing order) comes a comment line `# text`: the
+/// guest position the ops below come from (PyPy's `debug_merge_point`).
+pub fn listing(trace: &Trace, marks: &[(usize, String)]) -> String {
+    let names = Names::new(trace);
+    let mut out = String::new();
+    for d in &trace.descrs {
+        let _ = writeln!(out, "descr {} = {}", d.name, descr_text(trace, &d.kind));
+    }
+    let inputs: Vec<String> = trace.inputs().map(|r| names.value(trace, r)).collect();
+    let _ = writeln!(out, "[{}]", inputs.join(", "));
+    let mut marks = marks.iter().peekable();
+    for i in trace.num_inputs()..trace.ops.len() {
+        while let Some((_, text)) = marks.next_if(|m| m.0 <= i) {
+            let _ = writeln!(out, "# {text}");
+        }
+        out.push_str(&names.op_line_numbered(trace, i, true));
+        out.push('\n');
+    }
+    out
+}
+
 /// The names a printed trace gives its values.
 pub struct Names {
     names: Vec<Option<u32>>,
@@ -63,6 +86,11 @@ impl Names {
 
     /// The line of op `i` (without a newline).
     pub fn op_line(&self, trace: &Trace, i: usize) -> String {
+        self.op_line_numbered(trace, i, false)
+    }
+
+    /// The line of op `i`, with the guard's number (`id=N`) when `ids` and the op is a guard.
+    pub fn op_line_numbered(&self, trace: &Trace, i: usize, ids: bool) -> String {
         let op = &trace.ops[i];
         let mut s = String::new();
         if op.ty() != Type::Void {
@@ -73,6 +101,9 @@ impl Names {
         let mut parts: Vec<String> = op.args.iter().map(|&a| self.value(trace, a)).collect();
         if let Some(d) = op.descr {
             parts.push(format!("descr={}", trace.get_descr(d).name));
+        }
+        if let (true, Some(r)) = (ids, &op.resume) {
+            parts.push(format!("id={}", r.id));
         }
         s.push_str(&parts.join(", "));
         s.push(')');

@@ -53,41 +53,25 @@ pub use recipe::{Case, Shape};
 pub const PROP_SIZE: usize = 100;
 
 /// A deterministic quickcheck runner for a property test: `default_cases` cases (or
-/// `META_JIT_PROP_CASES`) generated from `default_seed ^ salt` (or `META_JIT_PROP_SEED ^ salt`),
+/// `METAJIT_PROP_CASES`) generated from `default_seed ^ salt` (or `METAJIT_PROP_SEED ^ salt`),
 /// so CI runs the same cases every time and a developer can explore other seeds.
 pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickcheck::QuickCheck {
     let env = |name: &str| std::env::var(name).ok().and_then(|s| s.parse::<u64>().ok());
-    let seed = env("META_JIT_PROP_SEED").unwrap_or(default_seed);
-    let n = env("META_JIT_PROP_CASES").unwrap_or(default_cases);
+    let seed = env("METAJIT_PROP_SEED").unwrap_or(default_seed);
+    let n = env("METAJIT_PROP_CASES").unwrap_or(default_cases);
     quickcheck::QuickCheck::new()
         .rng(quickcheck::Gen::from_size_and_seed(PROP_SIZE, seed ^ salt))
         .tests(n)
         .max_tests(n)
 }
 
-/// The message of a panic payload caught by `catch_unwind` or `JoinHandle::join`: the
-/// `String` or `&str` it carries, or `"<non-string panic>"` for any other payload.
-///
-/// ```
-/// use meta_jit::testing::panic_message;
-///
-/// let e = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
-/// assert_eq!(panic_message(&*e), "boom 1");
-/// let e = std::panic::catch_unwind(|| std::panic::panic_any(7)).unwrap_err();
-/// assert_eq!(panic_message(&*e), "<non-string panic>");
-/// ```
-pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
-    e.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "<non-string panic>".into())
-}
+pub use crate::check::panic_message;
 
-/// With `META_JIT_PROP_VERBOSE` set, prints a case before a property checks it: if the case
+/// With `METAJIT_PROP_VERBOSE` set, prints a case before a property checks it: if the case
 /// crashes the process (compiled code, or an access the optimizer made unsafe), the last case
 /// printed is the culprit.
 pub fn show_case(case: &Case) {
-    if std::env::var_os("META_JIT_PROP_VERBOSE").is_some() {
+    if std::env::var_os("METAJIT_PROP_VERBOSE").is_some() {
         eprintln!("{case:?}");
     }
 }

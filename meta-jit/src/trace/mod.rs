@@ -133,6 +133,8 @@ pub enum Traced {
         reds: Vec<Value>,
         /// What the trace folded from the objects its greens reference.
         fingerprint: Fingerprint,
+        /// The merge points the trace passed (see [`Mark`]).
+        marks: Vec<Mark>,
     },
     /// Tracing stopped; the interpreter continues from `frames` (outermost first; the top
     /// frame's pc is an op not executed yet, the others' pcs their inline calls).
@@ -143,7 +145,21 @@ pub enum Traced {
         frames: Vec<Frame<'static>>,
         /// What the trace had folded from the objects its greens reference.
         fingerprint: Fingerprint,
+        /// The merge points the trace passed (see [`Mark`]): the last one is where it was
+        /// when it stopped.
+        marks: Vec<Mark>,
     },
+}
+
+/// A merge point of the portal that a trace passed (PyPy's `debug_merge_point`): the ops
+/// recorded from index `at` on come from the guest position these greens name, up to the next
+/// mark. The driver renders the greens as text with the interpreter's location hook.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    /// The index in the recorded trace of the first op recorded at this position.
+    pub at: usize,
+    /// The greens at the merge point.
+    pub greens: Vec<Value>,
 }
 
 /// Parameters of one tracing run.
@@ -219,6 +235,8 @@ pub struct Tracer<'c> {
     headers: HashSet<Vec<u64>>,
     /// What the trace recorded that a repeat can reuse.
     cache: heapcache::HeapCache,
+    /// The merge points passed.
+    marks: Vec<Mark>,
     /// The inputs of the op being recorded (kept to reuse its allocation).
     scratch: Vec<record::Tv>,
 }
@@ -267,6 +285,10 @@ impl<'c> Tracer<'c> {
         }
         f.frame.pc = mp + 1;
         t.frames.push(f);
+        t.marks.push(Mark {
+            at: t.trace.ops.len(),
+            greens: greens.to_vec(),
+        });
         t
     }
 
@@ -320,6 +342,7 @@ impl<'c> Tracer<'c> {
             at_header: false,
             headers: HashSet::new(),
             cache: heapcache::HeapCache::default(),
+            marks: Vec::new(),
             scratch: Vec::new(),
         }
     }
@@ -534,6 +557,7 @@ impl<'c> Tracer<'c> {
             reason,
             frames: frames.into_iter().map(|f| f.frame).collect(),
             fingerprint: std::mem::take(&mut self.fp),
+            marks: std::mem::take(&mut self.marks),
         }
     }
 
@@ -549,6 +573,7 @@ impl<'c> Tracer<'c> {
         let Op::JitMergePoint { greens, reds } = op else {
             unreachable!()
         };
+        let at = self.trace.ops.len();
         for &g in greens {
             self.promote(g);
         }
@@ -565,6 +590,10 @@ impl<'c> Tracer<'c> {
         // Before the early returns: the shadow of a constant red interns its constant in the
         // trace, also when tracing goes on.
         let red_shadows: Vec<OpRef> = reds.iter().map(|&r| self.shadow(r)).collect();
+        self.marks.push(Mark {
+            at,
+            greens: gv.clone(),
+        });
         match close {
             Close::Continue => return None,
             Close::Reenter => return Some(self.abort_here(Abort::Reentered)),
@@ -599,6 +628,7 @@ impl<'c> Tracer<'c> {
             greens: gv,
             reds: rv,
             fingerprint: std::mem::take(&mut self.fp),
+            marks: std::mem::take(&mut self.marks),
         })
     }
 }

@@ -65,6 +65,7 @@ impl JitDriver {
                 greens,
                 reds,
                 fingerprint,
+                marks,
             } => {
                 // Guard ids of the bridge continue after the parent's.
                 let max = trace
@@ -77,7 +78,24 @@ impl JitDriver {
                 let guard = r.id;
                 let origin = stale::Origin::Bridge { guard };
                 let parent = Some((parent_id, op));
-                if let Err((e, _)) = self.compile(state, params, trace, parent, origin, fingerprint)
+                // The bridge starts where its guard is; then come the merge points it passed.
+                let from = state.guards.get(&guard).and_then(|g| g.location.clone());
+                // SAFETY: the interpreter stands in the program the bridge ran.
+                let mut located = unsafe { self.render(&marks) };
+                if let Some(from) = &from {
+                    located
+                        .marks
+                        .insert(0, (trace.num_inputs(), from.to_string()));
+                }
+                let header = format!(
+                    "bridge from guard {guard} of trace {} of {}{}",
+                    parent_id.0,
+                    self.name,
+                    from.map_or(String::new(), |f| format!(" at {f}"))
+                );
+                let named = (header, located);
+                if let Err((e, _)) =
+                    self.compile(state, params, trace, parent, origin, fingerprint, named)
                 {
                     self.aborted(state, &format!("bridge compilation failed: {e}"));
                 }
@@ -105,8 +123,18 @@ impl JitDriver {
                     self.trace_here(state, params, frames, Abort::InnerLoop)
                 })
             }
-            Traced::Aborted { reason, frames, .. } => {
-                self.aborted(state, &format!("bridge: {reason}"));
+            Traced::Aborted {
+                reason,
+                frames,
+                marks,
+                ..
+            } => {
+                let mut why = format!("bridge from guard {}: {reason}", r.id);
+                if let Some(m) = marks.last().filter(|_| self.log.locates()) {
+                    // SAFETY: the interpreter stands in the program the bridge ran.
+                    why = format!("{why}, at {}", unsafe { self.locate(&m.greens) });
+                }
+                self.aborted(state, &why);
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }))
             }

@@ -53,13 +53,13 @@ pub struct Stats {
     /// Aborted traces' reasons.
     pub aborts: Vec<String>,
     /// Loops compiled as counted loops: each entry computes their last turn and runs only
-    /// that one (see [`crate::opt::counted`]).
+    /// that one (see `opt::counted`).
     pub counted_loops: usize,
     /// Traces (loops or bridges) that stopped at the second pass of an inner loop's header so
     /// that the inner loop was traced first.
     pub inner_loops_first: usize,
     /// Loop traces that left their loop and came back to their start from outside, and were
-    /// traced again from there ([`crate::trace::Close::Reenter`]).
+    /// traced again from there (`trace::Close::Reenter`).
     pub retraced: usize,
     /// Guard failures that went back to the interpreter or into a new bridge.
     pub guard_failures: usize,

@@ -30,7 +30,7 @@ fn same<R: PartialEq + std::fmt::Debug>(
     }
 }
 
-/// A fixed seed, so CI runs the same cases; `META_JIT_PROP_SEED` and `META_JIT_PROP_CASES`
+/// A fixed seed, so CI runs the same cases; `METAJIT_PROP_SEED` and `METAJIT_PROP_CASES`
 /// explore others.
 fn qc() -> QuickCheck {
     meta_jit::testing::prop_runner(0x6c6f77, 0, 500)

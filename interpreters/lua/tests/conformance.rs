@@ -85,11 +85,19 @@ fn expected(name: &str) -> Expected {
     let stdout = std::fs::read(exp.join(format!("{name}.out")))
         .unwrap_or_else(|e| panic!("expected/{name}.out: {e} (run tools/regen-expected.sh)"));
     let Ok(err) = std::fs::read_to_string(exp.join(format!("{name}.err"))) else {
-        return Expected { stdout, status: 0, stderr_first_line: String::new(), traceback: false };
+        return Expected {
+            stdout,
+            status: 0,
+            stderr_first_line: String::new(),
+            traceback: false,
+        };
     };
     let field = |key: &str| -> String {
         err.lines()
-            .find_map(|l| l.strip_prefix(key).map(|v| v.strip_prefix(' ').unwrap_or(v).to_string()))
+            .find_map(|l| {
+                l.strip_prefix(key)
+                    .map(|v| v.strip_prefix(' ').unwrap_or(v).to_string())
+            })
             .unwrap_or_else(|| panic!("expected/{name}.err has no `{key}` line"))
     };
     Expected {
@@ -107,21 +115,39 @@ fn mismatches(got: &Run, want: &Expected) -> Vec<String> {
         v.push(format!("timed out after {} s", LIMIT.as_secs()));
     }
     if got.stdout != want.stdout {
-        v.push(format!("stdout {}", diff_summary(&got.stdout, &want.stdout)));
+        v.push(format!(
+            "stdout {}",
+            diff_summary(&got.stdout, &want.stdout)
+        ));
     }
     if got.status != Some(want.status) {
-        v.push(format!("status {} expected {}", got.status_text(), want.status));
+        v.push(format!(
+            "status {} expected {}",
+            got.status_text(),
+            want.status
+        ));
     }
     let first = got.stderr_first_line();
     if first != want.stderr_first_line {
-        v.push(format!("stderr line 1 {first:?} expected {:?}", want.stderr_first_line));
+        v.push(format!(
+            "stderr line 1 {first:?} expected {:?}",
+            want.stderr_first_line
+        ));
     }
-    let has_traceback = String::from_utf8_lossy(&got.stderr).lines().any(|l| l == "stack traceback:");
+    let has_traceback = String::from_utf8_lossy(&got.stderr)
+        .lines()
+        .any(|l| l == "stack traceback:");
     if has_traceback != want.traceback {
-        v.push(format!("stack traceback {} expected {}", has_traceback, want.traceback));
+        v.push(format!(
+            "stack traceback {} expected {}",
+            has_traceback, want.traceback
+        ));
     }
     if want.status == 0 && want.stderr_first_line.is_empty() && !got.stderr.is_empty() {
-        let s: String = String::from_utf8_lossy(&got.stderr).chars().take(300).collect();
+        let s: String = String::from_utf8_lossy(&got.stderr)
+            .chars()
+            .take(300)
+            .collect();
         v.push(format!("unexpected stderr {s:?}"));
     }
     v
@@ -132,9 +158,15 @@ fn selected_modes() -> Vec<Mode> {
         Ok(s) => {
             let want: Vec<&str> = s.split(',').map(str::trim).collect();
             for w in &want {
-                assert!(Mode::ALL.iter().any(|m| m.name() == *w), "unknown mode {w:?} in LUA_CONFORMANCE_MODES");
+                assert!(
+                    Mode::ALL.iter().any(|m| m.name() == *w),
+                    "unknown mode {w:?} in LUA_CONFORMANCE_MODES"
+                );
             }
-            Mode::ALL.into_iter().filter(|m| want.contains(&m.name())).collect()
+            Mode::ALL
+                .into_iter()
+                .filter(|m| want.contains(&m.name()))
+                .collect()
         }
         Err(_) => Mode::ALL.to_vec(),
     }
@@ -143,9 +175,17 @@ fn selected_modes() -> Vec<Mode> {
 #[test]
 fn conformance() {
     let all = programs();
-    assert!(all.len() >= 150, "the corpus has {} programs, fewer than 150", all.len());
+    assert!(
+        all.len() >= 150,
+        "the corpus has {} programs, fewer than 150",
+        all.len()
+    );
     for (p, m) in KNOWN_FAILING {
-        assert!(all.iter().any(|a| a == p), "KNOWN_FAILING names {p} ({}), which is not a program", m.name());
+        assert!(
+            all.iter().any(|a| a == p),
+            "KNOWN_FAILING names {p} ({}), which is not a program",
+            m.name()
+        );
     }
     let filter = std::env::var("LUA_CONFORMANCE_FILTER").unwrap_or_default();
     let modes = selected_modes();
@@ -178,10 +218,12 @@ fn conformance() {
             (true, true) => now_passing.push(format!("{name} ({})", mode.name())),
             (false, true) => still_failing += 1,
             (true, false) => {}
-            (false, false) => failures.push(format!("{name} ({}): {}", mode.name(), problems.join("; "))),
+            (false, false) => {
+                failures.push(format!("{name} ({}): {}", mode.name(), problems.join("; ")))
+            }
         }
     }
-    slowest.sort_by(|a, b| b.0.cmp(&a.0));
+    slowest.sort_by_key(|s| std::cmp::Reverse(s.0));
     println!(
         "conformance: {} programs x {} modes = {} runs in {:.1} s; {} known-failing pairs listed, {} still fail",
         jobs.len() / modes.len().max(1),
@@ -191,11 +233,20 @@ fn conformance() {
         KNOWN_FAILING.len(),
         still_failing
     );
-    let slow: Vec<String> = slowest.iter().take(5).map(|(d, n)| format!("{n} {:.2} s", d.as_secs_f64())).collect();
+    let slow: Vec<String> = slowest
+        .iter()
+        .take(5)
+        .map(|(d, n)| format!("{n} {:.2} s", d.as_secs_f64()))
+        .collect();
     println!("slowest: {}", slow.join(", "));
     let mut msg = String::new();
     if !failures.is_empty() {
-        msg += &format!("{} of {} runs differ from PUC Lua 5.4:\n  {}\n", failures.len(), jobs.len(), failures.join("\n  "));
+        msg += &format!(
+            "{} of {} runs differ from PUC Lua 5.4:\n  {}\n",
+            failures.len(),
+            jobs.len(),
+            failures.join("\n  ")
+        );
     }
     if !now_passing.is_empty() {
         msg += &format!(
@@ -213,16 +264,27 @@ fn command_line() {
     let cwd = dir().join("conformance");
     let limit = Duration::from_secs(30);
     let r = run_lua(&["-e", "print(1 + 1, 2^53, 'x' .. 1)"], &cwd, b"", limit);
-    assert_eq!((r.status, String::from_utf8_lossy(&r.stdout).as_ref()), (Some(0), "2\t9.007199254741e+15\tx1\n"));
+    assert_eq!(
+        (r.status, String::from_utf8_lossy(&r.stdout).as_ref()),
+        (Some(0), "2\t9.007199254741e+15\tx1\n")
+    );
     // Output of `lua5.4 base_arg.lua a b`.
     let r = run_lua(&["base_arg.lua", "a", "b"], &cwd, b"", limit);
-    assert_eq!(String::from_utf8_lossy(&r.stdout), "table\tbase_arg.lua\t2\ta\n2\n", "{r:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        "table\tbase_arg.lua\t2\ta\n2\n",
+        "{r:?}"
+    );
     assert_eq!(r.status, Some(0));
     for mode in Mode::ALL {
         let mut args = mode.flags().to_vec();
         args.extend(["-e", "error('from -e')"]);
         let r = run_lua(&args, &cwd, b"", limit);
         assert_eq!(r.status, Some(1), "{mode:?}: {r:?}");
-        assert_eq!(r.stderr_first_line(), "lua: (command line):1: from -e", "{mode:?}");
+        assert_eq!(
+            r.stderr_first_line(),
+            "lua: (command line):1: from -e",
+            "{mode:?}"
+        );
     }
 }

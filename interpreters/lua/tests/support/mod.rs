@@ -90,7 +90,11 @@ pub fn run_lua(args: &[&str], cwd: &Path, stdin: &[u8], limit: Duration) -> Run 
 }
 
 /// Runs `jobs` on `threads` threads (at least one), returning the results in job order.
-pub fn parallel_map<T: Sync, R: Send>(jobs: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub fn parallel_map<T: Sync, R: Send>(
+    jobs: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
@@ -107,7 +111,12 @@ pub fn parallel_map<T: Sync, R: Send>(jobs: &[T], threads: usize, f: impl Fn(&T)
             });
         }
     });
-    results.into_inner().unwrap().into_iter().map(|r| r.unwrap()).collect()
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect()
 }
 
 /// The worker threads to use: `LUA_TEST_THREADS`, else the machine's parallelism.

@@ -532,7 +532,10 @@ impl Unit {
                 let t = self.expr(Ty::Tab, 1);
                 let e = self.expr(Ty::Num, 2);
                 if self.rng.chance(1, 2) {
-                    self.line(&format!("do local t = {t} t[#t + 1] = {e} end"));
+                    // Capped, so that tables (and loops over them) stay small.
+                    self.line(&format!(
+                        "do local t = {t} if #t < 32 then t[#t + 1] = {e} end end"
+                    ));
                 } else {
                     let i = self.expr(Ty::Int, 1);
                     self.line(&format!("do local t = {t} t[imod({i}, 8) + 1] = {e} end"));
@@ -728,6 +731,9 @@ impl Unit {
             heavy,
         });
         if self.rng.chance(2, 3) {
+            if heavy {
+                self.body_heavy = true;
+            }
             let args: Vec<String> = (0..arity).map(|_| self.expr(Ty::Num, 1)).collect();
             self.line(&format!("mix({name}({}))", args.join(", ")));
         }

@@ -1,6 +1,6 @@
 -- Closures: counters, composition and higher-order functions over shared upvalues.
--- Size: iterations (default 1000000).
-local N = tonumber(arg and arg[1]) or 1000000
+-- Size: iterations (default 2000000).
+local N = tonumber(arg and arg[1]) or 2000000
 local function counter()
   local c = 0
   return function(d) c = c + d return c end

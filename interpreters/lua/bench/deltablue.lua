@@ -1,7 +1,7 @@
 -- DeltaBlue: an incremental one-way constraint solver (chain and projection tests), in an
 -- object-oriented style with classes, inheritance and many small method calls.
--- Size: problem size (default 1000).
-local N = tonumber(arg and arg[1]) or 1000
+-- Size: problem size (default 1500).
+local N = tonumber(arg and arg[1]) or 1500
 
 local function class(parent)
   local c = {}

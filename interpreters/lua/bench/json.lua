@@ -1,6 +1,6 @@
 -- JSON: encodes a generated document to text and parses it back, repeatedly; string scanning,
--- string building and table construction. Size: repetitions (default 40).
-local N = tonumber(arg and arg[1]) or 40
+-- string building and table construction. Size: repetitions (default 80).
+local N = tonumber(arg and arg[1]) or 80
 
 local encode
 local function encode_string(s)

@@ -1,5 +1,5 @@
--- Mandelbrot set: float loops; prints a checksum of the bitmap, not the image. Size: width (default 800).
-local N = tonumber(arg and arg[1]) or 800
+-- Mandelbrot set: float loops; prints a checksum of the bitmap, not the image. Size: width (default 1000).
+local N = tonumber(arg and arg[1]) or 1000
 local iter = 50
 local sum, set = 0, 0
 for y = 0, N - 1 do

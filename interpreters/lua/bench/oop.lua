@@ -1,6 +1,6 @@
 -- Object-oriented code with metatables: classes, inheritance, method calls, __index chains,
--- __add/__eq/__lt/__tostring. Size: iterations (default 500000).
-local N = tonumber(arg and arg[1]) or 500000
+-- __add/__eq/__lt/__tostring. Size: iterations (default 1000000).
+local N = tonumber(arg and arg[1]) or 1000000
 local Point = {}
 Point.__index = Point
 function Point.new(x, y) return setmetatable({x = x, y = y}, Point) end

@@ -1,5 +1,5 @@
--- N queens, counting every solution by backtracking over arrays. Size: n (default 11).
-local N = tonumber(arg and arg[1]) or 11
+-- N queens, counting every solution by backtracking over arrays. Size: n (default 12).
+local N = tonumber(arg and arg[1]) or 12
 local function count(n)
   local cols, d1, d2 = {}, {}, {}
   local solutions = 0
@@ -16,6 +16,5 @@ local function count(n)
   place(1)
   return solutions
 end
-local total = 0
-for i = 1, 3 do total = total + count(N) end
-print(N, count(N), total)
+local first = count(N)
+print(N, first, first + count(N))

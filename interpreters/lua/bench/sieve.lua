@@ -1,5 +1,5 @@
--- Sieve of Eratosthenes, repeated: array stores and loads. Size: limit (default 1000000).
-local limit = tonumber(arg and arg[1]) or 1000000
+-- Sieve of Eratosthenes, repeated: array stores and loads. Size: limit (default 2000000).
+local limit = tonumber(arg and arg[1]) or 2000000
 local function sieve(n)
   local composite = {}
   for i = 1, n do composite[i] = false end

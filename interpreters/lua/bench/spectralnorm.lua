@@ -1,5 +1,5 @@
--- Spectral norm of an infinite matrix: float loops and function calls. Size: n (default 350).
-local n = tonumber(arg and arg[1]) or 350
+-- Spectral norm of an infinite matrix: float loops and function calls. Size: n (default 500).
+local n = tonumber(arg and arg[1]) or 500
 local function A(i, j)
   local ij = i + j - 1
   return 1.0 / (ij * (ij - 1) * 0.5 + i)

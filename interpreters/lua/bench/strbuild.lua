@@ -1,6 +1,6 @@
 -- String building: concatenation, table.concat, string.format, rep, sub, byte, upper, gsub.
--- Size: iterations (default 200000).
-local N = tonumber(arg and arg[1]) or 200000
+-- Size: iterations (default 400000).
+local N = tonumber(arg and arg[1]) or 400000
 local parts = {}
 for i = 1, N do parts[#parts + 1] = string.format("%d:%s;", i, i % 3 == 0 and "fizz" or "x") end
 local s = table.concat(parts)

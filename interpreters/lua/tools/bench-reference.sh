@@ -3,9 +3,10 @@
 # (lua5.4 and luajit, when installed): best of RUNS runs (default 3), wall-clock seconds, as a
 # Markdown table, with the first line of each program's output (its checksum) and whether the
 # two implementations printed the same output.
-# Usage: tools/bench-reference.sh [RUNS]
+# Usage: tools/bench-reference.sh [RUNS [PROGRAM...]]   (PROGRAM: a name without .lua)
 set -eu
 RUNS=${1:-3}
+[ $# -gt 0 ] && shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here/bench"
 best() { # best wall time of $RUNS runs of "$@", or n/a when it fails
@@ -22,7 +23,9 @@ best() { # best wall time of $RUNS runs of "$@", or n/a when it fails
 }
 echo "| program | lua5.4 (s) | luajit (s) | same output | checksum (first line) |"
 echo "|---|---:|---:|:---:|---|"
-for f in *.lua; do
+progs=$(ls *.lua)
+[ $# -gt 0 ] && progs=$(for p in "$@"; do echo "$p.lua"; done)
+for f in $progs; do
     l=$(best lua5.4 "$f")
     j=n/a
     same=-

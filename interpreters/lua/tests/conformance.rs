@@ -51,9 +51,46 @@ impl Mode {
     }
 }
 
-/// (program, mode) pairs that the interpreter does not pass yet. The test fails when one of them
-/// passes: remove it from the list then. Empty means every program passes in every mode.
-const KNOWN_FAILING: &[(&str, Mode)] = &[];
+/// All three modes, for [`KNOWN_FAILING`].
+const ALL: &[Mode] = &Mode::ALL;
+
+/// Programs that the interpreter does not pass yet, with the modes they fail in (each entry
+/// stands for its (program, mode) pairs), as of the `lua` branch merged last (f134e8c). The test
+/// fails when one of these pairs passes: remove it from the list then. The comment says what
+/// differs from PUC Lua.
+const KNOWN_FAILING: &[(&str, &[Mode])] = &[
+    ("base_pairs", ALL),                  // pairs() message
+    ("base_rawfuncs", ALL),               // rawset(t, nil) message has a position
+    ("err_xpcall", ALL),                  // xpcall without a handler is not an error
+    ("fmt_mixed", ALL),                   // bad format message
+    ("fmt_q", ALL),                       // %q writes \r, not \13
+    ("for_float", ALL),                   // io.write(1.0) writes 1.0, not %.14g
+    ("io_write", ALL),                    // io.write(-0.0) writes -0.0, not -0
+    ("math_basic", ALL),                  // math.max() message
+    ("math_integer_funcs", ALL),          // math.type() message
+    ("math_random", ALL),                 // argument number in message
+    ("math_trig_exp", ALL),               // math.rad missing
+    ("meta_concat_len", ALL),             // rawlen message
+    ("meta_newindex", ALL),               // error level 2 from a __newindex handler
+    ("meta_tostring_name", ALL),          // __tostring may return a number
+    ("pat_gmatch", ALL),                  // exhausted gmatch iterator returns nil, not nothing
+    ("pat_gsub_repl", ALL),               // empty match right after a match
+    ("rt_assert_fail", ALL),              // assert message has no position
+    ("rt_error_nil", ALL),                // uncaught nil error object
+    ("rt_error_tostring_mt", ALL),        // uncaught error with __tostring prints a traceback
+    ("syn_break_outside", ALL),           // line of the message
+    ("syn_escape_too_large", ALL),        // message
+    ("syn_goto_into_scope", ALL),         // line of the message
+    ("syn_goto_undefined", ALL),          // line of the message
+    ("syn_label_duplicate", ALL),         // message
+    ("syn_load_messages", ALL),           // label message
+    ("syn_unfinished_long_comment", ALL), // message
+    ("syn_unfinished_long_string", ALL),  // message
+    ("syn_vararg_outside", ALL),          // '...' outside a vararg function accepted
+    ("tablib_concat", ALL),               // message
+    ("tablib_insert_remove", ALL),        // argument number in message
+    ("tablib_sort", ALL),                 // compare error from sort has a position
+];
 
 /// The time one program may take in one mode before it counts as hung.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -181,11 +218,10 @@ fn conformance() {
         "the corpus has {} programs, fewer than 150",
         all.len()
     );
-    for (p, m) in KNOWN_FAILING {
+    for (p, _) in KNOWN_FAILING {
         assert!(
             all.iter().any(|a| a == p),
-            "KNOWN_FAILING names {p} ({}), which is not a program",
-            m.name()
+            "KNOWN_FAILING names {p}, which is not a program"
         );
     }
     let filter = std::env::var("LUA_CONFORMANCE_FILTER").unwrap_or_default();
@@ -207,7 +243,10 @@ fn conformance() {
         let got = run_lua(&args, &cwd, &stdin, LIMIT);
         (mismatches(&got, &want), t.elapsed())
     });
-    let known: BTreeSet<(&str, Mode)> = KNOWN_FAILING.iter().copied().collect();
+    let known: BTreeSet<(&str, Mode)> = KNOWN_FAILING
+        .iter()
+        .flat_map(|(p, ms)| ms.iter().map(move |m| (*p, *m)))
+        .collect();
     let mut failures = Vec::new();
     let mut now_passing = Vec::new();
     let mut still_failing = 0;
@@ -238,7 +277,7 @@ fn conformance() {
         modes.len(),
         jobs.len(),
         start.elapsed().as_secs_f64(),
-        KNOWN_FAILING.len(),
+        known.len(),
         still_failing
     );
     let slow: Vec<String> = slowest

@@ -103,4 +103,6 @@ pub enum Stat {
     Break(u32),
     Goto(String, u32),
     Label(String, u32),
+    /// The end of a block, at the line of the token that closes it (for messages).
+    End(u32),
 }

@@ -189,6 +189,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn long_string(&mut self, level: usize, comment: bool) -> Result<Vec<u8>, String> {
+        let start_line = self.line;
         self.pos += level + 2;
         if !self.at_end() && (self.src[self.pos] == b'\n' || self.src[self.pos] == b'\r') {
             self.newline();
@@ -196,12 +197,9 @@ impl<'a> Lexer<'a> {
         let mut out = Vec::new();
         loop {
             if self.at_end() {
-                let what = if comment {
-                    "unfinished long comment"
-                } else {
-                    "unfinished long string"
-                };
-                return Err(self.err(what, Some("<eof>")));
+                let what = if comment { "comment" } else { "string" };
+                let msg = format!("unfinished long {what} (starting at line {start_line})");
+                return Err(self.err(&msg, Some("<eof>")));
             }
             let c = self.src[self.pos];
             if c == b']' {
@@ -359,7 +357,10 @@ impl<'a> Lexer<'a> {
                                 k += 1;
                             }
                             if v > 255 {
-                                return Err(self.escape_err(start, 0));
+                                let end = (self.pos + 1).min(self.src.len());
+                                let near =
+                                    String::from_utf8_lossy(&self.src[start..end]).into_owned();
+                                return Err(self.err("decimal escape too large", Some(&near)));
                             }
                             out.push(v as u8);
                         }

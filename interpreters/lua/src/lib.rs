@@ -36,17 +36,15 @@ pub fn error_report(vm: &mut Vm, e: &vm::LuaError) -> String {
         Value::Int(_) | Value::Num(_) => {
             String::from_utf8_lossy(&value::to_str_bytes(&e.value).unwrap()).into_owned()
         }
-        Value::Nil => "nil".into(),
         v => {
             let h = vm.metamethod(v, &Value::str("__tostring"));
             if !matches!(h, Value::Nil) {
-                match vm.tostring(v) {
-                    Ok(Value::Str(s)) => String::from_utf8_lossy(&s.bytes).into_owned(),
-                    _ => format!("(error object is a {} value)", v.type_name()),
+                if let Ok(Value::Str(s)) = vm.tostring(v) {
+                    // An object with __tostring is its own message, without traceback.
+                    return String::from_utf8_lossy(&s.bytes).into_owned();
                 }
-            } else {
-                format!("(error object is a {} value)", v.type_name())
             }
+            format!("(error object is a {} value)", v.type_name())
         }
     };
     match &e.traceback {

@@ -12,6 +12,8 @@ pub struct Parser<'a> {
     ahead: Option<Token>,
     chunk: String,
     depth: u32,
+    /// Whether each enclosing function takes `...`.
+    vararg: Vec<bool>,
 }
 
 type PResult<T> = Result<T, String>;
@@ -28,6 +30,7 @@ pub fn parse_chunk(src: &[u8], chunk: &str) -> PResult<FuncBody> {
         ahead: None,
         chunk: chunk.to_string(),
         depth: 0,
+        vararg: vec![true],
     };
     let body = p.block()?;
     if p.tok.tok != Tok::Eof {
@@ -192,6 +195,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
+        stats.push(Stat::End(self.tok.line));
         Ok(stats)
     }
 
@@ -364,7 +368,9 @@ impl<'a> Parser<'a> {
                 self.advance()?;
                 let n = self.name()?;
                 self.expect("::")?;
-                Ok(Some(Stat::Label(n, line)))
+                let _ = line;
+                // PUC Lua reports label errors at the token after the label.
+                Ok(Some(Stat::Label(n, self.tok.line)))
             }
             _ => self.expr_stat().map(Some),
         }
@@ -418,7 +424,9 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect(")")?;
+        self.vararg.push(vararg);
         let body = self.block()?;
+        self.vararg.pop();
         let end_line = self.tok.line;
         self.expect_match("end", "function", line)?;
         self.depth -= 1;
@@ -481,7 +489,12 @@ impl<'a> Parser<'a> {
             Tok::Sym("nil") => Expr::Nil,
             Tok::Sym("true") => Expr::True,
             Tok::Sym("false") => Expr::False,
-            Tok::Sym("...") => Expr::Vararg,
+            Tok::Sym("...") => {
+                if !self.vararg.last().copied().unwrap_or(true) {
+                    return Err(self.err_near("cannot use '...' outside a vararg function"));
+                }
+                Expr::Vararg
+            }
             Tok::Sym("{") => return self.table(),
             Tok::Sym("function") => {
                 let line = self.tok.line;

@@ -43,6 +43,7 @@ struct Label {
     name: String,
     pc: usize,
     nactive: usize,
+    line: u32,
 }
 
 struct Goto {
@@ -60,6 +61,7 @@ struct FuncState {
     freereg: u16,
     labels: Vec<Label>,
     gotos: Vec<Goto>,
+    bad_break: Option<u32>,
 }
 
 /// The compiler over a stack of functions being compiled.
@@ -114,6 +116,7 @@ impl Compiler {
             freereg: 0,
             labels: vec![],
             gotos: vec![],
+            bad_break: None,
         });
         self.open_block(false);
         for p in &f.params {
@@ -124,8 +127,10 @@ impl Compiler {
         self.close_block()?;
         self.emit(Op::Return(0, 1));
         let fs = self.funcs.pop().unwrap();
+        if let Some(l) = fs.bad_break {
+            return Err(self.err(&format!("break outside loop at line {l}")));
+        }
         if let Some(g) = fs.gotos.first() {
-            self.line = g.line;
             return Err(self.err(&format!(
                 "no visible label '{}' for <goto> at line {}",
                 g.name, g.line
@@ -247,7 +252,6 @@ impl Compiler {
                 let g = self.fs().gotos.remove(i);
                 if nactive > g.nactive {
                     let name = self.fs().actives[g.nactive].name.clone();
-                    self.line = g.line;
                     return Err(self.err(&format!(
                         "<goto {}> at line {} jumps into the scope of local '{}'",
                         g.name, g.line, name

@@ -8,7 +8,9 @@ use crate::proto::{Op, NO_CLOSE};
 impl Compiler {
     pub(super) fn block_body(&mut self, b: &Block) -> CResult<()> {
         for (i, s) in b.iter().enumerate() {
-            let at_end = b[i + 1..].iter().all(|s| matches!(s, Stat::Label(..)));
+            let at_end = b[i + 1..]
+                .iter()
+                .all(|s| matches!(s, Stat::Label(..) | Stat::End(_)));
             self.stat(s, at_end)?;
             let n = self.nactive_regs();
             self.fs().freereg = n;
@@ -156,7 +158,11 @@ impl Compiler {
                 let fs = self.fs();
                 match fs.blocks.iter_mut().rev().find(|b| b.is_loop) {
                     Some(b) => b.breaks.push(j),
-                    None => return Err(self.err(&format!("break outside loop at line {}", line))),
+                    None => {
+                        if fs.bad_break.is_none() {
+                            fs.bad_break = Some(*line);
+                        }
+                    }
                 }
             }
             Stat::Goto(name, line) => {
@@ -188,23 +194,36 @@ impl Compiler {
                     }),
                 }
             }
+            Stat::End(line) => self.line = *line,
             Stat::Label(name, line) => {
                 self.line = *line;
-                let first = self.fs().blocks.last().map(|b| b.first_label).unwrap_or(0);
-                if let Some(l) = self.fs().labels[first..].iter().find(|l| &l.name == name) {
-                    let _ = l;
-                    return Err(self.err(&format!("label '{}' already defined", name)));
+                if let Some(l) = self.fs().labels.iter().find(|l| &l.name == name) {
+                    let msg = format!("label '{}' already defined on line {}", name, l.line);
+                    return Err(self.err(&msg));
                 }
                 let nactive = if at_end {
                     self.fs().blocks.last().unwrap().nactive
                 } else {
                     self.fs().actives.len()
                 };
+                let first = self.fs().blocks.last().unwrap().first_goto;
+                let fs = self.fs();
+                if let Some(g) = fs.gotos[first..]
+                    .iter()
+                    .find(|g| &g.name == name && g.nactive < nactive)
+                {
+                    let msg = format!(
+                        "<goto {}> at line {} jumps into the scope of local '{}'",
+                        g.name, g.line, fs.actives[g.nactive].name
+                    );
+                    return Err(self.err(&msg));
+                }
                 let pc = self.pc();
                 self.fs().labels.push(Label {
                     name: name.clone(),
                     pc,
                     nactive,
+                    line: *line,
                 });
             }
         }

@@ -168,6 +168,15 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let mut it = args.into_iter();
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
+    if !matches!(h, Value::Func(_) | Value::Native(_)) {
+        let a = [f.clone(), h.clone()];
+        let a = if matches!(h, Value::Nil) {
+            &a[..1]
+        } else {
+            &a[..]
+        };
+        return Err(type_error(vm, a, 1, "function"));
+    }
     vm.pcall_depth += 1;
     let r = vm.call(&f, it.collect());
     let out = match r {
@@ -348,7 +357,7 @@ pub fn open(vm: &mut Vm) {
     let next_fn = def(vm, "next", next);
     def(vm, "pairs", move |vm, args| {
         if args.is_empty() {
-            return Err(type_error(vm, &args, 0, "table"));
+            return Err(vm.arg_error(1, "value expected"));
         }
         let h = vm.metamethod(&args[0], &Value::str("__pairs"));
         if !matches!(h, Value::Nil) {
@@ -383,7 +392,7 @@ pub fn open(vm: &mut Vm) {
     def(vm, "rawlen", |vm, args| match arg(&args, 0) {
         Value::Table(t) => Ok(vec![Value::Int(t.borrow().len())]),
         Value::Str(s) => Ok(vec![Value::Int(s.bytes.len() as i64)]),
-        _ => Err(vm.arg_error(1, "table or string expected")),
+        _ => Err(type_error(vm, &args, 0, "table or string")),
     });
     def(vm, "assert", |vm, mut args| {
         if args.is_empty() {
@@ -392,18 +401,18 @@ pub fn open(vm: &mut Vm) {
         if args[0].truthy() {
             return Ok(args);
         }
-        if args.len() >= 2 {
-            let m = args.swap_remove(1);
-            return Err(vm.error_value(m));
-        }
-        Err(vm.native_error("assertion failed!"))
+        let m = if args.len() >= 2 {
+            args.swap_remove(1)
+        } else {
+            Value::str("assertion failed!")
+        };
+        error(vm, vec![m])
     });
     def(vm, "error", error);
     def(vm, "pcall", pcall);
     def(vm, "xpcall", xpcall);
     def(vm, "load", load);
     def(vm, "require", require);
-    def(vm, "unpack", unpack);
     def(vm, "setmetatable", |vm, args| {
         let t = check_table(vm, &args, 0)?;
         let mt = match arg(&args, 1) {

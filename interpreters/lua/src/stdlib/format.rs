@@ -192,7 +192,6 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
                     b'"' => out.extend_from_slice(b"\\\""),
                     b'\\' => out.extend_from_slice(b"\\\\"),
                     b'\n' => out.extend_from_slice(b"\\\n"),
-                    b'\r' => out.extend_from_slice(b"\\r"),
                     0 => {
                         if b.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
                             out.extend_from_slice(b"\\000")
@@ -263,7 +262,29 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             i += 1;
             continue;
         }
-        let start = i;
+        let span = fmt[i..]
+            .iter()
+            .take_while(|c| b"-+ #0123456789.".contains(c))
+            .count();
+        let conv = fmt.get(i + span).copied().unwrap_or(0);
+        let form = String::from_utf8_lossy(&fmt[i - 1..(i + span + 1).min(fmt.len())]).into_owned();
+        if span + 1 >= 22 {
+            return Err(vm.native_error("invalid format string to 'format'"));
+        }
+        let (flags, precision): (&[u8], bool) = match conv {
+            b'c' => (b"-", false),
+            b'd' | b'i' | b'u' => (b"-+0 ", true),
+            b'a' | b'A' | b'f' | b'F' | b'e' | b'E' | b'g' | b'G' => (b"-+ #0", true),
+            b'o' | b'x' | b'X' => (b"-#0", true),
+            b's' => (b"-", true),
+            b'q' => {
+                if span > 0 {
+                    return Err(vm.native_error("specifier '%q' cannot have modifiers"));
+                }
+                (b"", false)
+            }
+            _ => return Err(vm.native_error(&format!("invalid conversion '{form}' to 'format'"))),
+        };
         let mut spec = Spec {
             minus: false,
             plus: false,
@@ -273,62 +294,41 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             width: 0,
             prec: None,
         };
-        while i < fmt.len() {
-            match fmt[i] {
+        let body = &fmt[i..i + span];
+        let mut k = 0;
+        while k < body.len() && flags.contains(&body[k]) {
+            match body[k] {
                 b'-' => spec.minus = true,
                 b'+' => spec.plus = true,
                 b' ' => spec.space = true,
                 b'#' => spec.alt = true,
-                b'0' => spec.zero = true,
-                _ => break,
+                _ => spec.zero = true,
             }
-            i += 1;
+            k += 1;
         }
-        let mut nd = 0;
-        while i < fmt.len() && fmt[i].is_ascii_digit() {
-            spec.width = spec.width * 10 + (fmt[i] - b'0') as usize;
-            i += 1;
-            nd += 1;
-        }
-        let mut bad = nd > 2;
-        if i < fmt.len() && fmt[i] == b'.' {
-            i += 1;
-            let mut p = 0;
+        if k < body.len() && body[k] != b'0' {
             let mut nd = 0;
-            while i < fmt.len() && fmt[i].is_ascii_digit() {
-                p = p * 10 + (fmt[i] - b'0') as usize;
-                i += 1;
+            while k < body.len() && body[k].is_ascii_digit() && nd < 2 {
+                spec.width = spec.width * 10 + (body[k] - b'0') as usize;
+                k += 1;
                 nd += 1;
             }
-            bad |= nd > 2;
-            spec.prec = Some(p);
+            if k < body.len() && body[k] == b'.' && precision {
+                k += 1;
+                let mut p = 0;
+                let mut nd = 0;
+                while k < body.len() && body[k].is_ascii_digit() && nd < 2 {
+                    p = p * 10 + (body[k] - b'0') as usize;
+                    k += 1;
+                    nd += 1;
+                }
+                spec.prec = Some(p);
+            }
         }
-        let conv = fmt.get(i).copied().unwrap_or(0);
-        i += 1;
-        let valid = matches!(
-            conv,
-            b'd' | b'i'
-                | b'u'
-                | b'c'
-                | b'x'
-                | b'X'
-                | b'o'
-                | b'e'
-                | b'E'
-                | b'f'
-                | b'F'
-                | b'g'
-                | b'G'
-                | b'q'
-                | b's'
-                | b'a'
-                | b'A'
-        );
-        if bad || !valid {
-            let end = i.min(fmt.len());
-            let txt = String::from_utf8_lossy(&fmt[start - 1..end]);
-            return Err(vm.native_error(&format!("invalid conversion '{}' to 'format'", txt)));
+        if k != body.len() {
+            return Err(vm.native_error(&format!("invalid conversion specification: '{form}'")));
         }
+        i += span + 1;
         argn += 1;
         if argn >= args.len() && conv != b'%' {
             return Err(vm.arg_error(argn + 1, "no value"));

@@ -10,7 +10,8 @@ fn write_values(vm: &mut Vm, args: &[Value], skip: usize, to_err: bool) -> LResu
     for (i, v) in args.iter().enumerate().skip(skip) {
         let bytes = match v {
             Value::Str(s) => s.bytes.to_vec(),
-            Value::Int(_) | Value::Num(_) => crate::value::to_str_bytes(v).unwrap(),
+            Value::Int(i) => i.to_string().into_bytes(),
+            Value::Num(f) => crate::stdlib::format::fmt_g(*f, 14, false, false).into_bytes(),
             _ => {
                 return Err(super::type_error(vm, args, i, "string"));
             }

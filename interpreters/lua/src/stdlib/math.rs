@@ -1,7 +1,7 @@
 //! The math library of Lua 5.4, with its xoshiro256** generator (same seeding as PUC Lua, so
 //! `math.randomseed(n)` gives the same sequence).
 
-use super::{arg, check_f64, check_int, check_num, nf, register, type_error};
+use super::{arg, check_f64, check_int, check_num, nf, register};
 use crate::value::{float_to_int, Value};
 use crate::vm::{LResult, Vm};
 
@@ -65,7 +65,7 @@ fn random(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         _ => return Err(vm.native_error("wrong number of arguments")),
     };
     if low > up {
-        return Err(vm.arg_error(args.len(), "interval is empty"));
+        return Err(vm.arg_error(1, "interval is empty"));
     }
     let r = project(rv, (up as u64).wrapping_sub(low as u64), &mut vm.rng);
     Ok(vec![Value::Int(r.wrapping_add(low as u64) as i64)])
@@ -86,6 +86,9 @@ fn floor_ceil(vm: &mut Vm, args: &[Value], ceil: bool) -> LResult<Vec<Value>> {
 }
 
 fn minmax(vm: &mut Vm, args: Vec<Value>, max: bool) -> LResult<Vec<Value>> {
+    if args.is_empty() {
+        return Err(vm.arg_error(1, "value expected"));
+    }
     let mut best = check_num(vm, &args, 0)?;
     for i in 1..args.len() {
         let v = check_num(vm, &args, i)?;
@@ -125,6 +128,8 @@ pub fn open(vm: &mut Vm) {
                 }),
             ),
             ("sqrt", f1(f64::sqrt)),
+            ("rad", f1(f64::to_radians)),
+            ("deg", f1(f64::to_degrees)),
             ("sin", f1(f64::sin)),
             ("cos", f1(f64::cos)),
             ("tan", f1(f64::tan)),
@@ -207,7 +212,7 @@ pub fn open(vm: &mut Vm) {
                 "type",
                 nf(|vm, a| {
                     if a.is_empty() {
-                        return Err(type_error(vm, &a, 0, "value"));
+                        return Err(vm.arg_error(1, "value expected"));
                     }
                     Ok(vec![match &a[0] {
                         Value::Int(_) => Value::str("integer"),

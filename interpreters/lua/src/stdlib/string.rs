@@ -158,7 +158,7 @@ fn gmatch(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             st += 1;
         }
         pos.set(src.len() + 1);
-        Ok(vec![Value::Nil])
+        Ok(vec![])
     });
     Ok(vec![f])
 }
@@ -261,27 +261,24 @@ fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let mut out = Vec::with_capacity(src.len());
     let mut st = 0;
     let mut n = 0;
+    let mut last = None;
     while n < max_n {
         m.reset();
         let r = m.do_match(st, 0).map_err(|e| vm.native_error(&e))?;
-        if let Some(e) = r {
-            n += 1;
-            add_value(vm, &m, src, st, e, &repl, &mut out)?;
-            if e > st {
+        match r {
+            Some(e) if Some(e) != last => {
+                n += 1;
+                add_value(vm, &m, src, st, e, &repl, &mut out)?;
                 st = e;
-            } else {
-                if st < src.len() {
-                    out.push(src[st]);
-                }
+                last = Some(e);
+            }
+            _ if st < src.len() => {
+                out.push(src[st]);
                 st += 1;
             }
-        } else if st < src.len() {
-            out.push(src[st]);
-            st += 1;
-        } else {
-            st += 1;
+            _ => break,
         }
-        if st > src.len() || anchor {
+        if anchor {
             break;
         }
     }

@@ -58,7 +58,7 @@ fn remove(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let size = len(vm, &t)?;
     let mut pos = opt_int(vm, &args, 1, size)?;
     if args.len() > 1 && pos != size && (pos as u64).wrapping_sub(1) > size as u64 {
-        return Err(vm.arg_error(2, "position out of bounds"));
+        return Err(vm.arg_error(1, "position out of bounds"));
     }
     let r = geti(vm, &t, pos)?;
     while pos < size {
@@ -89,7 +89,8 @@ fn concat(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             }
             _ => {
                 return Err(vm.native_error(&format!(
-                    "invalid value (at index {}) in table for 'concat'",
+                    "invalid value ({}) at index {} in table for 'concat'",
+                    vm.type_name_of(&v),
                     k
                 )))
             }
@@ -242,7 +243,7 @@ fn move_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
 
 /// Loads the table library.
 pub fn open(vm: &mut Vm) {
-    register(
+    let t = register(
         vm,
         "table",
         vec![
@@ -255,4 +256,6 @@ pub fn open(vm: &mut Vm) {
             ("move", nf(move_)),
         ],
     );
+    let u = t.borrow().get(&Value::str("unpack"));
+    vm.set_global("unpack", u);
 }

@@ -155,7 +155,7 @@ impl Vm {
         }
         // A frame entered from native code has a native caller we do not keep a frame for.
         for i in 0..level - 1 {
-            if self.frames[n - 1 - i].boundary {
+            if self.frames[n - 1 - i].from_native {
                 return String::new();
             }
         }

@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 /// Converts a `for` limit as Lua 5.4's `forlimit`: Some(limit) or None to skip the loop.
 fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
+    let lim = &lim.to_number().ok_or(())?;
     let l = match lim {
         Value::Int(i) => *i,
         Value::Num(f) => {
@@ -49,11 +50,7 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 }
 
 fn for_num(v: &Value) -> Option<f64> {
-    match v {
-        Value::Int(i) => Some(*i as f64),
-        Value::Num(f) => Some(*f),
-        _ => None,
-    }
+    v.to_number().and_then(|n| n.as_f64())
 }
 
 impl Vm {
@@ -392,6 +389,7 @@ impl Vm {
                             self.precall(base - 1, nargs, f.nres, true)?;
                             let nf = self.frames.last_mut().unwrap();
                             nf.boundary = f.boundary;
+                            nf.from_native = f.from_native;
                             continue 'frame;
                         }
                         if self.precall(func, nargs, -1, true)? {

@@ -66,6 +66,8 @@ pub struct Frame {
     pub varargs: Vec<Value>,
     /// Called from native code: the dispatch loop returns when this frame returns.
     pub boundary: bool,
+    /// Called by a library function (not by a metamethod of the VM): error levels stop here.
+    pub from_native: bool,
 }
 
 /// Metamethod names, interned once.
@@ -172,6 +174,9 @@ impl Vm {
 
     /// A runtime error with the position of the running Lua code.
     pub fn rt_error(&self, msg: &str) -> LuaError {
+        if self.cur_native.0.is_some() {
+            return self.native_error(msg);
+        }
         let pos = self.where_(1);
         self.error_value(Value::str(&format!("{pos}{msg}")))
     }
@@ -243,11 +248,14 @@ impl Vm {
             self.stack[slot + 1 + i] = a;
         }
         let depth = self.frames.len();
-        let saved_native = self.cur_native.clone();
+        let from_native = self.cur_native.0.is_some();
+        let saved_native = std::mem::replace(&mut self.cur_native, (None, false));
         self.native_depth += 1;
         let r = match self.precall(slot, nargs, -1, false) {
             Ok(true) => {
-                self.frames.last_mut().unwrap().boundary = true;
+                let f = self.frames.last_mut().unwrap();
+                f.boundary = true;
+                f.from_native = from_native;
                 self.execute(depth)
             }
             Ok(false) => Ok(()),
@@ -312,6 +320,7 @@ impl Vm {
                         nres,
                         varargs,
                         boundary: false,
+                        from_native: false,
                     });
                     return Ok(true);
                 }

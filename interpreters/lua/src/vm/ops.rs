@@ -371,6 +371,9 @@ impl Vm {
         let h = self.metamethod(v, &self.tm.tostring);
         if !matches!(h, Value::Nil) {
             let r = self.call1(&h, vec![v.clone()])?;
+            if let Value::Int(_) | Value::Num(_) = r {
+                return Ok(Value::bytes(&crate::value::to_str_bytes(&r).unwrap()));
+            }
             if !matches!(r, Value::Str(_)) {
                 return Err(self.native_error("'__tostring' must return a string"));
             }

@@ -55,41 +55,11 @@ impl Mode {
 const ALL: &[Mode] = &Mode::ALL;
 
 /// Programs that the interpreter does not pass yet, with the modes they fail in (each entry
-/// stands for its (program, mode) pairs), as of the `lua` branch merged last (f134e8c). The test
+/// stands for its (program, mode) pairs), as of the `lua` branch merged last (cea6f5e). The test
 /// fails when one of these pairs passes: remove it from the list then. The comment says what
 /// differs from PUC Lua.
 const KNOWN_FAILING: &[(&str, &[Mode])] = &[
-    ("base_pairs", ALL),                  // pairs() message
-    ("base_rawfuncs", ALL),               // rawset(t, nil) message has a position
-    ("err_xpcall", ALL),                  // xpcall without a handler is not an error
-    ("fmt_mixed", ALL),                   // bad format message
-    ("fmt_q", ALL),                       // %q writes \r, not \13
-    ("for_float", ALL),                   // io.write(1.0) writes 1.0, not %.14g
-    ("io_write", ALL),                    // io.write(-0.0) writes -0.0, not -0
-    ("math_basic", ALL),                  // math.max() message
-    ("math_integer_funcs", ALL),          // math.type() message
-    ("math_random", ALL),                 // argument number in message
-    ("math_trig_exp", ALL),               // math.rad missing
-    ("meta_concat_len", ALL),             // rawlen message
-    ("meta_newindex", ALL),               // error level 2 from a __newindex handler
-    ("meta_tostring_name", ALL),          // __tostring may return a number
-    ("pat_gmatch", ALL),                  // exhausted gmatch iterator returns nil, not nothing
-    ("pat_gsub_repl", ALL),               // empty match right after a match
-    ("rt_assert_fail", ALL),              // assert message has no position
-    ("rt_error_nil", ALL),                // uncaught nil error object
-    ("rt_error_tostring_mt", ALL),        // uncaught error with __tostring prints a traceback
-    ("syn_break_outside", ALL),           // line of the message
-    ("syn_escape_too_large", ALL),        // message
-    ("syn_goto_into_scope", ALL),         // line of the message
-    ("syn_goto_undefined", ALL),          // line of the message
-    ("syn_label_duplicate", ALL),         // message
-    ("syn_load_messages", ALL),           // label message
-    ("syn_unfinished_long_comment", ALL), // message
-    ("syn_unfinished_long_string", ALL),  // message
-    ("syn_vararg_outside", ALL),          // '...' outside a vararg function accepted
-    ("tablib_concat", ALL),               // message
-    ("tablib_insert_remove", ALL),        // argument number in message
-    ("tablib_sort", ALL),                 // compare error from sort has a position
+    ("syn_load_messages", ALL), // `local x <close>, y <close>` is accepted
 ];
 
 /// The time one program may take in one mode before it counts as hung.

@@ -30,7 +30,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Unit seeds of the default run (seeds 1..=2000) whose unit raises an error with the JIT off in
 /// this interpreter although PUC Lua runs it without error, as of the `lua` branch merged last
-/// (f134e8c). All five come from one compiler bug: a parenthesized `and`/`or` assigned to a local
+/// (cea6f5e). All five come from one compiler bug: a parenthesized `and`/`or` assigned to a local
 /// that it reads (`p = (true and 15 / p or 3)`) writes `true` into `p` before `15 / p` reads it.
 /// The test checks that they still fail, so that the list only shrinks.
 const KNOWN_INTERPRETER_ERRORS: &[u64] = &[101, 187, 1141, 1904, 1926];

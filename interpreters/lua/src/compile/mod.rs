@@ -74,14 +74,14 @@ pub struct Compiler {
 type CResult<T> = Result<T, String>;
 
 /// Compiles a parsed chunk.
-pub fn compile_chunk(body: &FuncBody, chunk: &str) -> CResult<Rc<Proto>> {
+pub fn compile_chunk(body: &FuncBody, chunk: &str) -> CResult<&'static Proto> {
     let mut c = Compiler {
         funcs: vec![],
         chunk: chunk.into(),
         line: 0,
     };
     let p = c.function(body, true)?;
-    Ok(Rc::new(p))
+    Ok(Box::leak(Box::new(p)))
 }
 
 impl Compiler {

@@ -259,7 +259,7 @@ impl Compiler {
         for t in targets {
             if let Expr::Name(n) = t {
                 let level = self.funcs.len() - 1;
-                let is_local = matches!(self.resolve(level, n), Some(_));
+                let is_local = self.resolve(level, n).is_some();
                 if is_local && self.is_const_local(n) {
                     return Err(self.err(&format!("attempt to assign to const variable '{}'", n)));
                 }
@@ -342,7 +342,7 @@ impl Compiler {
                 }
             }
             Target::Upval(u) => {
-                let v = self.to_reg(v);
+                let v = self.rk_in_reg(v);
                 self.emit(Op::SetUpval(v, u));
             }
             Target::Global(up, k) => {
@@ -361,7 +361,7 @@ impl Compiler {
         }
     }
 
-    fn to_reg(&mut self, v: u16) -> u16 {
+    fn rk_in_reg(&mut self, v: u16) -> u16 {
         if v < crate::proto::RK_CONST {
             return v;
         }

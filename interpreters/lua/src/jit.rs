@@ -64,6 +64,38 @@ fn frame_base(vm: &Vm) -> usize {
     vm.frames[vm.frames.len() - 1].base
 }
 
+/// Operand `r` (a register or an RK constant) if it is an integer.
+#[look_inside]
+fn rk_int(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<i64> {
+    if r >= RK_CONST {
+        match &proto.consts[(r - RK_CONST) as usize] {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        }
+    } else {
+        match &vm.stack[base + r as usize] {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+/// Operand `r` if it is a float.
+#[look_inside]
+fn rk_num(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
+    if r >= RK_CONST {
+        match &proto.consts[(r - RK_CONST) as usize] {
+            Value::Num(x) => Some(*x),
+            _ => None,
+        }
+    } else {
+        match &vm.stack[base + r as usize] {
+            Value::Num(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
 /// The portal: runs frames until the frame count drops to `stop`; returns [`DONE`] or
 /// [`ERROR`].
 #[jit::interpreter(greens(pc, proto), reds(vm, base, stop))]
@@ -94,65 +126,132 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 continue;
             }
             Op::Add(a, b, c) => {
-                if b < RK_CONST && c < RK_CONST {
-                    if let Value::Int(x) = &vm.stack[base + b as usize] {
-                        let x = *x;
-                        if let Value::Int(y) = &vm.stack[base + c as usize] {
-                            let y = *y;
-                            if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                                *d = x.wrapping_add(y);
-                                pc += 1;
-                                continue;
-                            }
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                            *d = x.wrapping_add(y);
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x + y;
+                            pc += 1;
+                            continue;
                         }
                     }
                 }
             }
             Op::Sub(a, b, c) => {
-                if b < RK_CONST && c < RK_CONST {
-                    if let Value::Int(x) = &vm.stack[base + b as usize] {
-                        let x = *x;
-                        if let Value::Int(y) = &vm.stack[base + c as usize] {
-                            let y = *y;
-                            if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                                *d = x.wrapping_sub(y);
-                                pc += 1;
-                                continue;
-                            }
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                            *d = x.wrapping_sub(y);
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x - y;
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            Op::Mul(a, b, c) => {
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                            *d = x.wrapping_mul(y);
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x * y;
+                            pc += 1;
+                            continue;
                         }
                     }
                 }
             }
             Op::Lt(b, c, k) => {
-                if b < RK_CONST && c < RK_CONST {
-                    if let Value::Int(x) = &vm.stack[base + b as usize] {
-                        let x = *x;
-                        if let Value::Int(y) = &vm.stack[base + c as usize] {
-                            let y = *y;
-                            if (x < y) == k {
-                                pc += 1;
-                            } else {
-                                pc += 2;
-                            }
-                            continue;
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if (x < y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
                         }
+                        continue;
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if (x < y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
                     }
                 }
             }
             Op::Le(b, c, k) => {
-                if b < RK_CONST && c < RK_CONST {
-                    if let Value::Int(x) = &vm.stack[base + b as usize] {
-                        let x = *x;
-                        if let Value::Int(y) = &vm.stack[base + c as usize] {
-                            let y = *y;
-                            if (x <= y) == k {
-                                pc += 1;
-                            } else {
-                                pc += 2;
-                            }
-                            continue;
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if (x <= y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
                         }
+                        continue;
                     }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if (x <= y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+            }
+            Op::Move(a, b) => {
+                if let Value::Int(x) = &vm.stack[base + b as usize] {
+                    let x = *x;
+                    if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                        *d = x;
+                        pc += 1;
+                        continue;
+                    }
+                }
+                if let Value::Num(x) = &vm.stack[base + b as usize] {
+                    let x = *x;
+                    if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                        *d = x;
+                        pc += 1;
+                        continue;
+                    }
+                }
+            }
+            Op::LoadInt(a, v) => {
+                if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                    *d = v as i64;
+                    pc += 1;
+                    continue;
                 }
             }
             Op::ForLoop(a, off) => {

@@ -124,6 +124,7 @@ pub struct Proto {
     /// The source line of each instruction.
     pub lines: Vec<u32>,
     /// Constants.
+    #[jit(immutable, immutable_items)]
     pub consts: Vec<Value>,
     /// Nested functions.
     pub protos: Vec<&'static Proto>,

@@ -270,11 +270,7 @@ impl Compiler {
             if let Expr::Name(n) = &targets[0] {
                 let level = self.funcs.len() - 1;
                 if let Some(Ok(reg)) = self.resolve(level, n) {
-                    let direct = !matches!(
-                        exprs[0],
-                        Expr::Table(..)
-                            | Expr::Bin(crate::ast::BinOp::And | crate::ast::BinOp::Or, ..)
-                    );
+                    let direct = writes_late(&exprs[0]);
                     if direct {
                         self.expr_to(&exprs[0], reg)?;
                         return Ok(());
@@ -373,6 +369,18 @@ impl Compiler {
         }
         self.emit(Op::LoadK(r, (v - crate::proto::RK_CONST) as u32));
         r
+    }
+}
+
+/// True if compiling `e` into a register writes that register only after reading every
+/// operand (so `x = e` may target `x`'s register directly). `and`/`or` write their first
+/// operand early and table constructors store the new table first.
+fn writes_late(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(x) => writes_late(x),
+        Expr::Table(..) => false,
+        Expr::Bin(crate::ast::BinOp::And | crate::ast::BinOp::Or, ..) => false,
+        _ => true,
     }
 }
 

@@ -103,14 +103,12 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
     loop {
         jit_merge_point!();
         match proto.code[pc] {
-            Op::Jmp(close, off) => {
-                if close == NO_CLOSE {
-                    pc = (pc as i64 + 1 + off as i64) as usize;
-                    if off < 0 {
-                        can_enter_jit!();
-                    }
-                    continue;
+            Op::Jmp(close, off) if close == NO_CLOSE => {
+                pc = (pc as i64 + 1 + off as i64) as usize;
+                if off < 0 {
+                    can_enter_jit!();
                 }
+                continue;
             }
             Op::Test(a, k) => {
                 let t = match &vm.stack[base + a as usize] {

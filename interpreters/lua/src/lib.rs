@@ -105,3 +105,6 @@ pub fn run_chunk(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -328,6 +328,7 @@ impl<'a> Parser<'a> {
                     return Ok(Some(Stat::LocalFunction(n, Box::new(body), line)));
                 }
                 let mut names = vec![];
+                let mut closes = 0;
                 loop {
                     let n = self.name()?;
                     let mut is_const = false;
@@ -340,6 +341,15 @@ impl<'a> Parser<'a> {
                             ));
                         }
                         is_const = true;
+                        if a == "close" {
+                            closes += 1;
+                            if closes > 1 {
+                                return Err(format!(
+                                    "{}:{}: multiple to-be-closed variables in local list",
+                                    self.chunk, self.tok.line
+                                ));
+                            }
+                        }
                         self.expect(">")?;
                     }
                     names.push((n, is_const));

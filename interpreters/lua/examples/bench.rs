@@ -61,7 +61,12 @@ fn main() {
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
     files.retain(|f| f.extension().is_some_and(|e| e == "lua"));
-    files.retain(|f| only.is_empty() || only.iter().any(|o| f.file_stem().is_some_and(|s| s == o.as_str())));
+    files.retain(|f| {
+        only.is_empty()
+            || only
+                .iter()
+                .any(|o| f.file_stem().is_some_and(|s| s == o.as_str()))
+    });
     files.sort();
     if files.is_empty() {
         eprintln!("bench: no .lua files in {}", dir.display());
@@ -77,8 +82,16 @@ fn main() {
     for f in &files {
         let nojit = best_time(&[&lua, "--no-jit"], f, runs);
         let jit = best_time(&[&lua], f, runs);
-        let p = if puc { best_time(&["lua5.4"], f, runs) } else { None };
-        let lj = if luajit { best_time(&["luajit"], f, runs) } else { None };
+        let p = if puc {
+            best_time(&["lua5.4"], f, runs)
+        } else {
+            None
+        };
+        let lj = if luajit {
+            best_time(&["luajit"], f, runs)
+        } else {
+            None
+        };
         let fmt = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.3}"));
         let r1 = match (nojit, p) {
             (Some(a), Some(b)) => Some(a / b),

@@ -49,6 +49,20 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
     }
 }
 
+/// Instructions the JIT portal runs inline (see `crate::jit`).
+fn portal_op(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Jmp(..)
+            | Op::ForLoop(..)
+            | Op::Add(..)
+            | Op::Sub(..)
+            | Op::Mul(..)
+            | Op::Lt(..)
+            | Op::Le(..)
+    )
+}
+
 fn for_num(v: &Value) -> Option<f64> {
     v.to_number().and_then(|n| n.as_f64())
 }
@@ -60,8 +74,9 @@ impl Vm {
         self.run(stop, false)
     }
 
-    /// The dispatch loop; with `single`, returns after one instruction (the frame's pc saved),
-    /// for the JIT portal's generic path.
+    /// The dispatch loop; with `single`, returns after a frame change or when the next
+    /// instruction is one the portal runs inline (the frame's pc saved), for the JIT portal's
+    /// generic path.
     pub(crate) fn run(&mut self, stop: usize, single: bool) -> LResult<()> {
         let mut stepped = false;
         'frame: loop {
@@ -555,7 +570,9 @@ impl Vm {
                     }
                     Op::Close(a) => self.close_upvals(base + a as usize),
                 }
-                if single {
+                // In single-step mode, go on until an instruction the portal runs itself
+                // (arithmetic, comparisons, back edges): fewer round trips through the portal.
+                if single && portal_op(&code[pc]) {
                     self.frames[fi].pc = pc;
                     return Ok(());
                 }

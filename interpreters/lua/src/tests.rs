@@ -165,3 +165,107 @@ fn syntax_errors_read_as_puc_lua() {
         "t.lua:2: 'end' expected (to close 'for' at line 1) near <eof>"
     );
 }
+
+/// A small deterministic generator for the fuzz tests.
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+const TOKENS: &[&str] = &[
+    "local",
+    "x",
+    "y",
+    "=",
+    "1",
+    "0x1p4",
+    "'s'",
+    "[[l]]",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ";",
+    "function",
+    "end",
+    "if",
+    "then",
+    "else",
+    "elseif",
+    "while",
+    "do",
+    "for",
+    "in",
+    "repeat",
+    "until",
+    "return",
+    "break",
+    "goto",
+    "::",
+    "lbl",
+    "+",
+    "-",
+    "*",
+    "/",
+    "//",
+    "%",
+    "^",
+    "..",
+    "==",
+    "~=",
+    "<",
+    "<=",
+    "and",
+    "or",
+    "not",
+    "#",
+    "~",
+    "&",
+    "|",
+    "<<",
+    ">>",
+    ".",
+    ":",
+    "...",
+    "nil",
+    "true",
+    "false",
+    "print",
+    "<const>",
+    "\n",
+    "--c\n",
+    "3.5",
+    "\"\\x41\"",
+];
+
+#[test]
+fn random_bytes_and_token_soups_never_panic() {
+    let mut seed = 0x2545F4914F6CDD1Du64;
+    for _ in 0..3000 {
+        let n = (xorshift(&mut seed) % 60) as usize;
+        let bytes: Vec<u8> = (0..n).map(|_| (xorshift(&mut seed) % 128) as u8).collect();
+        let mut vm = Vm::new();
+        let _ = vm.load(&bytes, "fuzz");
+        let mut src = String::new();
+        for _ in 0..(xorshift(&mut seed) % 40) {
+            src.push_str(TOKENS[(xorshift(&mut seed) % TOKENS.len() as u64) as usize]);
+            src.push(' ');
+        }
+        // Compiling must not panic; running could loop, so only straight-line chunks run.
+        if let Ok(f) = vm.load(src.as_bytes(), "fuzz") {
+            if !src.contains("while")
+                && !src.contains("repeat")
+                && !src.contains("goto")
+                && !src.contains("for")
+                && !src.contains("function")
+            {
+                let _ = vm.run_main(&f, vec![]);
+            }
+        }
+    }
+}

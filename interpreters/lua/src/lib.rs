@@ -60,10 +60,11 @@ pub fn run_chunk(
     chunk: &str,
     script: Option<&str>,
     args: &[String],
-    _mode: Mode,
+    mode: Mode,
 ) -> i32 {
     use std::io::Write;
     let mut vm = Vm::new();
+    vm.mode = mode;
     if let Some(path) = script {
         let dir = std::path::Path::new(path)
             .parent()
@@ -104,3 +105,6 @@ pub fn run_chunk(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -163,10 +163,8 @@ impl<'a> Parser<'a> {
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err(format!(
-                "{}:{}: chunk has too many syntax levels",
-                self.chunk, self.tok.line
-            ));
+            // PUC Lua 5.4 counts parser nesting as C calls and reports it without a position.
+            return Err("C stack overflow".to_string());
         }
         Ok(())
     }
@@ -328,6 +326,7 @@ impl<'a> Parser<'a> {
                     return Ok(Some(Stat::LocalFunction(n, Box::new(body), line)));
                 }
                 let mut names = vec![];
+                let mut closes = 0;
                 loop {
                     let n = self.name()?;
                     let mut is_const = false;
@@ -340,6 +339,15 @@ impl<'a> Parser<'a> {
                             ));
                         }
                         is_const = true;
+                        if a == "close" {
+                            closes += 1;
+                            if closes > 1 {
+                                return Err(format!(
+                                    "{}:{}: multiple to-be-closed variables in local list",
+                                    self.chunk, self.tok.line
+                                ));
+                            }
+                        }
                         self.expect(">")?;
                     }
                     names.push((n, is_const));

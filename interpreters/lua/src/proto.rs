@@ -5,6 +5,7 @@
 //! only when the condition equals `k`; otherwise the VM skips it.
 
 use crate::value::Value;
+use meta_jit::hints::*;
 
 /// The first RK operand that names a constant.
 pub const RK_CONST: u16 = 0x8000;
@@ -14,7 +15,8 @@ pub const NO_CLOSE: u16 = u16::MAX;
 pub const FIELDS_PER_FLUSH: u16 = 50;
 
 /// One instruction.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[repr(C, u8)]
 #[allow(missing_docs)]
 pub enum Op {
     Move(u16, u16),
@@ -112,17 +114,20 @@ pub struct LocVar {
     pub end: u32,
 }
 
-/// A compiled function.
-#[derive(Debug, Default)]
+/// A compiled function. Prototypes are leaked (`&'static`): code lives as long as the
+/// process, which lets the JIT portal hold one as a green; the GC will reclaim them later.
+#[derive(Debug, Default, JitLayout)]
 pub struct Proto {
     /// The instructions.
+    #[jit(immutable, immutable_items)]
     pub code: Vec<Op>,
     /// The source line of each instruction.
     pub lines: Vec<u32>,
     /// Constants.
+    #[jit(immutable, immutable_items)]
     pub consts: Vec<Value>,
     /// Nested functions.
-    pub protos: Vec<std::rc::Rc<Proto>>,
+    pub protos: Vec<&'static Proto>,
     /// Upvalue descriptors.
     pub upvals: Vec<UpvalDesc>,
     /// Local variable debug info.

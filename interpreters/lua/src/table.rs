@@ -208,6 +208,7 @@ impl Table {
 
     /// The key after `k` in traversal order (`next`): `Ok(None)` at the end, `Err` if `k` is
     /// not a key of the table.
+    #[allow(clippy::result_unit_err)]
     pub fn next(&self, k: &Value) -> Result<Option<(Value, Value)>, ()> {
         let mut start_hash = 0;
         match k {

@@ -5,6 +5,7 @@
 //! module knows nothing about the VM's frames or the libraries.
 
 use crate::table::Table;
+use meta_jit::hints::*;
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -46,7 +47,8 @@ pub struct Native {
 }
 
 /// A Lua value.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, JitLayout)]
+#[repr(C, u8)]
 pub enum Value {
     /// nil
     #[default]
@@ -192,9 +194,7 @@ pub fn le_int_float(i: i64, f: f64) -> bool {
 
 /// `f < i` exactly.
 pub fn lt_float_int(f: f64, i: i64) -> bool {
-    if f.is_nan() {
-        false
-    } else if f >= TWO63 {
+    if f.is_nan() || f >= TWO63 {
         false
     } else if f >= -TWO63 {
         (f.floor() as i64) < i
@@ -205,9 +205,7 @@ pub fn lt_float_int(f: f64, i: i64) -> bool {
 
 /// `f <= i` exactly.
 pub fn le_float_int(f: f64, i: i64) -> bool {
-    if f.is_nan() {
-        false
-    } else if f >= TWO63 {
+    if f.is_nan() || f >= TWO63 {
         false
     } else if f > -TWO63 {
         (f.ceil() as i64) <= i

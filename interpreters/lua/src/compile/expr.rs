@@ -72,7 +72,7 @@ impl Compiler {
             Expr::Func(body) => {
                 let p = self.function(body, false)?;
                 let fs = self.fs();
-                fs.proto.protos.push(std::rc::Rc::new(p));
+                fs.proto.protos.push(Box::leak(Box::new(p)));
                 let idx = fs.proto.protos.len() as u32 - 1;
                 self.emit(Op::Closure(dst, idx));
             }
@@ -332,7 +332,7 @@ impl Compiler {
         let b = if nargs == MULTI {
             0
         } else {
-            (self.fs().freereg - base) as u16
+            self.fs().freereg - base
         };
         self.emit(Op::Call(base, b, (nres + 1) as u16));
         self.fs().freereg = base;

@@ -29,6 +29,8 @@ struct Local {
     reg: u16,
     is_const: bool,
     locvar: usize,
+    /// A closure captures it: leaving its scope must close the upvalue.
+    captured: bool,
 }
 
 struct Block {
@@ -74,14 +76,14 @@ pub struct Compiler {
 type CResult<T> = Result<T, String>;
 
 /// Compiles a parsed chunk.
-pub fn compile_chunk(body: &FuncBody, chunk: &str) -> CResult<Rc<Proto>> {
+pub fn compile_chunk(body: &FuncBody, chunk: &str) -> CResult<&'static Proto> {
     let mut c = Compiler {
         funcs: vec![],
         chunk: chunk.into(),
         line: 0,
     };
     let p = c.function(body, true)?;
-    Ok(Rc::new(p))
+    Ok(Box::leak(Box::new(p)))
 }
 
 impl Compiler {
@@ -206,6 +208,7 @@ impl Compiler {
             reg,
             is_const,
             locvar,
+            captured: false,
         });
         if fs.freereg < reg + 1 {
             fs.freereg = reg + 1;
@@ -268,9 +271,9 @@ impl Compiler {
             }
         }
         self.fs().labels.truncate(b.first_label);
-        let has_locals = self.fs().actives.len() > b.nactive;
+        let captured = self.fs().actives[b.nactive..].iter().any(|l| l.captured);
         self.remove_locals(b.nactive);
-        if has_locals && !self.fs().blocks.is_empty() {
+        if captured && !self.fs().blocks.is_empty() {
             self.emit(Op::Close(b.nactive as u16));
         }
         if b.is_loop {
@@ -305,7 +308,13 @@ impl Compiler {
             return None;
         }
         let (in_stack, idx) = match self.resolve(level - 1, name)? {
-            Ok(reg) => (true, reg),
+            Ok(reg) => {
+                let outer = &mut self.funcs[level - 1];
+                if let Some(i) = Self::find_local(outer, name) {
+                    outer.actives[i].captured = true;
+                }
+                (true, reg)
+            }
             Err(up) => (false, up),
         };
         let fs = &mut self.funcs[level];

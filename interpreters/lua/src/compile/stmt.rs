@@ -259,7 +259,7 @@ impl Compiler {
         for t in targets {
             if let Expr::Name(n) = t {
                 let level = self.funcs.len() - 1;
-                let is_local = matches!(self.resolve(level, n), Some(_));
+                let is_local = self.resolve(level, n).is_some();
                 if is_local && self.is_const_local(n) {
                     return Err(self.err(&format!("attempt to assign to const variable '{}'", n)));
                 }
@@ -270,11 +270,7 @@ impl Compiler {
             if let Expr::Name(n) = &targets[0] {
                 let level = self.funcs.len() - 1;
                 if let Some(Ok(reg)) = self.resolve(level, n) {
-                    let direct = !matches!(
-                        exprs[0],
-                        Expr::Table(..)
-                            | Expr::Bin(crate::ast::BinOp::And | crate::ast::BinOp::Or, ..)
-                    );
+                    let direct = writes_late(&exprs[0]);
                     if direct {
                         self.expr_to(&exprs[0], reg)?;
                         return Ok(());
@@ -342,7 +338,7 @@ impl Compiler {
                 }
             }
             Target::Upval(u) => {
-                let v = self.to_reg(v);
+                let v = self.rk_in_reg(v);
                 self.emit(Op::SetUpval(v, u));
             }
             Target::Global(up, k) => {
@@ -361,7 +357,7 @@ impl Compiler {
         }
     }
 
-    fn to_reg(&mut self, v: u16) -> u16 {
+    fn rk_in_reg(&mut self, v: u16) -> u16 {
         if v < crate::proto::RK_CONST {
             return v;
         }
@@ -373,6 +369,18 @@ impl Compiler {
         }
         self.emit(Op::LoadK(r, (v - crate::proto::RK_CONST) as u32));
         r
+    }
+}
+
+/// True if compiling `e` into a register writes that register only after reading every
+/// operand (so `x = e` may target `x`'s register directly). `and`/`or` write their first
+/// operand early and table constructors store the new table first.
+fn writes_late(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(x) => writes_late(x),
+        Expr::Table(..) => false,
+        Expr::Bin(crate::ast::BinOp::And | crate::ast::BinOp::Or, ..) => false,
+        _ => true,
     }
 }
 

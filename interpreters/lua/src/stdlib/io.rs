@@ -58,11 +58,7 @@ fn read_number() -> Value {
         }
     }
     let mut s = Vec::new();
-    loop {
-        let buf = match lock.fill_buf() {
-            Ok(b) => b,
-            Err(_) => break,
-        };
+    while let Ok(buf) = lock.fill_buf() {
         if buf.is_empty() {
             break;
         }

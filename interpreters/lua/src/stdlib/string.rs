@@ -11,9 +11,7 @@ use std::cell::Cell;
 fn start_pos(i: i64, len: usize) -> usize {
     if i > 0 {
         (i as u64 - 1).min(len as u64) as usize
-    } else if i == 0 {
-        0
-    } else if i.unsigned_abs() > len as u64 {
+    } else if i == 0 || i.unsigned_abs() > len as u64 {
         0
     } else {
         len - i.unsigned_abs() as usize
@@ -72,9 +70,7 @@ fn find_aux(vm: &mut Vm, args: Vec<Value>, find: bool) -> LResult<Vec<Value>> {
     let len = s.bytes.len();
     let init = if init > 0 {
         (init - 1) as u64
-    } else if init == 0 {
-        0
-    } else if init.unsigned_abs() > len as u64 {
+    } else if init == 0 || init.unsigned_abs() > len as u64 {
         0
     } else {
         (len - init.unsigned_abs() as usize) as u64

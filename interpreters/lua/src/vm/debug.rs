@@ -175,7 +175,7 @@ impl Vm {
             let c = &self.frames[i - 1];
             let pc = c.pc.saturating_sub(1);
             if let Some(Op::Call(a, _, _) | Op::TailCall(a, _)) = c.cl.proto.code.get(pc) {
-                if let Some((kind, name)) = reg_name(&c.cl.proto, pc, *a) {
+                if let Some((kind, name)) = reg_name(c.cl.proto, pc, *a) {
                     return match kind {
                         "global" => format!("in function '{name}'"),
                         "method" => format!("in method '{name}'"),

@@ -49,6 +49,20 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
     }
 }
 
+/// Instructions the JIT portal runs inline (see `crate::jit`).
+fn portal_op(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Jmp(..)
+            | Op::ForLoop(..)
+            | Op::Add(..)
+            | Op::Sub(..)
+            | Op::Mul(..)
+            | Op::Lt(..)
+            | Op::Le(..)
+    )
+}
+
 fn for_num(v: &Value) -> Option<f64> {
     v.to_number().and_then(|n| n.as_f64())
 }
@@ -57,10 +71,22 @@ impl Vm {
     /// Runs guest frames until the frame count drops to `stop`. The returning frame's results
     /// are left at its function slot, up to `self.top`.
     pub(crate) fn execute(&mut self, stop: usize) -> LResult<()> {
+        self.run(stop, false)
+    }
+
+    /// The dispatch loop; with `single`, returns after a frame change or when the next
+    /// instruction is one the portal runs inline (the frame's pc saved), for the JIT portal's
+    /// generic path.
+    pub(crate) fn run(&mut self, stop: usize, single: bool) -> LResult<()> {
+        let mut stepped = false;
         'frame: loop {
+            if single && stepped {
+                return Ok(());
+            }
+            stepped = true;
             let fi = self.frames.len() - 1;
             let cl = self.frames[fi].cl.clone();
-            let proto = cl.proto.clone();
+            let proto = cl.proto;
             let code = &proto.code[..];
             let k = &proto.consts[..];
             let base = self.frames[fi].base;
@@ -84,20 +110,52 @@ impl Vm {
                     self.frames[fi].pc = pc
                 };
             }
+            // Stores a number without running the old value's drop glue when the register
+            // already holds a number.
+            macro_rules! set_int {
+                ($a:expr, $v:expr) => {{
+                    let v = $v;
+                    match &mut r!($a) {
+                        Value::Int(x) => *x = v,
+                        slot => *slot = Value::Int(v),
+                    }
+                }};
+            }
+            macro_rules! set_num {
+                ($a:expr, $v:expr) => {{
+                    let v = $v;
+                    match &mut r!($a) {
+                        Value::Num(x) => *x = v,
+                        slot => *slot = Value::Num(v),
+                    }
+                }};
+            }
             macro_rules! arith {
                 ($a:expr, $b:expr, $c:expr, $op:expr, $ii:expr, $ff:expr) => {{
-                    let v = match (rk!($b), rk!($c)) {
-                        (Value::Int(x), Value::Int(y)) => Value::Int($ii(*x, *y)),
-                        (Value::Num(x), Value::Num(y)) => Value::Num($ff(*x, *y)),
-                        (Value::Int(x), Value::Num(y)) => Value::Num($ff(*x as f64, *y)),
-                        (Value::Num(x), Value::Int(y)) => Value::Num($ff(*x, *y as f64)),
+                    match (rk!($b), rk!($c)) {
+                        (Value::Int(x), Value::Int(y)) => {
+                            let v = $ii(*x, *y);
+                            set_int!($a, v)
+                        }
+                        (Value::Num(x), Value::Num(y)) => {
+                            let v = $ff(*x, *y);
+                            set_num!($a, v)
+                        }
+                        (Value::Int(x), Value::Num(y)) => {
+                            let v = $ff(*x as f64, *y);
+                            set_num!($a, v)
+                        }
+                        (Value::Num(x), Value::Int(y)) => {
+                            let v = $ff(*x, *y as f64);
+                            set_num!($a, v)
+                        }
                         (x, y) => {
                             let (x, y) = (x.clone(), y.clone());
                             save!();
-                            self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?
+                            let v = self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?;
+                            r!($a) = v;
                         }
-                    };
-                    r!($a) = v;
+                    }
                 }};
             }
             macro_rules! slow_arith {
@@ -114,7 +172,7 @@ impl Vm {
                 match op {
                     Op::Move(a, b) => r!(a) = r!(b).clone(),
                     Op::LoadK(a, kk) => r!(a) = k[kk as usize].clone(),
-                    Op::LoadInt(a, i) => r!(a) = Value::Int(i as i64),
+                    Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
                         for i in 0..n {
                             r!(a + i) = Value::Nil;
@@ -234,22 +292,18 @@ impl Vm {
                     Op::Add(a, b, c) => arith!(a, b, c, ArOp::Add, i64::wrapping_add, |x, y| x + y),
                     Op::Sub(a, b, c) => arith!(a, b, c, ArOp::Sub, i64::wrapping_sub, |x, y| x - y),
                     Op::Mul(a, b, c) => arith!(a, b, c, ArOp::Mul, i64::wrapping_mul, |x, y| x * y),
-                    Op::Div(a, b, c) => {
-                        let v = match (rk!(b).as_f64(), rk!(c).as_f64()) {
-                            (Some(x), Some(y)) => Value::Num(x / y),
-                            _ => {
-                                slow_arith!(a, b, c, ArOp::Div);
-                                continue;
-                            }
-                        };
-                        r!(a) = v;
-                    }
+                    Op::Div(a, b, c) => match (rk!(b).as_f64(), rk!(c).as_f64()) {
+                        (Some(x), Some(y)) => set_num!(a, x / y),
+                        _ => slow_arith!(a, b, c, ArOp::Div),
+                    },
                     Op::Mod(a, b, c) => match (rk!(b), rk!(c)) {
                         (Value::Int(x), Value::Int(y)) if *y != 0 => {
-                            r!(a) = Value::Int(imod(*x, *y))
+                            let v = imod(*x, *y);
+                            set_int!(a, v)
                         }
                         (Value::Num(x), Value::Num(y)) if y.is_finite() => {
-                            r!(a) = Value::Num(fmod(*x, *y))
+                            let v = fmod(*x, *y);
+                            set_num!(a, v)
                         }
                         _ => slow_arith!(a, b, c, ArOp::Mod),
                     },
@@ -434,7 +488,10 @@ impl Vm {
                                     if let Value::Int(i) = &mut self.stack[ra] {
                                         *i = i.wrapping_add(step);
                                         let i = *i;
-                                        self.stack[ra + 3] = Value::Int(i);
+                                        match &mut self.stack[ra + 3] {
+                                            Value::Int(x) => *x = i,
+                                            slot => *slot = Value::Int(i),
+                                        }
                                     }
                                     pc = (pc as i64 + off as i64) as usize;
                                 }
@@ -484,7 +541,7 @@ impl Vm {
                         }
                     }
                     Op::Closure(a, idx) => {
-                        let p = proto.protos[idx as usize].clone();
+                        let p = proto.protos[idx as usize];
                         let mut ups = Vec::with_capacity(p.upvals.len());
                         for u in &p.upvals {
                             if u.in_stack {
@@ -512,6 +569,12 @@ impl Vm {
                         }
                     }
                     Op::Close(a) => self.close_upvals(base + a as usize),
+                }
+                // In single-step mode, go on until an instruction the portal runs itself
+                // (arithmetic, comparisons, back edges): fewer round trips through the portal.
+                if single && portal_op(&code[pc]) {
+                    self.frames[fi].pc = pc;
+                    return Ok(());
                 }
             }
         }

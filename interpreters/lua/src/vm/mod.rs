@@ -13,6 +13,7 @@ pub use arith::ArOp;
 use crate::proto::Proto;
 use crate::table::Table;
 use crate::value::{Native, TRef, Value};
+use meta_jit::hints::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -35,7 +36,7 @@ pub type UpCell = RefCell<Up>;
 /// A Lua function: a prototype and its upvalues.
 pub struct Closure {
     /// The code.
-    pub proto: Rc<Proto>,
+    pub proto: &'static Proto,
     /// The upvalue cells.
     pub upvals: Vec<Rc<UpCell>>,
 }
@@ -87,6 +88,7 @@ pub struct TmNames {
 }
 
 /// The interpreter state.
+#[derive(JitLayout)]
 pub struct Vm {
     /// The value stack.
     pub stack: Vec<Value>,
@@ -114,6 +116,10 @@ pub struct Vm {
     pub script_dir: String,
     /// Random generator state.
     pub rng: [u64; 4],
+    /// How guest frames run: the plain loop, the JIT portal, or the portal's jitcode.
+    pub mode: crate::Mode,
+    /// An error raised inside the portal's generic step, on its way out.
+    pub pending: Option<LuaError>,
 }
 
 impl Vm {
@@ -156,6 +162,8 @@ impl Vm {
                 0x94D049BB133111EB,
                 0x2545F4914F6CDD1D,
             ],
+            mode: crate::Mode::NoJit,
+            pending: None,
         };
         crate::stdlib::open_libs(&mut vm);
         vm
@@ -249,14 +257,14 @@ impl Vm {
         }
         let depth = self.frames.len();
         let from_native = self.cur_native.0.is_some();
-        let saved_native = std::mem::replace(&mut self.cur_native, (None, false));
+        let saved_native = std::mem::take(&mut self.cur_native);
         self.native_depth += 1;
         let r = match self.precall(slot, nargs, -1, false) {
             Ok(true) => {
                 let f = self.frames.last_mut().unwrap();
                 f.boundary = true;
                 f.from_native = from_native;
-                self.execute(depth)
+                self.run_frames(depth)
             }
             Ok(false) => Ok(()),
             Err(e) => Err(e),
@@ -276,6 +284,24 @@ impl Vm {
                 Err(e)
             }
         }
+    }
+
+    /// Runs guest frames down to `depth` in the configured mode.
+    fn run_frames(&mut self, depth: usize) -> LResult<()> {
+        if self.mode == crate::Mode::NoJit {
+            return self.execute(depth);
+        }
+        let f = &self.frames[self.frames.len() - 1];
+        let (proto, pc, base) = (f.cl.proto, f.pc, f.base);
+        let r = if self.mode == crate::Mode::Jitcode {
+            crate::jit::portal::run_jitcode(self, proto, pc, base, depth)
+        } else {
+            crate::jit::portal(self, proto, pc, base, depth)
+        };
+        if r == crate::jit::ERROR {
+            return Err(self.pending.take().expect("an error is pending"));
+        }
+        Ok(())
     }
 
     /// Calls `f` and returns its first result.

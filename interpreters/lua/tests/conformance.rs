@@ -20,7 +20,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use support::{diff_summary, parallel_map, run_lua, Run};
+use support::{diff_summary, parallel_map, run_lua, run_lua_env, take_jit_summary, Run};
 
 /// The modes a program runs in, with the flags that select them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -209,8 +209,16 @@ fn conformance() {
         let mut args: Vec<&str> = mode.flags().to_vec();
         args.push(&file);
         let t = Instant::now();
-        let got = run_lua(&args, &cwd, &stdin, LIMIT);
-        (mismatches(&got, &want), t.elapsed())
+        // With the JIT on, meta-jit's summary (on stderr, taken out before the comparison)
+        // says whether the run compiled anything.
+        let env: &[(&str, &str)] = if *mode == Mode::Jit {
+            &[("METAJIT_LOG", "summary")]
+        } else {
+            &[]
+        };
+        let mut got = run_lua_env(&args, env, &cwd, &stdin, LIMIT);
+        let compiled = take_jit_summary(&mut got);
+        (mismatches(&got, &want), t.elapsed(), compiled)
     });
     let known: BTreeSet<(&str, Mode)> = KNOWN_FAILING
         .iter()
@@ -220,7 +228,8 @@ fn conformance() {
     let mut now_passing = Vec::new();
     let mut still_failing = 0;
     let mut slowest: Vec<(Duration, String)> = Vec::new();
-    for ((name, mode), (problems, took)) in jobs.iter().zip(&results) {
+    let jit_compiled = results.iter().filter(|r| r.2).count();
+    for ((name, mode), (problems, took, _)) in jobs.iter().zip(&results) {
         slowest.push((*took, format!("{name} ({})", mode.name())));
         let is_known = known.contains(&(name.as_str(), *mode));
         match (problems.is_empty(), is_known) {
@@ -234,7 +243,7 @@ fn conformance() {
     }
     slowest.sort_by_key(|s| std::cmp::Reverse(s.0));
     if std::env::var_os("LUA_CONFORMANCE_PRINT_FAILING").is_some() {
-        for ((name, mode), (problems, _)) in jobs.iter().zip(&results) {
+        for ((name, mode), (problems, _, _)) in jobs.iter().zip(&results) {
             if !problems.is_empty() {
                 println!("    (\"{name}\", Mode::{mode:?}),");
             }
@@ -255,6 +264,11 @@ fn conformance() {
         .map(|(d, n)| format!("{n} {:.2} s", d.as_secs_f64()))
         .collect();
     println!("slowest: {}", slow.join(", "));
+    if modes.contains(&Mode::Jit) {
+        println!(
+            "JIT mode: {jit_compiled} programs compiled a loop or a bridge (METAJIT_LOG=summary)"
+        );
+    }
     let mut msg = String::new();
     if !failures.is_empty() {
         msg += &format!(

@@ -13,7 +13,7 @@ mod support;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use support::{diff_summary, parallel_map, run_lua, Run};
+use support::{diff_summary, parallel_map, run_lua, run_lua_env, take_jit_summary, Run};
 
 /// Units per program (one process per mode per program).
 const BATCH: u64 = 10;
@@ -102,7 +102,14 @@ fn jit_matches_interpreter_on_generated_programs() {
         let src = gen::program(seeds);
         std::fs::write(dir.join(&name), &src).unwrap();
         let off = run_lua(&["--no-jit", &name], &dir, b"", limit);
-        let on = run_lua(&["--jit-param", "threshold=3", &name], &dir, b"", limit);
+        let mut on = run_lua_env(
+            &["--jit-param", "threshold=3", &name],
+            &[("METAJIT_LOG", "summary")],
+            &dir,
+            b"",
+            limit,
+        );
+        let compiled = take_jit_summary(&mut on);
         let mut p = problems(&off, &on);
         let mut errored = Vec::new();
         for (seed, line) in errored_units(&off.stdout) {
@@ -125,11 +132,11 @@ fn jit_matches_interpreter_on_generated_programs() {
         if p.is_empty() {
             let _ = std::fs::remove_file(dir.join(&name));
         }
-        (p, errored.len())
+        (p, errored.len(), compiled)
     });
     let mut failures = Vec::new();
     let known_seen: usize = results.iter().map(|r| r.1).sum();
-    for (seeds, (p, _)) in batches.iter().zip(&results) {
+    for (seeds, (p, _, _)) in batches.iter().zip(&results) {
         if !p.is_empty() {
             failures.push(format!(
                 "units {}..={} ({}): {}",
@@ -145,6 +152,11 @@ fn jit_matches_interpreter_on_generated_programs() {
         batches.len(),
         start.elapsed().as_secs_f64(),
         failures.len()
+    );
+    println!(
+        "JIT on: {} of {} programs compiled a loop or a bridge (METAJIT_LOG=summary)",
+        results.iter().filter(|r| r.2).count(),
+        batches.len()
     );
     println!(
         "{} units listed in KNOWN_INTERPRETER_ERRORS, {known_seen} of them in this run and still failing",

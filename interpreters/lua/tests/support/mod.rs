@@ -41,8 +41,20 @@ impl Run {
 
 /// Runs `lua ARGS...` in `cwd` with `stdin` as its input, killing it after `limit`.
 pub fn run_lua(args: &[&str], cwd: &Path, stdin: &[u8], limit: Duration) -> Run {
+    run_lua_env(args, &[], cwd, stdin, limit)
+}
+
+/// [`run_lua`] with environment variables set for the child.
+pub fn run_lua_env(
+    args: &[&str],
+    env: &[(&str, &str)],
+    cwd: &Path,
+    stdin: &[u8],
+    limit: Duration,
+) -> Run {
     let mut child = Command::new(LUA)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -146,4 +158,24 @@ pub fn diff_summary(got: &[u8], want: &[u8]) -> String {
         got.len(),
         want.len()
     )
+}
+
+/// Removes meta-jit's `[jit-summary]` lines from `run`'s stderr; returns whether they report a
+/// compiled loop or bridge.
+pub fn take_jit_summary(run: &mut Run) -> bool {
+    let text = String::from_utf8_lossy(&run.stderr).into_owned();
+    let (summary, rest): (Vec<&str>, Vec<&str>) = text
+        .split_inclusive('\n')
+        .partition(|l| l.starts_with("[jit-summary]"));
+    run.stderr = rest.concat().into_bytes();
+    let count = |l: &str, key: &str| -> u64 {
+        l.split(key)
+            .nth(1)
+            .and_then(|r| r.split(',').next())
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    summary
+        .iter()
+        .any(|l| count(l, "loops:") + count(l, "bridges:") > 0)
 }

@@ -127,7 +127,7 @@ impl Compiler {
         self.block_body(&f.body)?;
         self.line = f.end_line;
         self.close_block()?;
-        self.emit(Op::Return(0, 1));
+        self.emit(Op::Ret(0, 1));
         let fs = self.funcs.pop().unwrap();
         if let Some(l) = fs.bad_break {
             return Err(self.err(&format!("break outside loop at line {l}")));
@@ -274,7 +274,7 @@ impl Compiler {
         let captured = self.fs().actives[b.nactive..].iter().any(|l| l.captured);
         self.remove_locals(b.nactive);
         if captured && !self.fs().blocks.is_empty() {
-            self.emit(Op::Close(b.nactive as u16));
+            self.emit(Op::CloseUps(b.nactive as u16));
         }
         if b.is_loop {
             let here = self.pc();

@@ -232,7 +232,7 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
             };
             out.extend_from_slice(s.as_bytes());
         }
-        Value::Nil | Value::Bool(_) => {
+        Value::Nil | Value::Boolean(_) => {
             let s = vm.tostring(v)?;
             if let Value::Str(s) = s {
                 out.extend_from_slice(&s.bytes);

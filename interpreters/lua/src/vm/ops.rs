@@ -205,8 +205,8 @@ impl Vm {
             let an = matches!(a, Value::Int(_) | Value::Num(_));
             let bn = matches!(b, Value::Int(_) | Value::Num(_));
             if an && bn {
-                let bad_b = b.to_integer().is_none();
-                let d = if bad_b { db } else { da };
+                // As PUC Lua's luaG_tointerror: the first operand if it is the bad one.
+                let d = if a.to_integer().is_none() { da } else { db };
                 return Err(self.rt_error(&format!(
                     "number{} has no integer representation",
                     self.varinfo(d)

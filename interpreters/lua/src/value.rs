@@ -102,7 +102,9 @@ impl Value {
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Num(a), Value::Num(b)) => a == b,
             (Value::Int(a), Value::Num(b)) | (Value::Num(b), Value::Int(a)) => int_eq_float(*a, *b),
-            (Value::Str(a), Value::Str(b)) => Rc::ptr_eq(a, b) || a.bytes == b.bytes,
+            (Value::Str(a), Value::Str(b)) => {
+                Rc::ptr_eq(a, b) || (a.hash == b.hash && a.bytes == b.bytes)
+            }
             (Value::Tab(a), Value::Tab(b)) => Rc::ptr_eq(a, b),
             (Value::LFunc(a), Value::LFunc(b)) => Rc::ptr_eq(a, b),
             (Value::Native(a), Value::Native(b)) => Rc::ptr_eq(a, b),

@@ -46,21 +46,21 @@ pub enum Expr {
     Num(f64),
     Str(Vec<u8>),
     Vararg,
-    Func(Box<FuncBody>),
+    FuncDef(Box<FuncBody>),
     Name(String),
-    Index(Box<Expr>, Box<Expr>, u32),
-    Call(Box<Expr>, Vec<Expr>, u32),
+    Idx(Box<Expr>, Box<Expr>, u32),
+    CallExpr(Box<Expr>, Vec<Expr>, u32),
     Method(Box<Expr>, String, Vec<Expr>, u32),
     Bin(BinOp, Box<Expr>, Box<Expr>, u32),
     Un(UnOp, Box<Expr>, u32),
-    Table(Vec<Field>, u32),
-    Paren(Box<Expr>),
+    Ctor(Vec<Field>, u32),
+    Parens(Box<Expr>),
 }
 
 impl Expr {
     /// True for calls and `...`, whose value count is open.
     pub fn is_multi(&self) -> bool {
-        matches!(self, Expr::Call(..) | Expr::Method(..) | Expr::Vararg)
+        matches!(self, Expr::CallExpr(..) | Expr::Method(..) | Expr::Vararg)
     }
 }
 
@@ -68,7 +68,7 @@ impl Expr {
 #[derive(Clone, Debug)]
 pub enum Field {
     Pos(Expr),
-    Named(Expr, Expr),
+    Keyed(Expr, Expr),
 }
 
 /// A function's parameters and body.
@@ -89,20 +89,20 @@ pub type Block = Vec<Stat>;
 #[derive(Clone, Debug)]
 pub enum Stat {
     /// `local names <attribs> = exprs`; the bool is `<const>`.
-    Local(Vec<(String, bool)>, Vec<Expr>, u32),
-    Assign(Vec<Expr>, Vec<Expr>, u32),
-    Call(Expr, u32),
+    Loc(Vec<(String, bool)>, Vec<Expr>, u32),
+    Set(Vec<Expr>, Vec<Expr>, u32),
+    CallStat(Expr, u32),
     Do(Block),
-    While(Expr, Block, u32),
-    Repeat(Block, Expr, u32),
+    WhileDo(Expr, Block, u32),
+    RepeatUntil(Block, Expr, u32),
     If(Vec<(Expr, Block)>, Option<Block>, u32),
     NumFor(String, Expr, Expr, Option<Expr>, Block, u32),
     GenFor(Vec<String>, Vec<Expr>, Block, u32),
     LocalFunction(String, Box<FuncBody>, u32),
-    Return(Vec<Expr>, u32),
-    Break(u32),
-    Goto(String, u32),
-    Label(String, u32),
+    Ret(Vec<Expr>, u32),
+    Brk(u32),
+    GoTo(String, u32),
+    Lbl(String, u32),
     /// The end of a block, at the line of the token that closes it (for messages).
     End(u32),
 }

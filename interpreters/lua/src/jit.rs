@@ -110,10 +110,10 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
                 continue;
             }
-            Op::Test(a, k) => {
+            Op::TestJ(a, k) => {
                 let t = match &vm.stack[base + a as usize] {
                     Value::Nil => false,
-                    Value::Bool(b) => *b,
+                    Value::Boolean(b) => *b,
                     _ => true,
                 };
                 if t == k {
@@ -227,7 +227,7 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     }
                 }
             }
-            Op::Move(a, b) => {
+            Op::Mov(a, b) => {
                 if let Value::Int(x) = &vm.stack[base + b as usize] {
                     let x = *x;
                     if let Value::Int(d) = &mut vm.stack[base + a as usize] {
@@ -252,7 +252,7 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     continue;
                 }
             }
-            Op::ForLoop(a, off) => {
+            Op::ForStep(a, off) => {
                 let ra = base + a as usize;
                 if let Value::Int(step) = &vm.stack[ra + 2] {
                     let step = *step;

@@ -72,7 +72,7 @@ pub fn run_chunk(
             .unwrap_or_default();
         let dir = if dir.is_empty() { ".".to_string() } else { dir };
         vm.script_dir = dir.clone();
-        if let Value::Table(pkg) = vm.get_global("package") {
+        if let Value::Tab(pkg) = vm.get_global("package") {
             let path = format!("{dir}/?.lua;{dir}/?/init.lua;./?.lua;./?/init.lua");
             pkg.borrow_mut().set(Value::str("path"), Value::str(&path));
         }
@@ -82,7 +82,7 @@ pub fn run_chunk(
             argt.borrow_mut()
                 .set(Value::Int(i as i64 + 1), Value::str(a));
         }
-        vm.set_global("arg", Value::Table(argt));
+        vm.set_global("arg", Value::Tab(argt));
     }
     let f = match vm.load(src, chunk) {
         Ok(f) => f,

@@ -182,7 +182,7 @@ impl<'a> Parser<'a> {
                     self.exprlist()?
                 };
                 self.accept(";")?;
-                stats.push(Stat::Return(exprs, line));
+                stats.push(Stat::Ret(exprs, line));
                 if !self.block_end() {
                     return Err(self.err_near("'<eof>' expected"));
                 }
@@ -240,7 +240,7 @@ impl<'a> Parser<'a> {
                 self.expect("do")?;
                 let b = self.block()?;
                 self.expect_match("end", "while", line)?;
-                Ok(Some(Stat::While(c, b, line)))
+                Ok(Some(Stat::WhileDo(c, b, line)))
             }
             "do" => {
                 self.advance()?;
@@ -285,7 +285,7 @@ impl<'a> Parser<'a> {
                 let b = self.block()?;
                 self.expect_match("until", "repeat", line)?;
                 let c = self.expr()?;
-                Ok(Some(Stat::Repeat(b, c, line)))
+                Ok(Some(Stat::RepeatUntil(b, c, line)))
             }
             "function" => {
                 self.advance()?;
@@ -302,7 +302,7 @@ impl<'a> Parser<'a> {
                         full.push(if colon { ':' } else { '.' });
                         full.push_str(&k);
                         target =
-                            Expr::Index(Box::new(target), Box::new(Expr::Str(k.into_bytes())), l);
+                            Expr::Idx(Box::new(target), Box::new(Expr::Str(k.into_bytes())), l);
                         if colon {
                             method = true;
                             break;
@@ -312,9 +312,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let body = self.func_body(method, line, full)?;
-                Ok(Some(Stat::Assign(
+                Ok(Some(Stat::Set(
                     vec![target],
-                    vec![Expr::Func(Box::new(body))],
+                    vec![Expr::FuncDef(Box::new(body))],
                     line,
                 )))
             }
@@ -360,17 +360,17 @@ impl<'a> Parser<'a> {
                 } else {
                     vec![]
                 };
-                Ok(Some(Stat::Local(names, exprs, line)))
+                Ok(Some(Stat::Loc(names, exprs, line)))
             }
             "return" => unreachable!("handled by block"),
             "break" => {
                 self.advance()?;
-                Ok(Some(Stat::Break(line)))
+                Ok(Some(Stat::Brk(line)))
             }
             "goto" => {
                 self.advance()?;
                 let n = self.name()?;
-                Ok(Some(Stat::Goto(n, line)))
+                Ok(Some(Stat::GoTo(n, line)))
             }
             "::" => {
                 self.advance()?;
@@ -378,7 +378,7 @@ impl<'a> Parser<'a> {
                 self.expect("::")?;
                 let _ = line;
                 // PUC Lua reports label errors at the token after the label.
-                Ok(Some(Stat::Label(n, self.tok.line)))
+                Ok(Some(Stat::Lbl(n, self.tok.line)))
             }
             _ => self.expr_stat().map(Some),
         }
@@ -393,18 +393,18 @@ impl<'a> Parser<'a> {
                 targets.push(self.suffixed()?);
             }
             for t in &targets {
-                if !matches!(t, Expr::Name(_) | Expr::Index(..)) {
+                if !matches!(t, Expr::Name(_) | Expr::Idx(..)) {
                     return Err(self.err_near("syntax error"));
                 }
             }
             self.expect("=")?;
             let exprs = self.exprlist()?;
-            Ok(Stat::Assign(targets, exprs, line))
+            Ok(Stat::Set(targets, exprs, line))
         } else {
-            if !matches!(e, Expr::Call(..) | Expr::Method(..)) {
+            if !matches!(e, Expr::CallExpr(..) | Expr::Method(..)) {
                 return Err(self.err_near("syntax error"));
             }
-            Ok(Stat::Call(e, line))
+            Ok(Stat::CallStat(e, line))
         }
     }
 
@@ -508,7 +508,7 @@ impl<'a> Parser<'a> {
                 let line = self.tok.line;
                 self.advance()?;
                 let b = self.func_body(false, line, String::new())?;
-                return Ok(Expr::Func(Box::new(b)));
+                return Ok(Expr::FuncDef(Box::new(b)));
             }
             _ => return self.suffixed(),
         };
@@ -528,7 +528,7 @@ impl<'a> Parser<'a> {
                 self.advance()?;
                 let e = self.expr()?;
                 self.expect_match(")", "(", line)?;
-                Ok(Expr::Paren(Box::new(e)))
+                Ok(Expr::Parens(Box::new(e)))
             }
             _ => Err(self.err_near("unexpected symbol")),
         }
@@ -542,13 +542,13 @@ impl<'a> Parser<'a> {
                 Tok::Sym(".") => {
                     self.advance()?;
                     let n = self.name()?;
-                    e = Expr::Index(Box::new(e), Box::new(Expr::Str(n.into_bytes())), line);
+                    e = Expr::Idx(Box::new(e), Box::new(Expr::Str(n.into_bytes())), line);
                 }
                 Tok::Sym("[") => {
                     self.advance()?;
                     let k = self.expr()?;
                     self.expect("]")?;
-                    e = Expr::Index(Box::new(e), Box::new(k), line);
+                    e = Expr::Idx(Box::new(e), Box::new(k), line);
                 }
                 Tok::Sym(":") => {
                     self.advance()?;
@@ -558,7 +558,7 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Sym("(") | Tok::Sym("{") | Tok::Str(_) => {
                     let args = self.call_args()?;
-                    e = Expr::Call(Box::new(e), args, line);
+                    e = Expr::CallExpr(Box::new(e), args, line);
                 }
                 _ => return Ok(e),
             }
@@ -598,12 +598,12 @@ impl<'a> Parser<'a> {
                 self.expect("]")?;
                 self.expect("=")?;
                 let v = self.expr()?;
-                fields.push(Field::Named(k, v));
+                fields.push(Field::Keyed(k, v));
             } else if matches!(self.tok.tok, Tok::Name(_)) && *self.peek_ahead()? == Tok::Sym("=") {
                 let n = self.name()?;
                 self.advance()?;
                 let v = self.expr()?;
-                fields.push(Field::Named(Expr::Str(n.into_bytes()), v));
+                fields.push(Field::Keyed(Expr::Str(n.into_bytes()), v));
             } else {
                 fields.push(Field::Pos(self.expr()?));
             }
@@ -612,6 +612,6 @@ impl<'a> Parser<'a> {
             }
         }
         self.expect_match("}", "{", line)?;
-        Ok(Expr::Table(fields, line))
+        Ok(Expr::Ctor(fields, line))
     }
 }

@@ -19,7 +19,7 @@ pub const FIELDS_PER_FLUSH: u16 = 50;
 #[repr(C, u8)]
 #[allow(missing_docs)]
 pub enum Op {
-    Move(u16, u16),
+    Mov(u16, u16),
     LoadK(u16, u32),
     LoadInt(u16, i32),
     LoadNil(u16, u16),
@@ -35,11 +35,11 @@ pub enum Op {
     /// `R[a] = R[b][RK[c]]`.
     GetTable(u16, u16, u16),
     /// `R[a] = R[b][K[c]]` (K[c] a string).
-    GetField(u16, u16, u16),
+    GetStr(u16, u16, u16),
     /// `R[a][RK[b]] = RK[c]`.
     SetTable(u16, u16, u16),
     /// `R[a][K[b]] = RK[c]` (K[b] a string).
-    SetField(u16, u16, u16),
+    SetStr(u16, u16, u16),
     NewTable(u16, u16, u16),
     /// `R[a+1] = R[b]; R[a] = R[b][K[c]]`.
     SelfOp(u16, u16, u16),
@@ -68,26 +68,26 @@ pub enum Op {
     Lt(u16, u16, bool),
     Le(u16, u16, bool),
     /// `if truthy(R[a]) != k then pc += 1`.
-    Test(u16, bool),
+    TestJ(u16, bool),
     /// `R[a], ... = R[a](R[a+1], ...)`: b-1 arguments (0: up to top), c-1 results (0: all).
-    Call(u16, u16, u16),
+    CallV(u16, u16, u16),
     TailCall(u16, u16),
     /// Returns b-1 values from R[a] (0: up to top).
-    Return(u16, u16),
+    Ret(u16, u16),
     /// Numeric for: `R[a]` init/counter, `R[a+1]` limit, `R[a+2]` step, `R[a+3]` the variable.
     ForPrep(u16, i32),
-    ForLoop(u16, i32),
+    ForStep(u16, i32),
     /// `R[a+3], ..., R[a+2+b] = R[a](R[a+1], R[a+2])`.
     TForCall(u16, u16),
     /// `if R[a+3] ~= nil then R[a+2] = R[a+3]; pc += off`.
     TForLoop(u16, i32),
     /// `R[a][c*50+i] = R[a+i]` for `1 <= i <= b` (b = 0: up to top).
     SetList(u16, u16, u16),
-    Closure(u16, u32),
+    MkClosure(u16, u32),
     /// `R[a], ... = ...`: b-1 values (0: all, setting top).
     Vararg(u16, u16),
     /// Closes upvalues from register a up.
-    Close(u16),
+    CloseUps(u16),
 }
 
 /// Where a closure finds an upvalue when it is created.

@@ -94,7 +94,7 @@ impl Table {
         let n = self.arr.len();
         if i >= 1 && (i as u64) <= n as u64 {
             let idx = (i - 1) as usize;
-            if v.truthy() || matches!(v, Value::Bool(false)) || idx + 1 < n {
+            if v.truthy() || matches!(v, Value::Boolean(false)) || idx + 1 < n {
                 self.arr[idx] = v;
             } else {
                 // The last item becomes nil: shrink to keep the border at the end.

@@ -54,7 +54,7 @@ pub enum Value {
     #[default]
     Nil,
     /// true or false
-    Bool(bool),
+    Boolean(bool),
     /// An integer.
     Int(i64),
     /// A float.
@@ -62,9 +62,9 @@ pub enum Value {
     /// A string.
     Str(Rc<LStr>),
     /// A table.
-    Table(TRef),
+    Tab(TRef),
     /// A Lua function (closure).
-    Func(Rc<crate::vm::Closure>),
+    LFunc(Rc<crate::vm::Closure>),
     /// A native function.
     Native(Rc<Native>),
 }
@@ -81,30 +81,32 @@ impl Value {
     /// Lua truthiness: everything but nil and false.
     #[inline]
     pub fn truthy(&self) -> bool {
-        !matches!(self, Value::Nil | Value::Bool(false))
+        !matches!(self, Value::Nil | Value::Boolean(false))
     }
     /// `type(v)`.
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Nil => "nil",
-            Value::Bool(_) => "boolean",
+            Value::Boolean(_) => "boolean",
             Value::Int(_) | Value::Num(_) => "number",
             Value::Str(_) => "string",
-            Value::Table(_) => "table",
-            Value::Func(_) | Value::Native(_) => "function",
+            Value::Tab(_) => "table",
+            Value::LFunc(_) | Value::Native(_) => "function",
         }
     }
     /// Raw equality (no metamethods).
     pub fn raw_eq(&self, o: &Value) -> bool {
         match (self, o) {
             (Value::Nil, Value::Nil) => true,
-            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Boolean(a), Value::Boolean(b)) => a == b,
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Num(a), Value::Num(b)) => a == b,
             (Value::Int(a), Value::Num(b)) | (Value::Num(b), Value::Int(a)) => int_eq_float(*a, *b),
-            (Value::Str(a), Value::Str(b)) => Rc::ptr_eq(a, b) || a.bytes == b.bytes,
-            (Value::Table(a), Value::Table(b)) => Rc::ptr_eq(a, b),
-            (Value::Func(a), Value::Func(b)) => Rc::ptr_eq(a, b),
+            (Value::Str(a), Value::Str(b)) => {
+                Rc::ptr_eq(a, b) || (a.hash == b.hash && a.bytes == b.bytes)
+            }
+            (Value::Tab(a), Value::Tab(b)) => Rc::ptr_eq(a, b),
+            (Value::LFunc(a), Value::LFunc(b)) => Rc::ptr_eq(a, b),
             (Value::Native(a), Value::Native(b)) => Rc::ptr_eq(a, b),
             _ => false,
         }
@@ -141,8 +143,8 @@ impl Value {
     /// A pointer identity for `%p`-like output of tables and functions.
     pub fn ptr(&self) -> usize {
         match self {
-            Value::Table(t) => Rc::as_ptr(t) as *const u8 as usize,
-            Value::Func(f) => Rc::as_ptr(f) as *const u8 as usize,
+            Value::Tab(t) => Rc::as_ptr(t) as *const u8 as usize,
+            Value::LFunc(f) => Rc::as_ptr(f) as *const u8 as usize,
             Value::Native(f) => Rc::as_ptr(f) as *const u8 as usize,
             Value::Str(s) => Rc::as_ptr(s) as *const u8 as usize,
             _ => 0,
@@ -225,7 +227,7 @@ impl Hash for Value {
     fn hash<H: Hasher>(&self, h: &mut H) {
         match self {
             Value::Nil => 0u64.hash(h),
-            Value::Bool(b) => (*b as u64 + 1).hash(h),
+            Value::Boolean(b) => (*b as u64 + 1).hash(h),
             Value::Int(i) => i.hash(h),
             Value::Num(f) => match float_to_int(*f) {
                 Some(i) => i.hash(h),

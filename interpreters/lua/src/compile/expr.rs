@@ -14,7 +14,7 @@ impl Compiler {
     pub(super) fn expr_to(&mut self, e: &Expr, dst: u16) -> CResult<()> {
         let save = self.fs().freereg;
         match e {
-            Expr::Call(..) | Expr::Method(..) if dst == save => {
+            Expr::CallExpr(..) | Expr::Method(..) if dst == save => {
                 self.call(e, 1)?;
                 self.fs().freereg = save;
                 return Ok(());
@@ -66,22 +66,22 @@ impl Compiler {
                 let save = self.fs().freereg;
                 let base = self.reserve(1)?;
                 self.emit(Op::Vararg(base, 2));
-                self.emit(Op::Move(dst, base));
+                self.emit(Op::Mov(dst, base));
                 self.fs().freereg = save;
             }
-            Expr::Func(body) => {
+            Expr::FuncDef(body) => {
                 let p = self.function(body, false)?;
                 let fs = self.fs();
                 fs.proto.protos.push(Box::leak(Box::new(p)));
                 let idx = fs.proto.protos.len() as u32 - 1;
-                self.emit(Op::Closure(dst, idx));
+                self.emit(Op::MkClosure(dst, idx));
             }
             Expr::Name(n) => {
                 let level = self.funcs.len() - 1;
                 match self.resolve(level, n) {
                     Some(Ok(reg)) => {
                         if reg != dst {
-                            self.emit(Op::Move(dst, reg));
+                            self.emit(Op::Mov(dst, reg));
                         }
                     }
                     Some(Err(up)) => {
@@ -90,12 +90,12 @@ impl Compiler {
                     None => self.global_get(n, dst)?,
                 }
             }
-            Expr::Index(obj, key, line) => {
+            Expr::Idx(obj, key, line) => {
                 let t = self.expr_any(obj)?;
                 self.line = *line;
                 if let Expr::Str(s) = &**key {
                     if let Some(k) = self.str_k16(s)? {
-                        self.emit(Op::GetField(dst, t, k));
+                        self.emit(Op::GetStr(dst, t, k));
                         return Ok(());
                     }
                 }
@@ -103,14 +103,14 @@ impl Compiler {
                 self.line = *line;
                 self.emit(Op::GetTable(dst, t, k));
             }
-            Expr::Call(..) | Expr::Method(..) => {
+            Expr::CallExpr(..) | Expr::Method(..) => {
                 let save = self.fs().freereg;
                 let base = self.call(e, 1)?;
-                self.emit(Op::Move(dst, base));
+                self.emit(Op::Mov(dst, base));
                 self.fs().freereg = save;
             }
-            Expr::Paren(inner) => self.expr_to_inner(inner, dst)?,
-            Expr::Table(fields, line) => self.table(fields, *line, dst)?,
+            Expr::Parens(inner) => self.expr_to_inner(inner, dst)?,
+            Expr::Ctor(fields, line) => self.table(fields, *line, dst)?,
             Expr::Un(op, x, line) => {
                 if *op == UnOp::Not {
                     let r = self.expr_any(x)?;
@@ -139,7 +139,7 @@ impl Compiler {
                 self.emit(Op::GetTabUp(dst, up, k));
             }
             (Some(Ok(reg)), Some(k)) => {
-                self.emit(Op::GetField(dst, reg, k));
+                self.emit(Op::GetStr(dst, reg, k));
             }
             _ => return Err(self.err("too many constants")),
         }
@@ -150,7 +150,7 @@ impl Compiler {
         match op {
             BinOp::And | BinOp::Or => {
                 self.expr_to(a, dst)?;
-                self.emit(Op::Test(dst, op == BinOp::Or));
+                self.emit(Op::TestJ(dst, op == BinOp::Or));
                 let j = self.emit_jmp();
                 self.expr_to(b, dst)?;
                 self.patch_here(vec![j]);
@@ -180,7 +180,7 @@ impl Compiler {
                 self.line = line;
                 self.emit(Op::Concat(base, items.len() as u16));
                 if dst != base {
-                    self.emit(Op::Move(dst, base));
+                    self.emit(Op::Mov(dst, base));
                 }
                 self.fs().freereg = save;
             }
@@ -261,7 +261,7 @@ impl Compiler {
                 vec![self.emit_jmp()]
             }),
             Expr::Un(UnOp::Not, x, _) => self.cond_jump(x, !jump_if),
-            Expr::Paren(x) => self.cond_jump(x, jump_if),
+            Expr::Parens(x) => self.cond_jump(x, jump_if),
             Expr::Bin(BinOp::And, a, b, _) | Expr::Bin(BinOp::Or, a, b, _) => {
                 let is_and = matches!(e, Expr::Bin(BinOp::And, ..));
                 if is_and != jump_if {
@@ -298,7 +298,7 @@ impl Compiler {
             }
             _ => {
                 let r = self.expr_any(e)?;
-                self.emit(Op::Test(r, jump_if));
+                self.emit(Op::TestJ(r, jump_if));
                 Ok(vec![self.emit_jmp()])
             }
         }
@@ -309,7 +309,7 @@ impl Compiler {
     pub(super) fn call(&mut self, e: &Expr, nres: i32) -> CResult<u16> {
         let base = self.fs().freereg;
         let (args, line) = match e {
-            Expr::Call(f, args, line) => {
+            Expr::CallExpr(f, args, line) => {
                 let r = self.reserve(1)?;
                 self.expr_to(f, r)?;
                 (args, *line)
@@ -334,7 +334,7 @@ impl Compiler {
         } else {
             self.fs().freereg - base
         };
-        self.emit(Op::Call(base, b, (nres + 1) as u16));
+        self.emit(Op::CallV(base, b, (nres + 1) as u16));
         self.fs().freereg = base;
         if nres > 0 {
             self.reserve(nres as u16)?;
@@ -439,12 +439,12 @@ impl Compiler {
                         self.fs().freereg = t + 1;
                     }
                 }
-                Field::Named(k, v) => {
+                Field::Keyed(k, v) => {
                     let inner = self.fs().freereg;
                     if let Expr::Str(s) = k {
                         if let Some(kk) = self.str_k16(s)? {
                             let rv = self.expr_rk(v)?;
-                            self.emit(Op::SetField(t, kk, rv));
+                            self.emit(Op::SetStr(t, kk, rv));
                             self.fs().freereg = inner;
                             continue;
                         }
@@ -462,7 +462,7 @@ impl Compiler {
             self.emit(Op::SetList(t, pending, block));
         }
         if dst != t {
-            self.emit(Op::Move(dst, t));
+            self.emit(Op::Mov(dst, t));
         }
         self.fs().freereg = save;
         Ok(())

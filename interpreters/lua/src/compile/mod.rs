@@ -69,6 +69,9 @@ struct FuncState {
 /// The compiler over a stack of functions being compiled.
 pub struct Compiler {
     funcs: Vec<FuncState>,
+    /// String constants of the whole chunk, shared (so that table keys written and read by
+    /// different functions are the same object and compare by pointer).
+    strings: HashMap<Vec<u8>, Rc<crate::value::LStr>>,
     chunk: Rc<str>,
     line: u32,
 }
@@ -79,6 +82,7 @@ type CResult<T> = Result<T, String>;
 pub fn compile_chunk(body: &FuncBody, chunk: &str) -> CResult<&'static Proto> {
     let mut c = Compiler {
         funcs: vec![],
+        strings: HashMap::new(),
         chunk: chunk.into(),
         line: 0,
     };
@@ -127,7 +131,7 @@ impl Compiler {
         self.block_body(&f.body)?;
         self.line = f.end_line;
         self.close_block()?;
-        self.emit(Op::Return(0, 1));
+        self.emit(Op::Ret(0, 1));
         let fs = self.funcs.pop().unwrap();
         if let Some(l) = fs.bad_break {
             return Err(self.err(&format!("break outside loop at line {l}")));
@@ -274,7 +278,7 @@ impl Compiler {
         let captured = self.fs().actives[b.nactive..].iter().any(|l| l.captured);
         self.remove_locals(b.nactive);
         if captured && !self.fs().blocks.is_empty() {
-            self.emit(Op::Close(b.nactive as u16));
+            self.emit(Op::CloseUps(b.nactive as u16));
         }
         if b.is_loop {
             let here = self.pc();
@@ -340,6 +344,15 @@ impl Compiler {
     }
 
     fn add_const(&mut self, v: Value) -> CResult<u32> {
+        let v = match v {
+            Value::Str(s) => Value::Str(
+                self.strings
+                    .entry(s.bytes.to_vec())
+                    .or_insert_with(|| s.clone())
+                    .clone(),
+            ),
+            v => v,
+        };
         let key = match &v {
             Value::Int(i) => ConstKey::Int(*i),
             Value::Num(f) => ConstKey::Num(f.to_bits()),

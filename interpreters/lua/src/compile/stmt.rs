@@ -10,7 +10,7 @@ impl Compiler {
         for (i, s) in b.iter().enumerate() {
             let at_end = b[i + 1..]
                 .iter()
-                .all(|s| matches!(s, Stat::Label(..) | Stat::End(_)));
+                .all(|s| matches!(s, Stat::Lbl(..) | Stat::End(_)));
             self.stat(s, at_end)?;
             let n = self.nactive_regs();
             self.fs().freereg = n;
@@ -26,7 +26,7 @@ impl Compiler {
 
     fn stat(&mut self, s: &Stat, at_end: bool) -> CResult<()> {
         match s {
-            Stat::Local(names, exprs, line) => {
+            Stat::Loc(names, exprs, line) => {
                 self.line = *line;
                 let base = self.fs().freereg;
                 self.explist(exprs, names.len() as i32)?;
@@ -39,18 +39,18 @@ impl Compiler {
                 self.line = *line;
                 self.add_local(name.clone(), false)?;
                 let reg = self.nactive_regs() - 1;
-                self.expr_to(&Expr::Func(body.clone()), reg)?;
+                self.expr_to(&Expr::FuncDef(body.clone()), reg)?;
             }
-            Stat::Assign(targets, exprs, line) => {
+            Stat::Set(targets, exprs, line) => {
                 self.line = *line;
                 self.assign(targets, exprs)?;
             }
-            Stat::Call(e, line) => {
+            Stat::CallStat(e, line) => {
                 self.line = *line;
                 self.call(e, 0)?;
             }
             Stat::Do(b) => self.scoped_block(b, false)?,
-            Stat::While(cond, body, line) => {
+            Stat::WhileDo(cond, body, line) => {
                 self.line = *line;
                 let start = self.pc();
                 self.open_block(true);
@@ -61,7 +61,7 @@ impl Compiler {
                 self.patch_here(exit);
                 self.close_block()?;
             }
-            Stat::Repeat(body, cond, line) => {
+            Stat::RepeatUntil(body, cond, line) => {
                 self.line = *line;
                 let start = self.pc();
                 self.open_block(true);
@@ -118,10 +118,10 @@ impl Compiler {
                 self.block_body(body)?;
                 self.close_block()?;
                 self.line = *line;
-                let lp = self.emit(Op::ForLoop(base, 0));
+                let lp = self.emit(Op::ForStep(base, 0));
                 let fs = self.fs();
                 fs.proto.code[prep] = Op::ForPrep(base, (lp - prep) as i32);
-                fs.proto.code[lp] = Op::ForLoop(base, prep as i32 - lp as i32);
+                fs.proto.code[lp] = Op::ForStep(base, prep as i32 - lp as i32);
                 self.close_block()?;
             }
             Stat::GenFor(names, exprs, body, line) => {
@@ -148,11 +148,11 @@ impl Compiler {
                 self.emit(Op::TForLoop(base, body_start as i32 - lp as i32 - 1));
                 self.close_block()?;
             }
-            Stat::Return(exprs, line) => {
+            Stat::Ret(exprs, line) => {
                 self.line = *line;
                 self.ret(exprs)?;
             }
-            Stat::Break(line) => {
+            Stat::Brk(line) => {
                 self.line = *line;
                 let j = self.emit_jmp();
                 let fs = self.fs();
@@ -165,7 +165,7 @@ impl Compiler {
                     }
                 }
             }
-            Stat::Goto(name, line) => {
+            Stat::GoTo(name, line) => {
                 self.line = *line;
                 let j = self.emit_jmp();
                 let nactive = self.fs().actives.len();
@@ -195,7 +195,7 @@ impl Compiler {
                 }
             }
             Stat::End(line) => self.line = *line,
-            Stat::Label(name, line) => {
+            Stat::Lbl(name, line) => {
                 self.line = *line;
                 if let Some(l) = self.fs().labels.iter().find(|l| &l.name == name) {
                     let msg = format!("label '{}' already defined on line {}", name, l.line);
@@ -233,25 +233,25 @@ impl Compiler {
     fn ret(&mut self, exprs: &[Expr]) -> CResult<()> {
         let base = self.fs().freereg;
         if exprs.len() == 1 {
-            if let Expr::Call(..) | Expr::Method(..) = &exprs[0] {
+            if let Expr::CallExpr(..) | Expr::Method(..) = &exprs[0] {
                 // A tail call.
                 self.call(&exprs[0], MULTI)?;
                 let code = &mut self.fs().proto.code;
-                if let Some(Op::Call(a, b, _)) = code.last().copied() {
+                if let Some(Op::CallV(a, b, _)) = code.last().copied() {
                     *code.last_mut().unwrap() = Op::TailCall(a, b);
                 }
-                self.emit(Op::Return(base, 0));
+                self.emit(Op::Ret(base, 0));
                 return Ok(());
             }
             if let Expr::Name(_) = &exprs[0] {
                 let r = self.expr_any(&exprs[0])?;
-                self.emit(Op::Return(r, 2));
+                self.emit(Op::Ret(r, 2));
                 return Ok(());
             }
         }
         let n = self.explist(exprs, MULTI)?;
         let b = if n == MULTI { 0 } else { n as u16 + 1 };
-        self.emit(Op::Return(base, b));
+        self.emit(Op::Ret(base, b));
         Ok(())
     }
 
@@ -303,7 +303,7 @@ impl Compiler {
             Expr::Name(n) => {
                 let level = self.funcs.len() - 1;
                 Ok(match self.resolve(level, n) {
-                    Some(Ok(reg)) => Target::Local(reg),
+                    Some(Ok(reg)) => Target::Reg(reg),
                     Some(Err(up)) => Target::Upval(up),
                     None => {
                         let k = self
@@ -311,17 +311,17 @@ impl Compiler {
                             .ok_or_else(|| self.err("too many constants"))?;
                         match self.resolve(level, "_ENV") {
                             Some(Err(up)) => Target::Global(up, k),
-                            Some(Ok(reg)) => Target::Index(reg, k + crate::proto::RK_CONST),
+                            Some(Ok(reg)) => Target::Keyed(reg, k + crate::proto::RK_CONST),
                             None => unreachable!("_ENV always resolves"),
                         }
                     }
                 })
             }
-            Expr::Index(obj, key, line) => {
+            Expr::Idx(obj, key, line) => {
                 let o = self.expr_any(obj)?;
                 let k = self.expr_rk(key)?;
                 self.line = *line;
-                Ok(Target::Index(o, k))
+                Ok(Target::Keyed(o, k))
             }
             _ => Err(self.err("syntax error")),
         }
@@ -329,12 +329,12 @@ impl Compiler {
 
     fn store(&mut self, t: &Target, v: u16) {
         match *t {
-            Target::Local(r) => {
+            Target::Reg(r) => {
                 if v >= crate::proto::RK_CONST {
                     let k = (v - crate::proto::RK_CONST) as u32;
                     self.emit(Op::LoadK(r, k));
                 } else if r != v {
-                    self.emit(Op::Move(r, v));
+                    self.emit(Op::Mov(r, v));
                 }
             }
             Target::Upval(u) => {
@@ -344,11 +344,11 @@ impl Compiler {
             Target::Global(up, k) => {
                 self.emit(Op::SetTabUp(up, k, v));
             }
-            Target::Index(o, k) => {
+            Target::Keyed(o, k) => {
                 if k >= crate::proto::RK_CONST {
                     let kv = &self.fs().proto.consts[(k - crate::proto::RK_CONST) as usize];
                     if matches!(kv, crate::value::Value::Str(_)) {
-                        self.emit(Op::SetField(o, k - crate::proto::RK_CONST, v));
+                        self.emit(Op::SetStr(o, k - crate::proto::RK_CONST, v));
                         return;
                     }
                 }
@@ -377,16 +377,16 @@ impl Compiler {
 /// operand early and table constructors store the new table first.
 fn writes_late(e: &Expr) -> bool {
     match e {
-        Expr::Paren(x) => writes_late(x),
-        Expr::Table(..) => false,
+        Expr::Parens(x) => writes_late(x),
+        Expr::Ctor(..) => false,
         Expr::Bin(crate::ast::BinOp::And | crate::ast::BinOp::Or, ..) => false,
         _ => true,
     }
 }
 
 enum Target {
-    Local(u16),
+    Reg(u16),
     Upval(u16),
     Global(u16, u16),
-    Index(u16, u16),
+    Keyed(u16, u16),
 }

@@ -49,7 +49,7 @@ fn ipairs_iter(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     };
     let t = arg(&args, 0);
     let v = match t {
-        Value::Table(tb) if tb.borrow().meta.is_none() => tb.borrow().get_int(i),
+        Value::Tab(tb) if tb.borrow().meta.is_none() => tb.borrow().get_int(i),
         _ => vm.index(t, &Value::Int(i), crate::vm::debug_none())?,
     };
     if matches!(v, Value::Nil) {
@@ -157,10 +157,10 @@ fn pcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     vm.pcall_depth -= 1;
     Ok(match r {
         Ok(mut v) => {
-            v.insert(0, Value::Bool(true));
+            v.insert(0, Value::Boolean(true));
             v
         }
-        Err(e) => vec![Value::Bool(false), e.value],
+        Err(e) => vec![Value::Boolean(false), e.value],
     })
 }
 
@@ -168,7 +168,7 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let mut it = args.into_iter();
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
-    if !matches!(h, Value::Func(_) | Value::Native(_)) {
+    if !matches!(h, Value::LFunc(_) | Value::Native(_)) {
         let a = [f.clone(), h.clone()];
         let a = if matches!(h, Value::Nil) {
             &a[..1]
@@ -181,15 +181,15 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let r = vm.call(&f, it.collect());
     let out = match r {
         Ok(mut v) => {
-            v.insert(0, Value::Bool(true));
+            v.insert(0, Value::Boolean(true));
             Ok(v)
         }
         Err(e) => match vm.call(&h, vec![e.value]) {
             Ok(mut v) => {
-                v.insert(0, Value::Bool(false));
+                v.insert(0, Value::Boolean(false));
                 Ok(v)
             }
-            Err(e2) => Ok(vec![Value::Bool(false), e2.value]),
+            Err(e2) => Ok(vec![Value::Boolean(false), e2.value]),
         },
     };
     vm.pcall_depth -= 1;
@@ -199,7 +199,7 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
 fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let src: Vec<u8> = match arg(&args, 0) {
         Value::Str(s) => s.bytes.to_vec(),
-        f @ (Value::Func(_) | Value::Native(_)) => {
+        f @ (Value::LFunc(_) | Value::Native(_)) => {
             let f = f.clone();
             let mut buf = Vec::new();
             loop {
@@ -227,8 +227,8 @@ fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     };
     match vm.load(&src, &name) {
         Ok(f) => {
-            if let (Value::Func(cl), env @ Value::Table(_)) = (&f, arg(&args, 3)) {
-                *cl.upvals[0].borrow_mut() = crate::vm::Up::Closed(env.clone());
+            if let (Value::LFunc(cl), env @ Value::Tab(_)) = (&f, arg(&args, 3)) {
+                *cl.upvals[0].borrow_mut() = crate::vm::Up::Shut(env.clone());
             }
             Ok(vec![f])
         }
@@ -240,11 +240,11 @@ fn require(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let name = super::check_str(vm, &args, 0)?;
     let name_s = String::from_utf8_lossy(&name.bytes).into_owned();
     let package = match vm.get_global("package") {
-        Value::Table(t) => t,
+        Value::Tab(t) => t,
         _ => return Err(vm.native_error("'package' is not a table")),
     };
     let loaded = match package.borrow().get(&Value::str("loaded")) {
-        Value::Table(t) => t,
+        Value::Tab(t) => t,
         _ => return Err(vm.native_error("'package.loaded' must be a table")),
     };
     let have = loaded.borrow().get(&Value::Str(name.clone()));
@@ -272,7 +272,7 @@ fn require(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                 let r = vm.call1(&f, vec![Value::Str(name.clone()), Value::str(&file)])?;
                 let r = if matches!(r, Value::Nil) {
                     match loaded.borrow().get(&Value::Str(name.clone())) {
-                        Value::Nil => Value::Bool(true),
+                        Value::Nil => Value::Boolean(true),
                         v => v,
                     }
                 } else {
@@ -309,7 +309,7 @@ pub fn unpack(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let mut k = i;
     loop {
         let v = match &t {
-            Value::Table(tb) if tb.borrow().meta.is_none() => tb.borrow().get_int(k),
+            Value::Tab(tb) if tb.borrow().meta.is_none() => tb.borrow().get_int(k),
             _ => vm.index(&t, &Value::Int(k), crate::vm::debug_none())?,
         };
         out.push(v);
@@ -323,7 +323,7 @@ pub fn unpack(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
 
 /// Loads the base library.
 pub fn open(vm: &mut Vm) {
-    let g = Value::Table(vm.globals.clone());
+    let g = Value::Tab(vm.globals.clone());
     vm.set_global("_G", g);
     vm.set_global("_VERSION", Value::str("Lua 5.4"));
     def(vm, "print", |vm, args| {
@@ -387,10 +387,10 @@ pub fn open(vm: &mut Vm) {
         Ok(vec![args[0].clone()])
     });
     def(vm, "rawequal", |_vm, args| {
-        Ok(vec![Value::Bool(arg(&args, 0).raw_eq(arg(&args, 1)))])
+        Ok(vec![Value::Boolean(arg(&args, 0).raw_eq(arg(&args, 1)))])
     });
     def(vm, "rawlen", |vm, args| match arg(&args, 0) {
-        Value::Table(t) => Ok(vec![Value::Int(t.borrow().len())]),
+        Value::Tab(t) => Ok(vec![Value::Int(t.borrow().len())]),
         Value::Str(s) => Ok(vec![Value::Int(s.bytes.len() as i64)]),
         _ => Err(type_error(vm, &args, 0, "table or string")),
     });
@@ -417,7 +417,7 @@ pub fn open(vm: &mut Vm) {
         let t = check_table(vm, &args, 0)?;
         let mt = match arg(&args, 1) {
             Value::Nil => None,
-            Value::Table(m) => Some(m.clone()),
+            Value::Tab(m) => Some(m.clone()),
             _ => return Err(type_error(vm, &args, 1, "nil or table")),
         };
         if let Some(old) = &t.borrow().meta {
@@ -436,7 +436,7 @@ pub fn open(vm: &mut Vm) {
         if !matches!(protected, Value::Nil) {
             return Ok(vec![protected]);
         }
-        Ok(vec![Value::Table(mt)])
+        Ok(vec![Value::Tab(mt)])
     });
     def(vm, "collectgarbage", |_vm, args| {
         let opt = match arg(&args, 0) {
@@ -445,7 +445,7 @@ pub fn open(vm: &mut Vm) {
         };
         Ok(vec![match opt.as_str() {
             "count" => Value::Num(0.0),
-            "isrunning" => Value::Bool(true),
+            "isrunning" => Value::Boolean(true),
             _ => Value::Int(0),
         }])
     });
@@ -454,7 +454,7 @@ pub fn open(vm: &mut Vm) {
     let loaded = new_table();
     package
         .borrow_mut()
-        .set(Value::str("loaded"), Value::Table(loaded.clone()));
+        .set(Value::str("loaded"), Value::Tab(loaded.clone()));
     package
         .borrow_mut()
         .set(Value::str("path"), Value::str("./?.lua;./?/init.lua"));
@@ -463,17 +463,17 @@ pub fn open(vm: &mut Vm) {
         .set(Value::str("cpath"), Value::str(""));
     package
         .borrow_mut()
-        .set(Value::str("preload"), Value::Table(new_table()));
-    vm.set_global("package", Value::Table(package));
+        .set(Value::str("preload"), Value::Tab(new_table()));
+    vm.set_global("package", Value::Tab(package));
     let _ = Rc::clone(&loaded);
 }
 
 /// Records the loaded libraries in `package.loaded` (after all libraries are open).
 pub fn fill_loaded(vm: &mut Vm) {
-    let Value::Table(package) = vm.get_global("package") else {
+    let Value::Tab(package) = vm.get_global("package") else {
         return;
     };
-    let Value::Table(loaded) = package.borrow().get(&Value::str("loaded")) else {
+    let Value::Tab(loaded) = package.borrow().get(&Value::str("loaded")) else {
         return;
     };
     for name in ["string", "table", "math", "io", "os", "package"] {
@@ -482,5 +482,5 @@ pub fn fill_loaded(vm: &mut Vm) {
     }
     loaded
         .borrow_mut()
-        .set(Value::str("_G"), Value::Table(vm.globals.clone()));
+        .set(Value::str("_G"), Value::Tab(vm.globals.clone()));
 }

@@ -232,7 +232,7 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
             };
             out.extend_from_slice(s.as_bytes());
         }
-        Value::Nil | Value::Bool(_) => {
+        Value::Nil | Value::Boolean(_) => {
             let s = vm.tostring(v)?;
             if let Value::Str(s) = s {
                 out.extend_from_slice(&s.bytes);
@@ -336,7 +336,12 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         match conv {
             b'd' | b'i' | b'u' => {
                 let n = check_int(vm, &args, argn)?;
-                let mut digits = n.unsigned_abs().to_string();
+                let neg = conv != b'u' && n < 0;
+                let mut digits = if conv == b'u' {
+                    (n as u64).to_string()
+                } else {
+                    n.unsigned_abs().to_string()
+                };
                 if let Some(p) = spec.prec {
                     if digits.len() < p {
                         digits = "0".repeat(p - digits.len()) + &digits;
@@ -345,7 +350,7 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                         digits.clear();
                     }
                 }
-                let body = format!("{}{}", sign(&spec, n < 0), digits);
+                let body = format!("{}{}", sign(&spec, neg), digits);
                 out.extend_from_slice(pad(&spec, body, spec.prec.is_none()).as_bytes());
             }
             b'c' => {
@@ -423,6 +428,9 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                     Value::Str(s) => s.bytes.to_vec(),
                     _ => vec![],
                 };
+                if span > 0 && s.contains(&0) {
+                    return Err(vm.arg_error(argn + 1, "string contains zeros"));
+                }
                 let s = match spec.prec {
                     Some(p) if p < s.len() => s[..p].to_vec(),
                     _ => s,

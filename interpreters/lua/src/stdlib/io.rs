@@ -168,14 +168,14 @@ fn file_object(vm: &mut Vm, to_err: bool) -> Value {
     );
     methods.borrow_mut().set(
         Value::str("close"),
-        Vm::native("close", |_vm, _a| Ok(vec![Value::Bool(true)])),
+        Vm::native("close", |_vm, _a| Ok(vec![Value::Boolean(true)])),
     );
     methods.borrow_mut().set(
         Value::str("setvbuf"),
-        Vm::native("setvbuf", |_vm, _a| Ok(vec![Value::Bool(true)])),
+        Vm::native("setvbuf", |_vm, _a| Ok(vec![Value::Boolean(true)])),
     );
     meta.borrow_mut()
-        .set(Value::str("__index"), Value::Table(methods));
+        .set(Value::str("__index"), Value::Tab(methods));
     meta.borrow_mut()
         .set(Value::str("__name"), Value::str("FILE*"));
     meta.borrow_mut().set(
@@ -184,7 +184,7 @@ fn file_object(vm: &mut Vm, to_err: bool) -> Value {
     );
     t.borrow_mut().meta = Some(meta);
     let _ = vm;
-    Value::Table(t)
+    Value::Tab(t)
 }
 
 /// Loads io and os.
@@ -260,8 +260,8 @@ pub fn open(vm: &mut Vm) {
                 "exit",
                 nf(|vm, a| {
                     let code = match arg(&a, 0) {
-                        Value::Nil | Value::Bool(true) => 0,
-                        Value::Bool(false) => 1,
+                        Value::Nil | Value::Boolean(true) => 0,
+                        Value::Boolean(false) => 1,
                         _ => check_int(vm, &a, 0)? as i32,
                     };
                     let _ = vm.out.flush();

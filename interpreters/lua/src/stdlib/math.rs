@@ -226,7 +226,7 @@ pub fn open(vm: &mut Vm) {
                 nf(|vm, a| {
                     let x = check_int(vm, &a, 0)?;
                     let y = check_int(vm, &a, 1)?;
-                    Ok(vec![Value::Bool((x as u64) < (y as u64))])
+                    Ok(vec![Value::Boolean((x as u64) < (y as u64))])
                 }),
             ),
             ("max", nf(|vm, a| minmax(vm, a, true))),

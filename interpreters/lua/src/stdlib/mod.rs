@@ -39,7 +39,7 @@ pub fn register(vm: &mut Vm, lib: &str, funcs: Vec<(&str, crate::value::NativeFn
         }));
         t.borrow_mut().set(Value::str(name), v);
     }
-    vm.set_global(lib, Value::Table(t.clone()));
+    vm.set_global(lib, Value::Tab(t.clone()));
     t
 }
 
@@ -58,7 +58,7 @@ fn got(args: &[Value], i: usize) -> &'static str {
 /// `bad argument #i+1 to 'f' (T expected, got X)`.
 pub fn type_error(vm: &Vm, args: &[Value], i: usize, expected: &str) -> LuaError {
     let g = match args.get(i) {
-        Some(v @ Value::Table(_)) => vm.type_name_of(v),
+        Some(v @ Value::Tab(_)) => vm.type_name_of(v),
         _ => got(args, i).to_string(),
     };
     vm.arg_error(i + 1, &format!("{expected} expected, got {g}"))
@@ -67,7 +67,7 @@ pub fn type_error(vm: &Vm, args: &[Value], i: usize, expected: &str) -> LuaError
 /// A table argument.
 pub fn check_table(vm: &Vm, args: &[Value], i: usize) -> LResult<TRef> {
     match args.get(i) {
-        Some(Value::Table(t)) => Ok(t.clone()),
+        Some(Value::Tab(t)) => Ok(t.clone()),
         _ => Err(type_error(vm, args, i, "table")),
     }
 }

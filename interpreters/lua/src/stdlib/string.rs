@@ -205,7 +205,7 @@ fn add_value(
             out.extend_from_slice(&crate::value::to_str_bytes(repl).unwrap());
             return Ok(());
         }
-        Value::Table(_) => {
+        Value::Tab(_) => {
             let k = push_capture(m, src, 0, s, e).map_err(|e| vm.native_error(&e))?;
             vm.index(repl, &k, crate::vm::debug_none())?
         }
@@ -215,7 +215,7 @@ fn add_value(
         }
     };
     match &v {
-        Value::Nil | Value::Bool(false) => out.extend_from_slice(&src[s..e]),
+        Value::Nil | Value::Boolean(false) => out.extend_from_slice(&src[s..e]),
         Value::Str(x) => out.extend_from_slice(&x.bytes),
         Value::Int(_) | Value::Num(_) => {
             out.extend_from_slice(&crate::value::to_str_bytes(&v).unwrap())
@@ -236,8 +236,8 @@ fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         Value::Str(_)
             | Value::Int(_)
             | Value::Num(_)
-            | Value::Table(_)
-            | Value::Func(_)
+            | Value::Tab(_)
+            | Value::LFunc(_)
             | Value::Native(_)
     ) {
         return Err(type_error(vm, &args, 2, "string/function/table"));
@@ -371,7 +371,6 @@ pub fn open(vm: &mut Vm) {
         ],
     );
     let meta = super::new_table();
-    meta.borrow_mut()
-        .set(Value::str("__index"), Value::Table(t));
+    meta.borrow_mut().set(Value::str("__index"), Value::Tab(t));
     vm.string_meta = Some(meta);
 }

@@ -9,7 +9,7 @@ fn geti(vm: &mut Vm, t: &TRef, i: i64) -> LResult<Value> {
     if t.borrow().meta.is_none() {
         return Ok(t.borrow().get_int(i));
     }
-    vm.index(&Value::Table(t.clone()), &Value::Int(i), debug_none())
+    vm.index(&Value::Tab(t.clone()), &Value::Int(i), debug_none())
 }
 
 fn seti(vm: &mut Vm, t: &TRef, i: i64, v: Value) -> LResult<()> {
@@ -17,14 +17,14 @@ fn seti(vm: &mut Vm, t: &TRef, i: i64, v: Value) -> LResult<()> {
         t.borrow_mut().set_int(i, v);
         return Ok(());
     }
-    vm.setindex(&Value::Table(t.clone()), Value::Int(i), v, debug_none())
+    vm.setindex(&Value::Tab(t.clone()), Value::Int(i), v, debug_none())
 }
 
 fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
     if t.borrow().meta.is_none() {
         return Ok(t.borrow().len());
     }
-    match vm.len_of(&Value::Table(t.clone()), debug_none())? {
+    match vm.len_of(&Value::Tab(t.clone()), debug_none())? {
         Value::Int(n) => Ok(n),
         _ => Err(vm.native_error("object length is not an integer")),
     }
@@ -174,7 +174,7 @@ fn sort(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let t = check_table(vm, &args, 0)?;
     let n = len(vm, &t)?;
     let cmp = arg(&args, 1).clone();
-    if !matches!(cmp, Value::Nil | Value::Func(_) | Value::Native(_)) {
+    if !matches!(cmp, Value::Nil | Value::LFunc(_) | Value::Native(_)) {
         return Err(type_error(vm, &args, 1, "function"));
     }
     if n > 1 {
@@ -202,7 +202,7 @@ fn pack(_vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         }
         tb.set(Value::str("n"), Value::Int(n as i64));
     }
-    Ok(vec![Value::Table(t)])
+    Ok(vec![Value::Tab(t)])
 }
 
 fn move_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
@@ -238,7 +238,7 @@ fn move_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             }
         }
     }
-    Ok(vec![Value::Table(a2)])
+    Ok(vec![Value::Tab(a2)])
 }
 
 /// Loads the table library.

@@ -60,7 +60,8 @@ pub fn idiv(a: i64, b: i64) -> i64 {
 #[inline]
 pub fn fmod(a: f64, b: f64) -> f64 {
     let m = a % b;
-    if (m > 0.0 && b < 0.0) || (m < 0.0 && b > 0.0) {
+    // PUC Lua's luai_nummod.
+    if (m > 0.0 && b < 0.0) || (m < 0.0 && b != m && b > 0.0) {
         m + b
     } else {
         m
@@ -158,17 +159,7 @@ pub fn arith(op: ArOp, a: &Value, b: &Value) -> Result<Value, ArithErr> {
         ArOp::Sub => f - g,
         ArOp::Mul => f * g,
         ArOp::Div => f / g,
-        ArOp::Mod => {
-            if g.is_infinite() && f.is_finite() {
-                if (f >= 0.0) == (g > 0.0) {
-                    f
-                } else {
-                    g
-                }
-            } else {
-                fmod(f, g)
-            }
-        }
+        ArOp::Mod => fmod(f, g),
         ArOp::Pow => {
             if g == 2.0 {
                 f * f

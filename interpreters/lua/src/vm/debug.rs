@@ -41,7 +41,7 @@ pub fn reg_name(p: &Proto, pc: usize, reg: u16) -> Option<(&'static str, String)
     let mut jmp_target = 0usize;
     for (i, op) in p.code[..pc.min(p.code.len())].iter().enumerate() {
         let sets = match *op {
-            Op::Move(a, _)
+            Op::Mov(a, _)
             | Op::LoadK(a, _)
             | Op::LoadInt(a, _)
             | Op::LoadBool(a, _)
@@ -49,7 +49,7 @@ pub fn reg_name(p: &Proto, pc: usize, reg: u16) -> Option<(&'static str, String)
             | Op::GetUpval(a, _)
             | Op::GetTabUp(a, _, _)
             | Op::GetTable(a, _, _)
-            | Op::GetField(a, _, _)
+            | Op::GetStr(a, _, _)
             | Op::NewTable(a, _, _)
             | Op::Add(a, _, _)
             | Op::Sub(a, _, _)
@@ -68,10 +68,10 @@ pub fn reg_name(p: &Proto, pc: usize, reg: u16) -> Option<(&'static str, String)
             | Op::Len(a, _)
             | Op::BNot(a, _)
             | Op::Concat(a, _)
-            | Op::Closure(a, _) => a == reg,
+            | Op::MkClosure(a, _) => a == reg,
             Op::LoadNil(a, n) => reg >= a && reg < a + n,
             Op::SelfOp(a, _, _) => reg == a || reg == a + 1,
-            Op::Call(a, _, _) | Op::TailCall(a, _) | Op::Vararg(a, _) => reg >= a,
+            Op::CallV(a, _, _) | Op::TailCall(a, _) | Op::Vararg(a, _) => reg >= a,
             Op::TForCall(a, _) => reg >= a,
             Op::Jmp(_, off) => {
                 let t = (i as i64 + 1 + off as i64) as usize;
@@ -88,7 +88,7 @@ pub fn reg_name(p: &Proto, pc: usize, reg: u16) -> Option<(&'static str, String)
     }
     let i = setter??;
     match p.code[i] {
-        Op::Move(_, b) if b < reg => reg_name(p, i, b),
+        Op::Mov(_, b) if b < reg => reg_name(p, i, b),
         Op::GetTabUp(_, up, k) => {
             let is_env = p
                 .upvals
@@ -97,7 +97,7 @@ pub fn reg_name(p: &Proto, pc: usize, reg: u16) -> Option<(&'static str, String)
                 .unwrap_or(false);
             Some((if is_env { "global" } else { "field" }, kstr(p, k as usize)))
         }
-        Op::GetField(_, t, k) => {
+        Op::GetStr(_, t, k) => {
             let is_env = matches!(reg_name(p, i, t), Some((_, ref n)) if n == "_ENV");
             Some((if is_env { "global" } else { "field" }, kstr(p, k as usize)))
         }
@@ -174,7 +174,7 @@ impl Vm {
         if i > 0 && !f.boundary {
             let c = &self.frames[i - 1];
             let pc = c.pc.saturating_sub(1);
-            if let Some(Op::Call(a, _, _) | Op::TailCall(a, _)) = c.cl.proto.code.get(pc) {
+            if let Some(Op::CallV(a, _, _) | Op::TailCall(a, _)) = c.cl.proto.code.get(pc) {
                 if let Some((kind, name)) = reg_name(c.cl.proto, pc, *a) {
                     return match kind {
                         "global" => format!("in function '{name}'"),

@@ -54,7 +54,7 @@ fn portal_op(op: &Op) -> bool {
     matches!(
         op,
         Op::Jmp(..)
-            | Op::ForLoop(..)
+            | Op::ForStep(..)
             | Op::Add(..)
             | Op::Sub(..)
             | Op::Mul(..)
@@ -170,7 +170,7 @@ impl Vm {
                 let op = code[pc];
                 pc += 1;
                 match op {
-                    Op::Move(a, b) => r!(a) = r!(b).clone(),
+                    Op::Mov(a, b) => r!(a) = r!(b).clone(),
                     Op::LoadK(a, kk) => r!(a) = k[kk as usize].clone(),
                     Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
@@ -178,15 +178,15 @@ impl Vm {
                             r!(a + i) = Value::Nil;
                         }
                     }
-                    Op::LoadBool(a, b) => r!(a) = Value::Bool(b),
+                    Op::LoadBool(a, b) => r!(a) = Value::Boolean(b),
                     Op::LoadFalseSkip(a) => {
-                        r!(a) = Value::Bool(false);
+                        r!(a) = Value::Boolean(false);
                         pc += 1;
                     }
                     Op::GetUpval(a, u) => {
                         let v = match &*cl.upvals[u as usize].borrow() {
                             Up::Open(i) => self.stack[*i].clone(),
-                            Up::Closed(v) => v.clone(),
+                            Up::Shut(v) => v.clone(),
                         };
                         r!(a) = v;
                     }
@@ -195,17 +195,17 @@ impl Vm {
                         let mut cell = cl.upvals[u as usize].borrow_mut();
                         match &mut *cell {
                             Up::Open(i) => self.stack[*i] = v,
-                            Up::Closed(c) => *c = v,
+                            Up::Shut(c) => *c = v,
                         }
                     }
                     Op::GetTabUp(a, u, kk) => {
                         let t = match &*cl.upvals[u as usize].borrow() {
                             Up::Open(i) => self.stack[*i].clone(),
-                            Up::Closed(v) => v.clone(),
+                            Up::Shut(v) => v.clone(),
                         };
                         let key = &k[kk as usize];
                         let v = match &t {
-                            Value::Table(tb) => tb.borrow().get_str(key),
+                            Value::Tab(tb) => tb.borrow().get_str(key),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -219,7 +219,7 @@ impl Vm {
                     Op::SetTabUp(u, kk, c) => {
                         let t = match &*cl.upvals[u as usize].borrow() {
                             Up::Open(i) => self.stack[*i].clone(),
-                            Up::Closed(v) => v.clone(),
+                            Up::Shut(v) => v.clone(),
                         };
                         let v = rk!(c).clone();
                         save!();
@@ -227,8 +227,8 @@ impl Vm {
                     }
                     Op::GetTable(a, b, c) => {
                         let v = match (&r!(b), rk!(c)) {
-                            (Value::Table(t), Value::Int(i)) => t.borrow().get_int(*i),
-                            (Value::Table(t), key) => t.borrow().get(key),
+                            (Value::Tab(t), Value::Int(i)) => t.borrow().get_int(*i),
+                            (Value::Tab(t), key) => t.borrow().get(key),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -240,10 +240,10 @@ impl Vm {
                         };
                         r!(a) = v;
                     }
-                    Op::GetField(a, b, kk) => {
+                    Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
                         let v = match &r!(b) {
-                            Value::Table(t) => t.borrow().get_str(key),
+                            Value::Tab(t) => t.borrow().get_str(key),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -261,14 +261,14 @@ impl Vm {
                         save!();
                         self.settable(&t, key, v, Desc::Rk(a))?;
                     }
-                    Op::SetField(a, b, c) => {
+                    Op::SetStr(a, b, c) => {
                         let t = r!(a).clone();
                         let v = rk!(c).clone();
                         save!();
                         self.settable(&t, k[b as usize].clone(), v, Desc::Rk(a))?;
                     }
                     Op::NewTable(a, narr, nhash) => {
-                        r!(a) = Value::Table(Rc::new(RefCell::new(Table::with_capacity(
+                        r!(a) = Value::Tab(Rc::new(RefCell::new(Table::with_capacity(
                             narr as usize,
                             nhash as usize,
                         ))));
@@ -277,7 +277,7 @@ impl Vm {
                         let obj = r!(b).clone();
                         let key = &k[kk as usize];
                         let v = match &obj {
-                            Value::Table(t) => t.borrow().get_str(key),
+                            Value::Tab(t) => t.borrow().get_str(key),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -335,11 +335,11 @@ impl Vm {
                         _ => slow_arith!(a, b, b, ArOp::Unm),
                     },
                     Op::BNot(a, b) => slow_arith!(a, b, b, ArOp::BNot),
-                    Op::Not(a, b) => r!(a) = Value::Bool(!r!(b).truthy()),
+                    Op::Not(a, b) => r!(a) = Value::Boolean(!r!(b).truthy()),
                     Op::Len(a, b) => {
                         let v = match &r!(b) {
                             Value::Str(s) => Value::Int(s.bytes.len() as i64),
-                            Value::Table(t) if t.borrow().meta.is_none() => {
+                            Value::Tab(t) if t.borrow().meta.is_none() => {
                                 Value::Int(t.borrow().len())
                             }
                             v => {
@@ -365,7 +365,7 @@ impl Vm {
                     Op::Eq(b, c, kk) => {
                         let eq = match (rk!(b), rk!(c)) {
                             (Value::Int(x), Value::Int(y)) => x == y,
-                            (Value::Table(x), Value::Table(y)) if !Rc::ptr_eq(x, y) => {
+                            (Value::Tab(x), Value::Tab(y)) if !Rc::ptr_eq(x, y) => {
                                 let (x, y) = (rk!(b).clone(), rk!(c).clone());
                                 save!();
                                 self.equals(&x, &y)?
@@ -404,12 +404,12 @@ impl Vm {
                             pc += 1;
                         }
                     }
-                    Op::Test(a, kk) => {
+                    Op::TestJ(a, kk) => {
                         if r!(a).truthy() != kk {
                             pc += 1;
                         }
                     }
-                    Op::Call(a, b, c) => {
+                    Op::CallV(a, b, c) => {
                         let func = base + a as usize;
                         let nargs = if b == 0 {
                             self.top - func - 1
@@ -432,7 +432,7 @@ impl Vm {
                             b as usize - 1
                         };
                         save!();
-                        if let Value::Func(_) = &self.stack[func] {
+                        if let Value::LFunc(_) = &self.stack[func] {
                             self.close_upvals(base);
                             // Move the function and its arguments down to this frame's slot.
                             for i in 0..=nargs {
@@ -450,7 +450,7 @@ impl Vm {
                             continue 'frame;
                         }
                     }
-                    Op::Return(a, b) => {
+                    Op::Ret(a, b) => {
                         let from = base + a as usize;
                         let n = if b == 0 {
                             self.top - from
@@ -479,7 +479,7 @@ impl Vm {
                             pc = (pc as i64 + off as i64) as usize;
                         }
                     }
-                    Op::ForLoop(a, off) => {
+                    Op::ForStep(a, off) => {
                         let ra = base + a as usize;
                         if let Value::Int(step) = self.stack[ra + 2] {
                             if let Value::Int(count) = self.stack[ra + 1] {
@@ -532,7 +532,7 @@ impl Vm {
                         } else {
                             n as usize
                         };
-                        if let Value::Table(t) = &self.stack[ra] {
+                        if let Value::Tab(t) = &self.stack[ra] {
                             let mut t = t.borrow_mut();
                             let start = blk as i64 * crate::proto::FIELDS_PER_FLUSH as i64;
                             for i in 1..=n {
@@ -540,7 +540,7 @@ impl Vm {
                             }
                         }
                     }
-                    Op::Closure(a, idx) => {
+                    Op::MkClosure(a, idx) => {
                         let p = proto.protos[idx as usize];
                         let mut ups = Vec::with_capacity(p.upvals.len());
                         for u in &p.upvals {
@@ -550,7 +550,7 @@ impl Vm {
                                 ups.push(cl.upvals[u.idx as usize].clone());
                             }
                         }
-                        r!(a) = Value::Func(Rc::new(Closure {
+                        r!(a) = Value::LFunc(Rc::new(Closure {
                             proto: p,
                             upvals: ups,
                         }));
@@ -568,7 +568,7 @@ impl Vm {
                             self.top = ra + n;
                         }
                     }
-                    Op::Close(a) => self.close_upvals(base + a as usize),
+                    Op::CloseUps(a) => self.close_upvals(base + a as usize),
                 }
                 // In single-step mode, go on until an instruction the portal runs itself
                 // (arithmetic, comparisons, back edges): fewer round trips through the portal.
@@ -582,7 +582,7 @@ impl Vm {
 
     /// `t[k] = v` with a fast path for tables without metatables.
     fn settable(&mut self, t: &Value, key: Value, v: Value, d: Desc) -> LResult<()> {
-        if let Value::Table(tb) = t {
+        if let Value::Tab(tb) = t {
             if tb.borrow().meta.is_none() {
                 return self.rawset(tb, key, v);
             }

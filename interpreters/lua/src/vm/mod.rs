@@ -27,7 +27,7 @@ pub enum Up {
     /// Lives in this stack slot.
     Open(usize),
     /// Closed over.
-    Closed(Value),
+    Shut(Value),
 }
 
 /// A shared upvalue cell.
@@ -173,8 +173,8 @@ impl Vm {
     pub fn load(&mut self, src: &[u8], chunk: &str) -> Result<Value, String> {
         let body = crate::parser::parse_chunk(src, chunk)?;
         let proto = crate::compile::compile_chunk(&body, chunk)?;
-        let env = Rc::new(RefCell::new(Up::Closed(Value::Table(self.globals.clone()))));
-        Ok(Value::Func(Rc::new(Closure {
+        let env = Rc::new(RefCell::new(Up::Shut(Value::Tab(self.globals.clone()))));
+        Ok(Value::LFunc(Rc::new(Closure {
             proto,
             upvals: vec![env],
         })))
@@ -322,7 +322,7 @@ impl Vm {
         let mut nargs = nargs;
         for _ in 0..100 {
             match &self.stack[func] {
-                Value::Func(cl) => {
+                Value::LFunc(cl) => {
                     let cl = cl.clone();
                     if self.frames.len() >= MAX_FRAMES {
                         return Err(self.rt_error("stack overflow"));
@@ -413,7 +413,7 @@ impl Vm {
                 break;
             }
             let (idx, cell) = self.open_upvals.pop().unwrap();
-            *cell.borrow_mut() = Up::Closed(self.stack[idx].clone());
+            *cell.borrow_mut() = Up::Shut(self.stack[idx].clone());
         }
     }
 

@@ -18,7 +18,7 @@ impl Vm {
     /// The metatable of a value.
     pub fn metatable(&self, v: &Value) -> Option<TRef> {
         match v {
-            Value::Table(t) => t.borrow().meta.clone(),
+            Value::Tab(t) => t.borrow().meta.clone(),
             Value::Str(_) => self.string_meta.clone(),
             _ => None,
         }
@@ -34,7 +34,7 @@ impl Vm {
 
     /// A type name honouring `__name`.
     pub fn type_name_of(&self, v: &Value) -> String {
-        if let Value::Table(_) = v {
+        if let Value::Tab(_) = v {
             if let Value::Str(s) = self.metamethod(v, &self.tm.name) {
                 return String::from_utf8_lossy(&s.bytes).into_owned();
             }
@@ -62,7 +62,7 @@ impl Vm {
     pub fn index(&mut self, obj: &Value, key: &Value, d: Desc) -> LResult<Value> {
         let mut o = obj.clone();
         for _ in 0..2000 {
-            let h = if let Value::Table(t) = &o {
+            let h = if let Value::Tab(t) = &o {
                 let tb = t.borrow();
                 let v = tb.get(key);
                 if !matches!(v, Value::Nil) {
@@ -94,7 +94,7 @@ impl Vm {
                 }
                 h
             };
-            if matches!(h, Value::Func(_) | Value::Native(_)) {
+            if matches!(h, Value::LFunc(_) | Value::Native(_)) {
                 return self.call1(&h, vec![o, key.clone()]);
             }
             o = h;
@@ -106,7 +106,7 @@ impl Vm {
     pub fn setindex(&mut self, obj: &Value, key: Value, val: Value, d: Desc) -> LResult<()> {
         let mut o = obj.clone();
         for _ in 0..2000 {
-            let h = if let Value::Table(t) = &o {
+            let h = if let Value::Tab(t) = &o {
                 let h = {
                     let tb = t.borrow();
                     match &tb.meta {
@@ -141,7 +141,7 @@ impl Vm {
                 }
                 h
             };
-            if matches!(h, Value::Func(_) | Value::Native(_)) {
+            if matches!(h, Value::LFunc(_) | Value::Native(_)) {
                 self.call(&h, vec![o, key, val])?;
                 return Ok(());
             }
@@ -205,8 +205,8 @@ impl Vm {
             let an = matches!(a, Value::Int(_) | Value::Num(_));
             let bn = matches!(b, Value::Int(_) | Value::Num(_));
             if an && bn {
-                let bad_b = b.to_integer().is_none();
-                let d = if bad_b { db } else { da };
+                // As PUC Lua's luaG_tointerror: the first operand if it is the bad one.
+                let d = if a.to_integer().is_none() { da } else { db };
                 return Err(self.rt_error(&format!(
                     "number{} has no integer representation",
                     self.varinfo(d)
@@ -283,7 +283,7 @@ impl Vm {
         if a.raw_eq(b) {
             return Ok(true);
         }
-        if let (Value::Table(_), Value::Table(_)) = (a, b) {
+        if let (Value::Tab(_), Value::Tab(_)) = (a, b) {
             let ev = self.tm.eq.clone();
             let mut h = self.metamethod(a, &ev);
             if matches!(h, Value::Nil) {
@@ -305,7 +305,7 @@ impl Vm {
                 if !matches!(h, Value::Nil) {
                     return self.call1(&h, vec![v.clone()]);
                 }
-                if let Value::Table(t) = v {
+                if let Value::Tab(t) = v {
                     return Ok(Value::Int(t.borrow().len()));
                 }
                 Err(self.rt_error(&format!(
@@ -382,14 +382,14 @@ impl Vm {
         Ok(match v {
             Value::Str(_) => v.clone(),
             Value::Nil => Value::str("nil"),
-            Value::Bool(b) => Value::str(if *b { "true" } else { "false" }),
+            Value::Boolean(b) => Value::str(if *b { "true" } else { "false" }),
             Value::Int(i) => Value::str(&i.to_string()),
             Value::Num(f) => Value::str(&fmt_float(*f)),
-            Value::Table(_) => {
+            Value::Tab(_) => {
                 let name = self.type_name_of(v);
                 Value::str(&format!("{}: {:#x}", name, v.ptr()))
             }
-            Value::Func(_) => Value::str(&format!("function: {:#x}", v.ptr())),
+            Value::LFunc(_) => Value::str(&format!("function: {:#x}", v.ptr())),
             Value::Native(_) => Value::str(&format!("function: {:#x}", v.ptr())),
         })
     }

@@ -20,7 +20,7 @@ const DEFAULT_SEED: u64 = 7;
 const DEFAULT_CASES: usize = 3000;
 
 /// Inputs of the default run whose verdict (compiles or not, and the message) differs from PUC
-/// Lua's, as of the `lua` branch merged last (cea6f5e). The test fails when there are more, and
+/// Lua's, as of the `lua` branch merged last (818634a). The test fails when there are more, and
 /// asks for the number to be lowered when there are fewer. Of the 480: 228 say `unexpected
 /// symbol` where PUC says `syntax error`, 63 `'<eof>' expected` for `<eof> expected`, about 100
 /// `unexpected symbol` where PUC names the token it expected (`')' expected`, `<name>

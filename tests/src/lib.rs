@@ -13,6 +13,7 @@ macro_rules! chapters {
 chapters! {
     introduction = "introduction.md",
     tutorial_bf = "tutorial-bf.md",
+    lua = "lua.md",
     hint_reference = "hint-reference.md",
     supported_subset = "supported-subset.md",
     checking_hints = "checking-hints.md",

@@ -1,0 +1,127 @@
+//! Benchmark runner: every `bench/*.lua` (or `--dir DIR`) with `lua --no-jit`, `lua` (JIT on),
+//! and `lua5.4` / `luajit` when installed, side by side; best of `--runs N` (default 3) wall
+//! times, ratios against PUC Lua and geometric means.
+//!
+//! `cargo run --release -p lua --example bench -- [--runs N] [--dir DIR] [NAME...]`
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn best_time(cmd: &[&str], file: &Path, runs: usize) -> Option<f64> {
+    let mut best: Option<f64> = None;
+    for _ in 0..runs {
+        let t = Instant::now();
+        let st = Command::new(cmd[0])
+            .args(&cmd[1..])
+            .arg(file.file_name()?)
+            .current_dir(file.parent()?)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .ok()?;
+        if !st.success() {
+            return None;
+        }
+        let s = t.elapsed().as_secs_f64();
+        best = Some(best.map_or(s, |b: f64| b.min(s)));
+    }
+    best
+}
+
+fn installed(name: &str) -> bool {
+    Command::new(name)
+        .arg("-v")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+fn main() {
+    let mut runs = 3;
+    let mut dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/bench"));
+    let mut only: Vec<String> = vec![];
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(3),
+            "--dir" => dir = PathBuf::from(args.next().expect("--dir DIR")),
+            _ => only.push(a),
+        }
+    }
+    let me = std::env::current_exe().expect("the bench binary");
+    let lua = me
+        .parent()
+        .and_then(|p| p.parent())
+        .map(|p| p.join("lua"))
+        .expect("target dir");
+    let lua = lua.to_string_lossy().into_owned();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|f| f.extension().is_some_and(|e| e == "lua"));
+    files.retain(|f| {
+        only.is_empty()
+            || only
+                .iter()
+                .any(|o| f.file_stem().is_some_and(|s| s == o.as_str()))
+    });
+    files.sort();
+    if files.is_empty() {
+        eprintln!("bench: no .lua files in {}", dir.display());
+        return;
+    }
+    let puc = installed("lua5.4");
+    let luajit = installed("luajit");
+    println!(
+        "{:<16} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+        "program", "no-jit s", "jit s", "lua5.4 s", "luajit s", "nojit/puc", "puc/jit"
+    );
+    let (mut g1, mut g2, mut n) = (0.0, 0.0, 0);
+    for f in &files {
+        let nojit = best_time(&[&lua, "--no-jit"], f, runs);
+        let jit = best_time(&[&lua], f, runs);
+        let p = if puc {
+            best_time(&["lua5.4"], f, runs)
+        } else {
+            None
+        };
+        let lj = if luajit {
+            best_time(&["luajit"], f, runs)
+        } else {
+            None
+        };
+        let fmt = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.3}"));
+        let r1 = match (nojit, p) {
+            (Some(a), Some(b)) => Some(a / b),
+            _ => None,
+        };
+        let r2 = match (p, jit) {
+            (Some(a), Some(b)) => Some(a / b),
+            _ => None,
+        };
+        if let (Some(a), Some(b)) = (r1, r2) {
+            g1 += a.ln();
+            g2 += b.ln();
+            n += 1;
+        }
+        println!(
+            "{:<16} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+            f.file_stem().unwrap().to_string_lossy(),
+            fmt(nojit),
+            fmt(jit),
+            fmt(p),
+            fmt(lj),
+            r1.map_or("-".into(), |r| format!("{r:.2}x")),
+            r2.map_or("-".into(), |r| format!("{r:.2}x")),
+        );
+    }
+    if n > 0 {
+        println!(
+            "geomean: no-jit is {:.2}x PUC's time; the JIT is {:.2}x faster than PUC",
+            (g1 / n as f64).exp(),
+            (g2 / n as f64).exp()
+        );
+    }
+}

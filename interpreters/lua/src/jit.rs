@@ -1,0 +1,293 @@
+//! The JIT portal and the run modes (`--no-jit`, `--jitcode`, JIT on, `--jit-param`).
+//!
+//! The portal's greens are the running prototype and the pc; its reds are the VM, the frame's
+//! base and the frame depth to stop at. The hot, simple ops (integer `Add`/`Sub`, integer
+//! comparisons, `Test`, jumps, the integer `for` loop) run inline in the portal, where the
+//! codewriter traces them; every other instruction goes through [`step`], a
+//! `#[dont_look_inside]` call that runs one instruction of the plain dispatch loop (calls,
+//! returns, metamethods, allocation, strings, errors). After such a step the portal reloads
+//! the frame (it may have changed: a call pushes one, a return pops one).
+
+use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
+use crate::value::Value;
+use crate::vm::Vm;
+use crate::Mode;
+use meta_jit::hints as jit;
+use meta_jit::hints::*;
+
+/// `portal` result: the frame at the stop depth returned.
+pub const DONE: i64 = -2;
+/// `portal` result: an error is waiting in `Vm::pending`.
+pub const ERROR: i64 = -1;
+
+/// Applies the command line's JIT mode and parameters to the portal's driver.
+pub fn configure(mode: Mode, params: &[String]) -> Result<(), String> {
+    for p in params {
+        portal::with_driver(|d| d.set_params(p)).map_err(|e| format!("--jit-param {p}: {e}"))?;
+    }
+    if mode == Mode::NoJit {
+        portal::with_driver(|d| d.set_params("off")).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Runs one instruction of the running frame through the plain dispatch loop.
+#[dont_look_inside]
+fn step(vm: &mut Vm, pc: usize, stop: usize) -> i64 {
+    let fi = vm.frames.len() - 1;
+    vm.frames[fi].pc = pc;
+    match vm.run(stop, true) {
+        Err(e) => {
+            vm.pending = Some(e);
+            ERROR
+        }
+        Ok(()) if vm.frames.len() <= stop => DONE,
+        Ok(()) => 0,
+    }
+}
+
+/// The running frame's prototype.
+#[dont_look_inside]
+fn frame_proto(vm: &Vm) -> &'static Proto {
+    vm.frames[vm.frames.len() - 1].cl.proto
+}
+
+/// The running frame's pc.
+#[dont_look_inside]
+fn frame_pc(vm: &Vm) -> usize {
+    vm.frames[vm.frames.len() - 1].pc
+}
+
+/// The running frame's base.
+#[dont_look_inside]
+fn frame_base(vm: &Vm) -> usize {
+    vm.frames[vm.frames.len() - 1].base
+}
+
+/// Operand `r` (a register or an RK constant) if it is an integer.
+#[look_inside]
+fn rk_int(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<i64> {
+    if r >= RK_CONST {
+        match &proto.consts[(r - RK_CONST) as usize] {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        }
+    } else {
+        match &vm.stack[base + r as usize] {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+/// Operand `r` if it is a float.
+#[look_inside]
+fn rk_num(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
+    if r >= RK_CONST {
+        match &proto.consts[(r - RK_CONST) as usize] {
+            Value::Num(x) => Some(*x),
+            _ => None,
+        }
+    } else {
+        match &vm.stack[base + r as usize] {
+            Value::Num(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+/// The portal: runs frames until the frame count drops to `stop`; returns [`DONE`] or
+/// [`ERROR`].
+#[jit::interpreter(greens(pc, proto), reds(vm, base, stop))]
+pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: usize) -> i64 {
+    loop {
+        jit_merge_point!();
+        match proto.code[pc] {
+            Op::Jmp(close, off) if close == NO_CLOSE => {
+                pc = (pc as i64 + 1 + off as i64) as usize;
+                if off < 0 {
+                    can_enter_jit!();
+                }
+                continue;
+            }
+            Op::TestJ(a, k) => {
+                let t = match &vm.stack[base + a as usize] {
+                    Value::Nil => false,
+                    Value::Boolean(b) => *b,
+                    _ => true,
+                };
+                if t == k {
+                    pc += 1;
+                } else {
+                    pc += 2;
+                }
+                continue;
+            }
+            Op::Add(a, b, c) => {
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                            *d = x.wrapping_add(y);
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x + y;
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            Op::Sub(a, b, c) => {
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                            *d = x.wrapping_sub(y);
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x - y;
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            Op::Mul(a, b, c) => {
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                            *d = x.wrapping_mul(y);
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x * y;
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            Op::Lt(b, c, k) => {
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if (x < y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if (x < y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+            }
+            Op::Le(b, c, k) => {
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if (x <= y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if (x <= y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+            }
+            Op::Mov(a, b) => {
+                if let Value::Int(x) = &vm.stack[base + b as usize] {
+                    let x = *x;
+                    if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                        *d = x;
+                        pc += 1;
+                        continue;
+                    }
+                }
+                if let Value::Num(x) = &vm.stack[base + b as usize] {
+                    let x = *x;
+                    if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                        *d = x;
+                        pc += 1;
+                        continue;
+                    }
+                }
+            }
+            Op::LoadInt(a, v) => {
+                if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                    *d = v as i64;
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::ForStep(a, off) => {
+                let ra = base + a as usize;
+                if let Value::Int(step) = &vm.stack[ra + 2] {
+                    let step = *step;
+                    if let Value::Int(count) = &vm.stack[ra + 1] {
+                        let count = *count;
+                        if count <= 0 {
+                            pc += 1;
+                            continue;
+                        }
+                        if let Value::Int(i) = &vm.stack[ra] {
+                            let next = (*i).wrapping_add(step);
+                            if let Value::Int(v) = &mut vm.stack[ra + 3] {
+                                *v = next;
+                                if let Value::Int(n) = &mut vm.stack[ra + 1] {
+                                    *n = count - 1;
+                                }
+                                if let Value::Int(i) = &mut vm.stack[ra] {
+                                    *i = next;
+                                }
+                                pc = (pc as i64 + 1 + off as i64) as usize;
+                                can_enter_jit!();
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let r = step(vm, pc, stop);
+        if r < 0 {
+            return r;
+        }
+        proto = frame_proto(vm);
+        pc = frame_pc(vm);
+        base = frame_base(vm);
+    }
+}

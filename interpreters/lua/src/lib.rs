@@ -1,0 +1,110 @@
+//! A Lua 5.4 interpreter on meta-jit: lexer, parser, compiler to a register bytecode, and a
+//! VM whose single dispatch loop runs guest frames (calls push a frame and continue in the
+//! same loop), with the standard libraries the conformance suite needs.
+//!
+//! Memory is reference counted for now; the framework's GC (issue 16) will replace it.
+
+pub mod ast;
+pub mod compile;
+pub mod jit;
+pub mod lexer;
+pub mod parser;
+pub mod proto;
+pub mod stdlib;
+pub mod table;
+pub mod value;
+pub mod vm;
+
+use value::Value;
+use vm::Vm;
+
+/// How to run: the plain interpreter, with the JIT, or on jitcode alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// JIT on (the default).
+    Jit,
+    /// The plain interpreter loop.
+    NoJit,
+    /// The interpreter's jitcode alone.
+    Jitcode,
+}
+
+/// The message and traceback of an uncaught error, as `lua` prints them.
+pub fn error_report(vm: &mut Vm, e: &vm::LuaError) -> String {
+    let msg = match &e.value {
+        Value::Str(s) => String::from_utf8_lossy(&s.bytes).into_owned(),
+        Value::Int(_) | Value::Num(_) => {
+            String::from_utf8_lossy(&value::to_str_bytes(&e.value).unwrap()).into_owned()
+        }
+        v => {
+            let h = vm.metamethod(v, &Value::str("__tostring"));
+            if !matches!(h, Value::Nil) {
+                if let Ok(Value::Str(s)) = vm.tostring(v) {
+                    // An object with __tostring is its own message, without traceback.
+                    return String::from_utf8_lossy(&s.bytes).into_owned();
+                }
+            }
+            format!("(error object is a {} value)", v.type_name())
+        }
+    };
+    match &e.traceback {
+        Some(tb) => format!("{msg}\n{tb}"),
+        None => msg,
+    }
+}
+
+/// Runs a chunk; `script` (the chunk name), `args` become `arg` and the chunk's `...`.
+/// Returns the process exit status, printing errors to stderr as PUC Lua does.
+pub fn run_chunk(
+    src: &[u8],
+    chunk: &str,
+    script: Option<&str>,
+    args: &[String],
+    mode: Mode,
+) -> i32 {
+    use std::io::Write;
+    let mut vm = Vm::new();
+    vm.mode = mode;
+    if let Some(path) = script {
+        let dir = std::path::Path::new(path)
+            .parent()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = if dir.is_empty() { ".".to_string() } else { dir };
+        vm.script_dir = dir.clone();
+        if let Value::Tab(pkg) = vm.get_global("package") {
+            let path = format!("{dir}/?.lua;{dir}/?/init.lua;./?.lua;./?/init.lua");
+            pkg.borrow_mut().set(Value::str("path"), Value::str(&path));
+        }
+        let argt = stdlib::new_table();
+        argt.borrow_mut().set(Value::Int(0), Value::str(path));
+        for (i, a) in args.iter().enumerate() {
+            argt.borrow_mut()
+                .set(Value::Int(i as i64 + 1), Value::str(a));
+        }
+        vm.set_global("arg", Value::Tab(argt));
+    }
+    let f = match vm.load(src, chunk) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = vm.out.flush();
+            eprintln!("lua: {e}");
+            return 1;
+        }
+    };
+    let argv: Vec<Value> = args.iter().map(|a| Value::str(a)).collect();
+    let r = vm.run_main(&f, argv);
+    let _ = vm.out.flush();
+    match r {
+        Ok(_) => 0,
+        Err(e) => {
+            let msg = error_report(&mut vm, &e);
+            let _ = vm.out.flush();
+            eprintln!("lua: {msg}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

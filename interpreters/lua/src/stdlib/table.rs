@@ -1,0 +1,261 @@
+//! The table library: insert, remove, concat, sort (PUC Lua's quicksort, so that an invalid
+//! order function is detected the same way), pack, unpack, move.
+
+use super::{arg, check_int, check_table, nf, opt_int, register, type_error};
+use crate::value::{TRef, Value};
+use crate::vm::{debug_none, LResult, Vm};
+
+fn geti(vm: &mut Vm, t: &TRef, i: i64) -> LResult<Value> {
+    if t.borrow().meta.is_none() {
+        return Ok(t.borrow().get_int(i));
+    }
+    vm.index(&Value::Tab(t.clone()), &Value::Int(i), debug_none())
+}
+
+fn seti(vm: &mut Vm, t: &TRef, i: i64, v: Value) -> LResult<()> {
+    if t.borrow().meta.is_none() {
+        t.borrow_mut().set_int(i, v);
+        return Ok(());
+    }
+    vm.setindex(&Value::Tab(t.clone()), Value::Int(i), v, debug_none())
+}
+
+fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
+    if t.borrow().meta.is_none() {
+        return Ok(t.borrow().len());
+    }
+    match vm.len_of(&Value::Tab(t.clone()), debug_none())? {
+        Value::Int(n) => Ok(n),
+        _ => Err(vm.native_error("object length is not an integer")),
+    }
+}
+
+fn insert(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+    let t = check_table(vm, &args, 0)?;
+    let e = len(vm, &t)?.wrapping_add(1);
+    match args.len() {
+        2 => seti(vm, &t, e, args[1].clone())?,
+        3 => {
+            let pos = check_int(vm, &args, 1)?;
+            if (pos as u64).wrapping_sub(1) >= e as u64 {
+                return Err(vm.arg_error(2, "position out of bounds"));
+            }
+            let mut i = e;
+            while i > pos {
+                let v = geti(vm, &t, i - 1)?;
+                seti(vm, &t, i, v)?;
+                i -= 1;
+            }
+            seti(vm, &t, pos, args[2].clone())?;
+        }
+        _ => return Err(vm.native_error("wrong number of arguments to 'insert'")),
+    }
+    Ok(vec![])
+}
+
+fn remove(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+    let t = check_table(vm, &args, 0)?;
+    let size = len(vm, &t)?;
+    let mut pos = opt_int(vm, &args, 1, size)?;
+    if args.len() > 1 && pos != size && (pos as u64).wrapping_sub(1) > size as u64 {
+        return Err(vm.arg_error(1, "position out of bounds"));
+    }
+    let r = geti(vm, &t, pos)?;
+    while pos < size {
+        let v = geti(vm, &t, pos + 1)?;
+        seti(vm, &t, pos, v)?;
+        pos += 1;
+    }
+    seti(vm, &t, pos, Value::Nil)?;
+    Ok(vec![r])
+}
+
+fn concat(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+    let t = check_table(vm, &args, 0)?;
+    let sep = super::opt_str(vm, &args, 1)?;
+    let i = opt_int(vm, &args, 2, 1)?;
+    let j = match arg(&args, 3) {
+        Value::Nil => len(vm, &t)?,
+        _ => check_int(vm, &args, 3)?,
+    };
+    let mut out = Vec::new();
+    let mut k = i;
+    while k <= j {
+        let v = geti(vm, &t, k)?;
+        match &v {
+            Value::Str(s) => out.extend_from_slice(&s.bytes),
+            Value::Int(_) | Value::Num(_) => {
+                out.extend_from_slice(&crate::value::to_str_bytes(&v).unwrap())
+            }
+            _ => {
+                return Err(vm.native_error(&format!(
+                    "invalid value ({}) at index {} in table for 'concat'",
+                    vm.type_name_of(&v),
+                    k
+                )))
+            }
+        }
+        if k < j {
+            if let Some(s) = &sep {
+                out.extend_from_slice(&s.bytes);
+            }
+        }
+        if k == i64::MAX {
+            break;
+        }
+        k += 1;
+    }
+    Ok(vec![Value::bytes(&out)])
+}
+
+fn sort_lt(vm: &mut Vm, cmp: &Value, a: &Value, b: &Value) -> LResult<bool> {
+    if matches!(cmp, Value::Nil) {
+        vm.less_than(a, b)
+    } else {
+        Ok(vm.call1(cmp, vec![a.clone(), b.clone()])?.truthy())
+    }
+}
+
+fn auxsort(vm: &mut Vm, a: &mut [Value], mut lo: i64, mut up: i64, cmp: &Value) -> LResult<()> {
+    let bad = |vm: &Vm| vm.native_error("invalid order function for sorting");
+    while lo < up {
+        if sort_lt(vm, cmp, &a[up as usize], &a[lo as usize])? {
+            a.swap(lo as usize, up as usize);
+        }
+        if up - lo == 1 {
+            break;
+        }
+        let p = lo + (up - lo) / 2;
+        if sort_lt(vm, cmp, &a[p as usize], &a[lo as usize])? {
+            a.swap(p as usize, lo as usize);
+        } else if sort_lt(vm, cmp, &a[up as usize], &a[p as usize])? {
+            a.swap(p as usize, up as usize);
+        }
+        if up - lo == 2 {
+            break;
+        }
+        let pivot = a[p as usize].clone();
+        a.swap(p as usize, (up - 1) as usize);
+        let mut i = lo;
+        let mut j = up - 1;
+        loop {
+            i += 1;
+            while sort_lt(vm, cmp, &a[i as usize], &pivot)? {
+                if i == up - 1 {
+                    return Err(bad(vm));
+                }
+                i += 1;
+            }
+            j -= 1;
+            while sort_lt(vm, cmp, &pivot, &a[j as usize])? {
+                if j < i {
+                    return Err(bad(vm));
+                }
+                j -= 1;
+            }
+            if j < i {
+                break;
+            }
+            a.swap(i as usize, j as usize);
+        }
+        a.swap((up - 1) as usize, i as usize);
+        if i - lo < up - i {
+            auxsort(vm, a, lo, i - 1, cmp)?;
+            lo = i + 1;
+        } else {
+            auxsort(vm, a, i + 1, up, cmp)?;
+            up = i - 1;
+        }
+    }
+    Ok(())
+}
+
+fn sort(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+    let t = check_table(vm, &args, 0)?;
+    let n = len(vm, &t)?;
+    let cmp = arg(&args, 1).clone();
+    if !matches!(cmp, Value::Nil | Value::LFunc(_) | Value::Native(_)) {
+        return Err(type_error(vm, &args, 1, "function"));
+    }
+    if n > 1 {
+        let mut items = Vec::with_capacity(n as usize);
+        for i in 1..=n {
+            items.push(geti(vm, &t, i)?);
+        }
+        let r = auxsort(vm, &mut items, 0, n - 1, &cmp);
+        // Write back even on error, as the in-place sort would have left the table.
+        for (i, v) in items.into_iter().enumerate() {
+            seti(vm, &t, i as i64 + 1, v)?;
+        }
+        r?;
+    }
+    Ok(vec![])
+}
+
+fn pack(_vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+    let t = super::new_table();
+    let n = args.len();
+    {
+        let mut tb = t.borrow_mut();
+        for (i, v) in args.into_iter().enumerate() {
+            tb.set_int(i as i64 + 1, v);
+        }
+        tb.set(Value::str("n"), Value::Int(n as i64));
+    }
+    Ok(vec![Value::Tab(t)])
+}
+
+fn move_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+    let a1 = check_table(vm, &args, 0)?;
+    let f = check_int(vm, &args, 1)?;
+    let e = check_int(vm, &args, 2)?;
+    let tpos = check_int(vm, &args, 3)?;
+    let a2 = match arg(&args, 4) {
+        Value::Nil => a1.clone(),
+        _ => check_table(vm, &args, 4)?,
+    };
+    if e >= f {
+        if !(f > 0 || e < i64::MAX + f) {
+            return Err(vm.arg_error(3, "too many elements to move"));
+        }
+        if tpos > i64::MAX - (e - f) {
+            return Err(vm.arg_error(4, "destination wrap around"));
+        }
+        if tpos > e || tpos <= f || !std::rc::Rc::ptr_eq(&a1, &a2) {
+            for i in 0..=(e - f) {
+                let v = geti(vm, &a1, f + i)?;
+                seti(vm, &a2, tpos + i, v)?;
+            }
+        } else {
+            let mut i = e - f;
+            loop {
+                let v = geti(vm, &a1, f + i)?;
+                seti(vm, &a2, tpos + i, v)?;
+                if i == 0 {
+                    break;
+                }
+                i -= 1;
+            }
+        }
+    }
+    Ok(vec![Value::Tab(a2)])
+}
+
+/// Loads the table library.
+pub fn open(vm: &mut Vm) {
+    let t = register(
+        vm,
+        "table",
+        vec![
+            ("insert", nf(insert)),
+            ("remove", nf(remove)),
+            ("concat", nf(concat)),
+            ("sort", nf(sort)),
+            ("pack", nf(pack)),
+            ("unpack", nf(super::base::unpack)),
+            ("move", nf(move_)),
+        ],
+    );
+    let u = t.borrow().get(&Value::str("unpack"));
+    vm.set_global("unpack", u);
+}

@@ -1,0 +1,258 @@
+//! Lua tables: an array part for the keys `1..=n` and a hash part in insertion order (so that
+//! `next` can walk it while fields are set to nil), plus the metatable.
+//!
+//! Float keys with an integral value are normalized to integers. This module knows nothing
+//! about metamethods; the VM applies them.
+
+use crate::value::{float_to_int, TRef, Value};
+use hashbrown::HashMap;
+
+/// A table.
+#[derive(Default)]
+pub struct Table {
+    /// Values of the keys `1..=arr.len()`; the last one is never nil.
+    pub arr: Vec<Value>,
+    /// Hash part entries in insertion order; a removed entry keeps its key with a nil value.
+    entries: Vec<(Value, Value)>,
+    /// Key -> index in `entries`.
+    index: HashMap<Value, usize>,
+    /// Entries whose value is nil.
+    dead: usize,
+    /// The metatable.
+    pub meta: Option<TRef>,
+}
+
+fn norm(k: &Value) -> Option<Value> {
+    if let Value::Num(f) = k {
+        if let Some(i) = float_to_int(*f) {
+            return Some(Value::Int(i));
+        }
+    }
+    None
+}
+
+impl Table {
+    /// An empty table with room for `narr` array items.
+    pub fn with_capacity(narr: usize, nhash: usize) -> Table {
+        Table {
+            arr: Vec::with_capacity(narr),
+            entries: Vec::with_capacity(nhash),
+            index: HashMap::with_capacity(nhash),
+            ..Default::default()
+        }
+    }
+
+    /// `t[i]` for an integer key.
+    #[inline]
+    pub fn get_int(&self, i: i64) -> Value {
+        if i >= 1 && (i as u64) <= self.arr.len() as u64 {
+            return self.arr[(i - 1) as usize].clone();
+        }
+        if self.entries.is_empty() {
+            return Value::Nil;
+        }
+        self.get_hash(&Value::Int(i))
+    }
+
+    fn get_hash(&self, k: &Value) -> Value {
+        match self.index.get(k) {
+            Some(&i) => self.entries[i].1.clone(),
+            None => Value::Nil,
+        }
+    }
+
+    /// `t[k]` without metamethods.
+    pub fn get(&self, k: &Value) -> Value {
+        match k {
+            Value::Int(i) => self.get_int(*i),
+            Value::Num(_) => match norm(k) {
+                Some(Value::Int(i)) => self.get_int(i),
+                _ => self.get_hash(k),
+            },
+            Value::Nil => Value::Nil,
+            _ => {
+                if self.entries.is_empty() {
+                    Value::Nil
+                } else {
+                    self.get_hash(k)
+                }
+            }
+        }
+    }
+
+    /// `t[k]` for a string key.
+    #[inline]
+    pub fn get_str(&self, k: &Value) -> Value {
+        if self.entries.is_empty() {
+            return Value::Nil;
+        }
+        self.get_hash(k)
+    }
+
+    /// `t[i] = v` for an integer key.
+    pub fn set_int(&mut self, i: i64, v: Value) {
+        let n = self.arr.len();
+        if i >= 1 && (i as u64) <= n as u64 {
+            let idx = (i - 1) as usize;
+            if v.truthy() || matches!(v, Value::Boolean(false)) || idx + 1 < n {
+                self.arr[idx] = v;
+            } else {
+                // The last item becomes nil: shrink to keep the border at the end.
+                self.arr.pop();
+                while matches!(self.arr.last(), Some(Value::Nil)) {
+                    self.arr.pop();
+                }
+            }
+            return;
+        }
+        if i as u64 == n as u64 + 1 {
+            if matches!(v, Value::Nil) {
+                self.set_hash(Value::Int(i), v);
+                return;
+            }
+            self.arr.push(v);
+            if !self.entries.is_empty() {
+                self.remove_hash(&Value::Int(i));
+                self.migrate();
+            }
+            return;
+        }
+        self.set_hash(Value::Int(i), v);
+    }
+
+    fn remove_hash(&mut self, k: &Value) {
+        if let Some(&j) = self.index.get(k) {
+            if !matches!(self.entries[j].1, Value::Nil) {
+                self.entries[j].1 = Value::Nil;
+                self.dead += 1;
+            }
+        }
+    }
+
+    /// Moves keys `n+1, n+2, ...` from the hash part to the array part.
+    fn migrate(&mut self) {
+        loop {
+            let k = Value::Int(self.arr.len() as i64 + 1);
+            match self.index.get(&k) {
+                Some(&j) if !matches!(self.entries[j].1, Value::Nil) => {
+                    let v = std::mem::take(&mut self.entries[j].1);
+                    self.dead += 1;
+                    self.arr.push(v);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn set_hash(&mut self, k: Value, v: Value) {
+        if let Some(&j) = self.index.get(&k) {
+            let was_nil = matches!(self.entries[j].1, Value::Nil);
+            let is_nil = matches!(v, Value::Nil);
+            self.entries[j].1 = v;
+            if was_nil && !is_nil {
+                self.dead -= 1;
+            } else if !was_nil && is_nil {
+                self.dead += 1;
+            }
+            return;
+        }
+        if matches!(v, Value::Nil) {
+            return;
+        }
+        if self.dead > 8 && self.dead * 2 > self.entries.len() {
+            self.compact();
+        }
+        self.index.insert(k.clone(), self.entries.len());
+        self.entries.push((k, v));
+    }
+
+    fn compact(&mut self) {
+        self.entries.retain(|e| !matches!(e.1, Value::Nil));
+        self.index.clear();
+        for (j, e) in self.entries.iter().enumerate() {
+            self.index.insert(e.0.clone(), j);
+        }
+        self.dead = 0;
+    }
+
+    /// `t[k] = v` without metamethods; the caller has rejected nil and NaN keys.
+    pub fn set(&mut self, k: Value, v: Value) {
+        match k {
+            Value::Int(i) => self.set_int(i, v),
+            Value::Num(_) => match norm(&k) {
+                Some(Value::Int(i)) => self.set_int(i, v),
+                _ => self.set_hash(k, v),
+            },
+            _ => self.set_hash(k, v),
+        }
+    }
+
+    /// `#t`: a border.
+    pub fn len(&self) -> i64 {
+        let n = self.arr.len();
+        if n > 0 || self.entries.is_empty() {
+            return n as i64;
+        }
+        // Only a hash part: probe upwards, as Lua's unbound search does.
+        let mut i: i64 = 0;
+        while !matches!(self.get_hash(&Value::Int(i + 1)), Value::Nil) {
+            i += 1;
+        }
+        i
+    }
+
+    /// True if the table has no array items.
+    pub fn is_empty(&self) -> bool {
+        self.arr.is_empty() && self.entries.len() == self.dead
+    }
+
+    /// The key after `k` in traversal order (`next`): `Ok(None)` at the end, `Err` if `k` is
+    /// not a key of the table.
+    #[allow(clippy::result_unit_err)]
+    pub fn next(&self, k: &Value) -> Result<Option<(Value, Value)>, ()> {
+        let mut start_hash = 0;
+        match k {
+            Value::Nil => {
+                if let Some(v) = self.arr.first() {
+                    return Ok(Some((Value::Int(1), v.clone())));
+                }
+            }
+            _ => {
+                let key = norm(k).unwrap_or_else(|| k.clone());
+                let mut in_arr = false;
+                if let Value::Int(i) = key {
+                    if i >= 1 && (i as u64) <= self.arr.len() as u64 {
+                        in_arr = true;
+                        let mut j = i as usize;
+                        while j < self.arr.len() {
+                            if !matches!(self.arr[j], Value::Nil) {
+                                return Ok(Some((Value::Int(j as i64 + 1), self.arr[j].clone())));
+                            }
+                            j += 1;
+                        }
+                    }
+                }
+                if !in_arr {
+                    match self.index.get(&key) {
+                        Some(&j) => start_hash = j + 1,
+                        None => return Err(()),
+                    }
+                }
+            }
+        }
+        if let Value::Nil = k {
+            // skip nils at the start of the array
+            for (j, v) in self.arr.iter().enumerate() {
+                if !matches!(v, Value::Nil) {
+                    return Ok(Some((Value::Int(j as i64 + 1), v.clone())));
+                }
+            }
+        }
+        for e in &self.entries[start_hash.min(self.entries.len())..] {
+            if !matches!(e.1, Value::Nil) {
+                return Ok(Some((e.0.clone(), e.1.clone())));
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,271 @@
+//! Unit tests of the pieces (the conformance suite under `tests/` drives the binary).
+
+use crate::value::{fmt_float, str_to_number, Value};
+use crate::vm::Vm;
+use crate::Mode;
+
+fn num(s: &str) -> Option<Value> {
+    str_to_number(s.as_bytes())
+}
+
+#[test]
+fn sizes_stay_small() {
+    // `repr(C, u8)` (for the JIT) puts the payload after the tag at its own alignment.
+    assert_eq!(std::mem::size_of::<crate::proto::Op>(), 12);
+    assert_eq!(std::mem::size_of::<Value>(), 16);
+}
+
+#[test]
+fn numerals_convert_as_lua_does() {
+    assert!(matches!(num("0x10"), Some(Value::Int(16))));
+    assert!(matches!(num("0xffffffffffffffff"), Some(Value::Int(-1))));
+    assert!(matches!(num(" 12 "), Some(Value::Int(12))));
+    assert!(matches!(num("9223372036854775808"), Some(Value::Num(f)) if f == 2f64.powi(63)));
+    assert!(matches!(num("0x1p4"), Some(Value::Num(f)) if f == 16.0));
+    assert!(matches!(num("0x.8"), Some(Value::Num(f)) if f == 0.5));
+    assert!(matches!(num("1e2"), Some(Value::Num(f)) if f == 100.0));
+    assert!(num("1e").is_none());
+    assert!(num("0x").is_none());
+    assert!(num("1 2").is_none());
+}
+
+#[test]
+fn floats_print_as_puc_lua() {
+    assert_eq!(fmt_float(1.0), "1.0");
+    assert_eq!(fmt_float(-0.0), "-0.0");
+    assert_eq!(fmt_float(1e15), "1e+15");
+    assert_eq!(fmt_float(0.1), "0.1");
+    assert_eq!(fmt_float(1.0 / 3.0), "0.33333333333333");
+    assert_eq!(fmt_float(f64::INFINITY), "inf");
+    assert_eq!(fmt_float(2f64.powi(63)), "9.2233720368548e+18");
+}
+
+#[test]
+fn format_conversions() {
+    use crate::stdlib::format::{fmt_a, fmt_e, fmt_g};
+    assert_eq!(fmt_e(1234.5, 2, false), "1.23e+03");
+    assert_eq!(fmt_g(100000.0, 6, false, false), "100000");
+    assert_eq!(fmt_g(1e-5, 6, false, false), "1e-05");
+    assert_eq!(fmt_a(1.0, None, false), "0x1p+0");
+    assert_eq!(fmt_a(3.0, None, false), "0x1.8p+1");
+    assert_eq!(fmt_a(0.0, None, false), "0x0p+0");
+}
+
+#[test]
+fn table_border_and_traversal() {
+    let mut t = crate::table::Table::default();
+    for i in 1..=10 {
+        t.set_int(i, Value::Int(i));
+    }
+    t.set(Value::str("x"), Value::Int(99));
+    assert_eq!(t.len(), 10);
+    t.set_int(10, Value::Nil);
+    assert_eq!(t.len(), 9);
+    // Hash keys that continue the array move into it.
+    t.set_int(11, Value::Int(11));
+    t.set_int(10, Value::Int(10));
+    assert_eq!(t.len(), 11);
+    let mut n = 0;
+    let mut k = Value::Nil;
+    while let Ok(Some((nk, _))) = t.next(&k) {
+        n += 1;
+        k = nk;
+    }
+    assert_eq!(n, 12);
+    assert!(t.next(&Value::str("missing")).is_err());
+}
+
+#[test]
+fn patterns_match() {
+    use crate::stdlib::pattern::Matcher;
+    let src = b"key = value";
+    let mut m = Matcher::new(src, b"(%w+)%s*=%s*(%w+)");
+    assert_eq!(m.do_match(0, 0).unwrap(), Some(src.len()));
+    assert_eq!(m.level, 2);
+    let mut m = Matcher::new(b"f(a(b)c)", b"%b()");
+    assert_eq!(m.do_match(1, 0).unwrap(), Some(8));
+    let mut m = Matcher::new(b"x", b"[a");
+    assert!(m.do_match(0, 0).is_err());
+}
+
+fn run(src: &str, mode: Mode) -> Result<Vm, String> {
+    let mut vm = Vm::new();
+    vm.mode = mode;
+    let f = vm.load(src.as_bytes(), "test")?;
+    match vm.run_main(&f, vec![]) {
+        Ok(_) => Ok(vm),
+        Err(e) => Err(crate::error_report(&mut vm, &e)),
+    }
+}
+
+fn global_int(vm: &Vm, name: &str) -> i64 {
+    match vm.get_global(name) {
+        Value::Int(i) => i,
+        v => panic!("{name} is {v:?}"),
+    }
+}
+
+const PROGRAM: &str = r#"
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local acc = 0
+for i = 1, 200 do acc = acc + i * 2 - 1 end
+local j, w = 0, 0
+while j < 300 do w = w + j; j = j + 1 end
+local t = {}
+for i = 1, 50 do t[#t + 1] = i end
+local mt = setmetatable({}, {__index = function(_, k) return k * 3 end})
+local s = ("abc"):rep(3):upper()
+R1, R2, R3, R4, R5, R6 = fib(15), acc, w, #t, mt[7], #s
+"#;
+
+#[test]
+fn program_gives_the_same_results_in_every_mode() {
+    for mode in [Mode::NoJit, Mode::Jitcode, Mode::Jit] {
+        let vm = run(PROGRAM, mode).unwrap();
+        let got: Vec<i64> = ["R1", "R2", "R3", "R4", "R5", "R6"]
+            .iter()
+            .map(|n| global_int(&vm, n))
+            .collect();
+        assert_eq!(got, vec![610, 40000, 44850, 50, 21, 9], "mode {mode:?}");
+    }
+}
+
+#[test]
+fn deep_recursion_is_a_lua_error() {
+    let e = run("local function f() return 1 + f() end f()", Mode::NoJit)
+        .err()
+        .expect("an error");
+    assert!(e.starts_with("test:1: stack overflow"), "{e}");
+}
+
+#[test]
+fn errors_name_the_variable() {
+    let e = run("local t = nil\nlocal y = t.x", Mode::NoJit)
+        .err()
+        .unwrap();
+    assert!(
+        e.starts_with("test:2: attempt to index a nil value (local 't')"),
+        "{e}"
+    );
+    let e = run("undefinedf()", Mode::Jitcode).err().unwrap();
+    assert!(
+        e.starts_with("test:1: attempt to call a nil value (global 'undefinedf')"),
+        "{e}"
+    );
+}
+
+#[test]
+fn syntax_errors_read_as_puc_lua() {
+    let mut vm = Vm::new();
+    let e = vm.load(b"x = = 1", "t.lua").err().unwrap();
+    assert_eq!(e, "t.lua:1: unexpected symbol near '='");
+    let e = vm.load(b"for i=1,2 do\n", "t.lua").err().unwrap();
+    assert_eq!(
+        e,
+        "t.lua:2: 'end' expected (to close 'for' at line 1) near <eof>"
+    );
+}
+
+/// A small deterministic generator for the fuzz tests.
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+const TOKENS: &[&str] = &[
+    "local",
+    "x",
+    "y",
+    "=",
+    "1",
+    "0x1p4",
+    "'s'",
+    "[[l]]",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ";",
+    "function",
+    "end",
+    "if",
+    "then",
+    "else",
+    "elseif",
+    "while",
+    "do",
+    "for",
+    "in",
+    "repeat",
+    "until",
+    "return",
+    "break",
+    "goto",
+    "::",
+    "lbl",
+    "+",
+    "-",
+    "*",
+    "/",
+    "//",
+    "%",
+    "^",
+    "..",
+    "==",
+    "~=",
+    "<",
+    "<=",
+    "and",
+    "or",
+    "not",
+    "#",
+    "~",
+    "&",
+    "|",
+    "<<",
+    ">>",
+    ".",
+    ":",
+    "...",
+    "nil",
+    "true",
+    "false",
+    "print",
+    "<const>",
+    "\n",
+    "--c\n",
+    "3.5",
+    "\"\\x41\"",
+];
+
+#[test]
+fn random_bytes_and_token_soups_never_panic() {
+    let mut seed = 0x2545F4914F6CDD1Du64;
+    for _ in 0..3000 {
+        let n = (xorshift(&mut seed) % 60) as usize;
+        let bytes: Vec<u8> = (0..n).map(|_| (xorshift(&mut seed) % 128) as u8).collect();
+        let mut vm = Vm::new();
+        let _ = vm.load(&bytes, "fuzz");
+        let mut src = String::new();
+        for _ in 0..(xorshift(&mut seed) % 40) {
+            src.push_str(TOKENS[(xorshift(&mut seed) % TOKENS.len() as u64) as usize]);
+            src.push(' ');
+        }
+        // Compiling must not panic; running could loop, so only straight-line chunks run.
+        if let Ok(f) = vm.load(src.as_bytes(), "fuzz") {
+            if !src.contains("while")
+                && !src.contains("repeat")
+                && !src.contains("goto")
+                && !src.contains("for")
+                && !src.contains("function")
+            {
+                let _ = vm.run_main(&f, vec![]);
+            }
+        }
+    }
+}

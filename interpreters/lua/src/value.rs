@@ -1,0 +1,417 @@
+//! Lua values: nil, booleans, integers and floats (distinct subtypes), byte strings, tables and
+//! functions, with the number <-> string conversions of Lua 5.4.
+//!
+//! Memory is reference counted (`Rc`); cycles leak until the framework's GC replaces this. This
+//! module knows nothing about the VM's frames or the libraries.
+
+use crate::table::Table;
+use meta_jit::hints::*;
+use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+/// A Lua string: immutable bytes with their hash computed once.
+pub struct LStr {
+    /// The hash of the bytes.
+    pub hash: u64,
+    /// The bytes.
+    pub bytes: Box<[u8]>,
+}
+
+impl LStr {
+    /// A string of these bytes.
+    pub fn new(bytes: &[u8]) -> Rc<LStr> {
+        let mut h: u64 = 0xcbf29ce484222325 ^ bytes.len() as u64;
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+        Rc::new(LStr {
+            hash: h,
+            bytes: bytes.into(),
+        })
+    }
+}
+
+/// A shared, mutable table.
+pub type TRef = Rc<RefCell<Table>>;
+
+/// A native (Rust) function's body.
+pub type NativeFn = Box<dyn Fn(&mut crate::vm::Vm, Vec<Value>) -> crate::vm::LResult<Vec<Value>>>;
+
+/// A native function with its name (for error messages).
+pub struct Native {
+    /// The name used in "bad argument ... to 'name'".
+    pub name: String,
+    /// The body.
+    pub f: NativeFn,
+}
+
+/// A Lua value.
+#[derive(Clone, Default, JitLayout)]
+#[repr(C, u8)]
+pub enum Value {
+    /// nil
+    #[default]
+    Nil,
+    /// true or false
+    Boolean(bool),
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Num(f64),
+    /// A string.
+    Str(Rc<LStr>),
+    /// A table.
+    Tab(TRef),
+    /// A Lua function (closure).
+    LFunc(Rc<crate::vm::Closure>),
+    /// A native function.
+    Native(Rc<Native>),
+}
+
+impl Value {
+    /// A string value.
+    pub fn str(s: &str) -> Value {
+        Value::Str(LStr::new(s.as_bytes()))
+    }
+    /// A string value from bytes.
+    pub fn bytes(s: &[u8]) -> Value {
+        Value::Str(LStr::new(s))
+    }
+    /// Lua truthiness: everything but nil and false.
+    #[inline]
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Nil | Value::Boolean(false))
+    }
+    /// `type(v)`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Boolean(_) => "boolean",
+            Value::Int(_) | Value::Num(_) => "number",
+            Value::Str(_) => "string",
+            Value::Tab(_) => "table",
+            Value::LFunc(_) | Value::Native(_) => "function",
+        }
+    }
+    /// Raw equality (no metamethods).
+    pub fn raw_eq(&self, o: &Value) -> bool {
+        match (self, o) {
+            (Value::Nil, Value::Nil) => true,
+            (Value::Boolean(a), Value::Boolean(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Num(a), Value::Num(b)) => a == b,
+            (Value::Int(a), Value::Num(b)) | (Value::Num(b), Value::Int(a)) => int_eq_float(*a, *b),
+            (Value::Str(a), Value::Str(b)) => {
+                Rc::ptr_eq(a, b) || (a.hash == b.hash && a.bytes == b.bytes)
+            }
+            (Value::Tab(a), Value::Tab(b)) => Rc::ptr_eq(a, b),
+            (Value::LFunc(a), Value::LFunc(b)) => Rc::ptr_eq(a, b),
+            (Value::Native(a), Value::Native(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+    /// A number of either subtype as a float (strings are not converted).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(*i as f64),
+            Value::Num(f) => Some(*f),
+            _ => None,
+        }
+    }
+    /// The value as a number, converting strings (`"10"` is 10).
+    pub fn to_number(&self) -> Option<Value> {
+        match self {
+            Value::Int(_) | Value::Num(_) => Some(self.clone()),
+            Value::Str(s) => str_to_number(&s.bytes),
+            _ => None,
+        }
+    }
+    /// The value as an integer: integers, floats with an integral value and strings of those.
+    pub fn to_integer(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Num(f) => float_to_int(*f),
+            Value::Str(s) => match str_to_number(&s.bytes)? {
+                Value::Int(i) => Some(i),
+                Value::Num(f) => float_to_int(f),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    /// A pointer identity for `%p`-like output of tables and functions.
+    pub fn ptr(&self) -> usize {
+        match self {
+            Value::Tab(t) => Rc::as_ptr(t) as *const u8 as usize,
+            Value::LFunc(f) => Rc::as_ptr(f) as *const u8 as usize,
+            Value::Native(f) => Rc::as_ptr(f) as *const u8 as usize,
+            Value::Str(s) => Rc::as_ptr(s) as *const u8 as usize,
+            _ => 0,
+        }
+    }
+}
+
+/// The float `f` as an integer if it has an integral value in range.
+pub fn float_to_int(f: f64) -> Option<i64> {
+    if f.floor() == f && (-9.223372036854776e18..9.223372036854776e18).contains(&f) {
+        Some(f as i64)
+    } else {
+        None
+    }
+}
+
+/// `i == f` exactly.
+pub fn int_eq_float(i: i64, f: f64) -> bool {
+    float_to_int(f) == Some(i)
+}
+
+const TWO63: f64 = 9.223372036854776e18;
+
+/// `i < f` exactly.
+pub fn lt_int_float(i: i64, f: f64) -> bool {
+    if f.is_nan() {
+        false
+    } else if f >= TWO63 {
+        true
+    } else if f > -TWO63 {
+        i < f.ceil() as i64
+    } else {
+        false
+    }
+}
+
+/// `i <= f` exactly.
+pub fn le_int_float(i: i64, f: f64) -> bool {
+    if f.is_nan() {
+        false
+    } else if f >= TWO63 {
+        true
+    } else if f >= -TWO63 {
+        i <= f.floor() as i64
+    } else {
+        false
+    }
+}
+
+/// `f < i` exactly.
+pub fn lt_float_int(f: f64, i: i64) -> bool {
+    if f.is_nan() || f >= TWO63 {
+        false
+    } else if f >= -TWO63 {
+        (f.floor() as i64) < i
+    } else {
+        true
+    }
+}
+
+/// `f <= i` exactly.
+pub fn le_float_int(f: f64, i: i64) -> bool {
+    if f.is_nan() || f >= TWO63 {
+        false
+    } else if f > -TWO63 {
+        (f.ceil() as i64) <= i
+    } else {
+        true
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, o: &Value) -> bool {
+        self.raw_eq(o)
+    }
+}
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self {
+            Value::Nil => 0u64.hash(h),
+            Value::Boolean(b) => (*b as u64 + 1).hash(h),
+            Value::Int(i) => i.hash(h),
+            Value::Num(f) => match float_to_int(*f) {
+                Some(i) => i.hash(h),
+                None => f.to_bits().hash(h),
+            },
+            Value::Str(s) => s.hash.hash(h),
+            _ => self.ptr().hash(h),
+        }
+    }
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Converts a string to a number as Lua does (`tonumber(s)`, coercions): decimal and hex
+/// integers (hex wraps), decimal and hex floats, surrounding spaces allowed.
+pub fn str_to_number(s: &[u8]) -> Option<Value> {
+    let mut a = 0;
+    let mut b = s.len();
+    while a < b && is_space(s[a]) {
+        a += 1;
+    }
+    while b > a && is_space(s[b - 1]) {
+        b -= 1;
+    }
+    let t = &s[a..b];
+    if t.is_empty() {
+        return None;
+    }
+    let (neg, body) = match t[0] {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if body.len() >= 2 && body[0] == b'0' && (body[1] == b'x' || body[1] == b'X') {
+        return hex_number(&body[2..], neg);
+    }
+    // decimal
+    let mut i = 0;
+    let mut digits = 0;
+    while i < body.len() && body[i].is_ascii_digit() {
+        i += 1;
+        digits += 1;
+    }
+    let mut is_float = false;
+    if i < body.len() && body[i] == b'.' {
+        is_float = true;
+        i += 1;
+        while i < body.len() && body[i].is_ascii_digit() {
+            i += 1;
+            digits += 1;
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    if i < body.len() && (body[i] == b'e' || body[i] == b'E') {
+        is_float = true;
+        i += 1;
+        if i < body.len() && (body[i] == b'+' || body[i] == b'-') {
+            i += 1;
+        }
+        let st = i;
+        while i < body.len() && body[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == st {
+            return None;
+        }
+    }
+    if i != body.len() {
+        return None;
+    }
+    let txt = std::str::from_utf8(body).ok()?;
+    if !is_float {
+        let mut v: i64 = 0;
+        let mut overflow = false;
+        for c in body {
+            match v
+                .checked_mul(10)
+                .and_then(|x| x.checked_add((c - b'0') as i64))
+            {
+                Some(x) => v = x,
+                None => {
+                    overflow = true;
+                    break;
+                }
+            }
+        }
+        if !overflow {
+            return Some(Value::Int(if neg { v.wrapping_neg() } else { v }));
+        }
+        if neg && txt == "9223372036854775808" {
+            return Some(Value::Int(i64::MIN));
+        }
+    }
+    let f: f64 = txt.parse().ok()?;
+    Some(Value::Num(if neg { -f } else { f }))
+}
+
+fn hex_number(s: &[u8], neg: bool) -> Option<Value> {
+    let mut i = 0;
+    let mut mant: u64 = 0;
+    let mut fmant: f64 = 0.0;
+    let mut exp: i64 = 0;
+    let mut any = false;
+    let mut is_float = false;
+    while i < s.len() && s[i].is_ascii_hexdigit() {
+        let d = (s[i] as char).to_digit(16).unwrap() as u64;
+        mant = mant.wrapping_mul(16).wrapping_add(d);
+        fmant = fmant * 16.0 + d as f64;
+        any = true;
+        i += 1;
+    }
+    if i < s.len() && s[i] == b'.' {
+        is_float = true;
+        i += 1;
+        while i < s.len() && s[i].is_ascii_hexdigit() {
+            let d = (s[i] as char).to_digit(16).unwrap() as u64;
+            fmant = fmant * 16.0 + d as f64;
+            exp -= 4;
+            any = true;
+            i += 1;
+        }
+    }
+    if !any {
+        return None;
+    }
+    if i < s.len() && (s[i] == b'p' || s[i] == b'P') {
+        is_float = true;
+        i += 1;
+        let mut eneg = false;
+        if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
+            eneg = s[i] == b'-';
+            i += 1;
+        }
+        let st = i;
+        let mut e: i64 = 0;
+        while i < s.len() && s[i].is_ascii_digit() {
+            e = (e * 10 + (s[i] - b'0') as i64).min(100000);
+            i += 1;
+        }
+        if st == i {
+            return None;
+        }
+        exp += if eneg { -e } else { e };
+    }
+    if i != s.len() {
+        return None;
+    }
+    if is_float {
+        let f = fmant * 2f64.powi(exp.clamp(-20000, 20000) as i32);
+        Some(Value::Num(if neg { -f } else { f }))
+    } else {
+        let v = mant as i64;
+        Some(Value::Int(if neg { v.wrapping_neg() } else { v }))
+    }
+}
+
+/// Formats a float as Lua's `%.14g` (`1e+15`, `inf`, `-nan`), adding `.0` to integral values.
+pub fn fmt_float(f: f64) -> String {
+    if f.is_nan() {
+        return if f.is_sign_negative() { "-nan" } else { "nan" }.into();
+    }
+    if f.is_infinite() {
+        return if f < 0.0 { "-inf" } else { "inf" }.into();
+    }
+    let mut s = crate::stdlib::format::fmt_g(f, 14, false, false);
+    if !s
+        .bytes()
+        .any(|c| c == b'.' || c == b'e' || c == b'n' || c == b'i')
+    {
+        s.push_str(".0");
+    }
+    s
+}
+
+/// `tostring` without metamethods for numbers and strings; None for other types.
+pub fn to_str_bytes(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::Int(i) => Some(i.to_string().into_bytes()),
+        Value::Num(f) => Some(fmt_float(*f).into_bytes()),
+        Value::Str(s) => Some(s.bytes.to_vec()),
+        _ => None,
+    }
+}

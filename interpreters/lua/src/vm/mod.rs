@@ -1,0 +1,458 @@
+//! The virtual machine: the value stack, the guest frame stack, upvalue cells, calls and
+//! errors. `exec.rs` holds the single dispatch loop (Lua calls push a frame and continue in
+//! the same loop), `ops.rs` the slow paths with metamethods, `debug.rs` variable names for
+//! messages and tracebacks. Library functions live in `crate::lib`.
+
+mod arith;
+mod debug;
+mod exec;
+mod ops;
+
+pub use arith::ArOp;
+
+use crate::proto::Proto;
+use crate::table::Table;
+use crate::value::{Native, TRef, Value};
+use meta_jit::hints::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Lua frames allowed at once (deeper recursion is a "stack overflow" error).
+pub const MAX_FRAMES: usize = 200_000;
+/// Nested native -> Lua calls allowed (pcall, metamethods, sort comparators, ...).
+pub const MAX_NATIVE_DEPTH: u32 = 195;
+
+/// An upvalue: open (a stack slot) or closed (its own value).
+pub enum Up {
+    /// Lives in this stack slot.
+    Open(usize),
+    /// Closed over.
+    Shut(Value),
+}
+
+/// A shared upvalue cell.
+pub type UpCell = RefCell<Up>;
+
+/// A Lua function: a prototype and its upvalues.
+pub struct Closure {
+    /// The code.
+    pub proto: &'static Proto,
+    /// The upvalue cells.
+    pub upvals: Vec<Rc<UpCell>>,
+}
+
+/// An error on its way up: the error value and, for uncaught errors, a traceback.
+#[derive(Clone)]
+pub struct LuaError {
+    /// The value passed to `error` (or the message string).
+    pub value: Value,
+    /// The traceback, taken where the error was raised when no `pcall` is active.
+    pub traceback: Option<String>,
+}
+
+/// Results of fallible VM operations.
+pub type LResult<T> = Result<T, LuaError>;
+
+/// A guest frame.
+pub struct Frame {
+    /// The running function.
+    pub cl: Rc<Closure>,
+    /// Stack index of register 0.
+    pub base: usize,
+    /// The next instruction.
+    pub pc: usize,
+    /// Results wanted by the caller (-1: all).
+    pub nres: i32,
+    /// Extra arguments for `...`.
+    pub varargs: Vec<Value>,
+    /// Called from native code: the dispatch loop returns when this frame returns.
+    pub boundary: bool,
+    /// Called by a library function (not by a metamethod of the VM): error levels stop here.
+    pub from_native: bool,
+}
+
+/// Metamethod names, interned once.
+pub struct TmNames {
+    pub index: Value,
+    pub newindex: Value,
+    pub call: Value,
+    pub eq: Value,
+    pub lt: Value,
+    pub le: Value,
+    pub concat: Value,
+    pub len: Value,
+    pub tostring: Value,
+    pub name: Value,
+    pub metatable: Value,
+    pub arith: Vec<Value>,
+}
+
+/// The interpreter state.
+#[derive(JitLayout)]
+pub struct Vm {
+    /// The value stack.
+    pub stack: Vec<Value>,
+    /// Guest frames.
+    pub frames: Vec<Frame>,
+    /// Open upvalues, by ascending stack slot.
+    open_upvals: Vec<(usize, Rc<UpCell>)>,
+    /// End of the values of the last open-result call or `...`.
+    pub top: usize,
+    /// The global table.
+    pub globals: TRef,
+    /// The metatable of strings.
+    pub string_meta: Option<TRef>,
+    /// Nested native -> Lua calls.
+    pub native_depth: u32,
+    /// Active `pcall`s: errors raised with none active take a traceback.
+    pub pcall_depth: u32,
+    /// The native running now and whether it was called from Lua (for messages).
+    pub cur_native: (Option<Rc<Native>>, bool),
+    /// Metamethod names.
+    pub tm: TmNames,
+    /// Buffered standard output.
+    pub out: std::io::BufWriter<std::io::Stdout>,
+    /// The directory of the main script, for `require`.
+    pub script_dir: String,
+    /// Random generator state.
+    pub rng: [u64; 4],
+    /// How guest frames run: the plain loop, the JIT portal, or the portal's jitcode.
+    pub mode: crate::Mode,
+    /// An error raised inside the portal's generic step, on its way out.
+    pub pending: Option<LuaError>,
+}
+
+impl Vm {
+    /// A VM with the standard libraries loaded.
+    pub fn new() -> Vm {
+        let s = Value::str;
+        let arith = [
+            "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__idiv", "__band", "__bor",
+            "__bxor", "__shl", "__shr", "__unm", "__bnot",
+        ];
+        let mut vm = Vm {
+            stack: vec![Value::Nil; 1024],
+            frames: vec![],
+            open_upvals: vec![],
+            top: 0,
+            globals: Rc::new(RefCell::new(Table::default())),
+            string_meta: None,
+            native_depth: 0,
+            pcall_depth: 0,
+            cur_native: (None, false),
+            tm: TmNames {
+                index: s("__index"),
+                newindex: s("__newindex"),
+                call: s("__call"),
+                eq: s("__eq"),
+                lt: s("__lt"),
+                le: s("__le"),
+                concat: s("__concat"),
+                len: s("__len"),
+                tostring: s("__tostring"),
+                name: s("__name"),
+                metatable: s("__metatable"),
+                arith: arith.iter().map(|n| s(n)).collect(),
+            },
+            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+            script_dir: String::new(),
+            rng: [
+                0x9E3779B97F4A7C15,
+                0xBF58476D1CE4E5B9,
+                0x94D049BB133111EB,
+                0x2545F4914F6CDD1D,
+            ],
+            mode: crate::Mode::NoJit,
+            pending: None,
+        };
+        crate::stdlib::open_libs(&mut vm);
+        vm
+    }
+
+    /// Compiles a chunk into a closure over the globals (as `_ENV`).
+    pub fn load(&mut self, src: &[u8], chunk: &str) -> Result<Value, String> {
+        let body = crate::parser::parse_chunk(src, chunk)?;
+        let proto = crate::compile::compile_chunk(&body, chunk)?;
+        let env = Rc::new(RefCell::new(Up::Shut(Value::Tab(self.globals.clone()))));
+        Ok(Value::LFunc(Rc::new(Closure {
+            proto,
+            upvals: vec![env],
+        })))
+    }
+
+    /// A runtime error with the position of the running Lua code.
+    pub fn rt_error(&self, msg: &str) -> LuaError {
+        if self.cur_native.0.is_some() {
+            return self.native_error(msg);
+        }
+        let pos = self.where_(1);
+        self.error_value(Value::str(&format!("{pos}{msg}")))
+    }
+
+    /// An error carrying `v`, with a traceback when it will not be caught.
+    pub fn error_value(&self, v: Value) -> LuaError {
+        LuaError {
+            value: v,
+            traceback: if self.pcall_depth == 0 {
+                Some(self.traceback())
+            } else {
+                None
+            },
+        }
+    }
+
+    /// An error raised by the running native function: positioned at its Lua caller.
+    pub fn native_error(&self, msg: &str) -> LuaError {
+        let pos = if self.cur_native.1 {
+            self.where_(1)
+        } else {
+            String::new()
+        };
+        self.error_value(Value::str(&format!("{pos}{msg}")))
+    }
+
+    /// `bad argument #n to 'name' (msg)`.
+    pub fn arg_error(&self, n: usize, msg: &str) -> LuaError {
+        let name = self.native_name();
+        self.native_error(&format!("bad argument #{n} to '{name}' ({msg})"))
+    }
+
+    /// The running native's name as messages give it.
+    pub fn native_name(&self) -> String {
+        let (n, from_lua) = &self.cur_native;
+        let q = n.as_ref().map(|n| n.name.as_str()).unwrap_or("?");
+        if *from_lua {
+            q.rsplit('.').next().unwrap_or(q).to_string()
+        } else {
+            q.to_string()
+        }
+    }
+
+    /// The slot above the running frame's registers, free for a nested call.
+    fn free_slot(&self) -> usize {
+        match self.frames.last() {
+            Some(f) => (f.base + f.cl.proto.maxstack as usize).max(self.top),
+            None => self.top,
+        }
+    }
+
+    pub(crate) fn ensure_stack(&mut self, n: usize) {
+        if self.stack.len() < n {
+            let new = n.max(self.stack.len() * 2);
+            self.stack.resize(new, Value::Nil);
+        }
+    }
+
+    /// Calls `f` with `args` from native code and returns all its results.
+    pub fn call(&mut self, f: &Value, args: Vec<Value>) -> LResult<Vec<Value>> {
+        if self.native_depth >= MAX_NATIVE_DEPTH {
+            return Err(self.rt_error("C stack overflow"));
+        }
+        let slot = self.free_slot();
+        self.ensure_stack(slot + args.len() + 1);
+        let nargs = args.len();
+        self.stack[slot] = f.clone();
+        for (i, a) in args.into_iter().enumerate() {
+            self.stack[slot + 1 + i] = a;
+        }
+        let depth = self.frames.len();
+        let from_native = self.cur_native.0.is_some();
+        let saved_native = std::mem::take(&mut self.cur_native);
+        self.native_depth += 1;
+        let r = match self.precall(slot, nargs, -1, false) {
+            Ok(true) => {
+                let f = self.frames.last_mut().unwrap();
+                f.boundary = true;
+                f.from_native = from_native;
+                self.run_frames(depth)
+            }
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        };
+        self.native_depth -= 1;
+        self.cur_native = saved_native;
+        match r {
+            Ok(()) => {
+                let res = self.stack[slot..self.top].to_vec();
+                self.top = slot;
+                Ok(res)
+            }
+            Err(e) => {
+                self.frames.truncate(depth);
+                self.close_upvals(slot);
+                self.top = slot;
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs guest frames down to `depth` in the configured mode.
+    fn run_frames(&mut self, depth: usize) -> LResult<()> {
+        if self.mode == crate::Mode::NoJit {
+            return self.execute(depth);
+        }
+        let f = &self.frames[self.frames.len() - 1];
+        let (proto, pc, base) = (f.cl.proto, f.pc, f.base);
+        let r = if self.mode == crate::Mode::Jitcode {
+            crate::jit::portal::run_jitcode(self, proto, pc, base, depth)
+        } else {
+            crate::jit::portal(self, proto, pc, base, depth)
+        };
+        if r == crate::jit::ERROR {
+            return Err(self.pending.take().expect("an error is pending"));
+        }
+        Ok(())
+    }
+
+    /// Calls `f` and returns its first result.
+    pub fn call1(&mut self, f: &Value, args: Vec<Value>) -> LResult<Value> {
+        Ok(self.call(f, args)?.into_iter().next().unwrap_or(Value::Nil))
+    }
+
+    /// Starts a call of the value at `func` with `nargs` arguments after it, wanting `nres`
+    /// results (-1: all). A Lua function gets a new frame (returns true: the dispatch loop
+    /// runs it); a native runs now and its results are stored from `func` (returns false).
+    pub(crate) fn precall(
+        &mut self,
+        func: usize,
+        nargs: usize,
+        nres: i32,
+        from_lua: bool,
+    ) -> LResult<bool> {
+        let mut nargs = nargs;
+        for _ in 0..100 {
+            match &self.stack[func] {
+                Value::LFunc(cl) => {
+                    let cl = cl.clone();
+                    if self.frames.len() >= MAX_FRAMES {
+                        return Err(self.rt_error("stack overflow"));
+                    }
+                    let p = &cl.proto;
+                    let base = func + 1;
+                    let np = p.nparams as usize;
+                    self.ensure_stack(base + p.maxstack as usize + nargs + 1);
+                    let varargs = if p.is_vararg && nargs > np {
+                        self.stack[base + np..base + nargs].to_vec()
+                    } else {
+                        Vec::new()
+                    };
+                    for i in nargs..np {
+                        self.stack[base + i] = Value::Nil;
+                    }
+                    self.frames.push(Frame {
+                        cl,
+                        base,
+                        pc: 0,
+                        nres,
+                        varargs,
+                        boundary: false,
+                        from_native: false,
+                    });
+                    return Ok(true);
+                }
+                Value::Native(n) => {
+                    let n = n.clone();
+                    let args = self.stack[func + 1..func + 1 + nargs].to_vec();
+                    self.cur_native = (Some(n.clone()), from_lua);
+                    let r = (n.f)(self, args);
+                    self.cur_native.0 = None;
+                    let rets = r?;
+                    self.place_results(func, rets, nres);
+                    return Ok(false);
+                }
+                v => {
+                    let h = self.metamethod(v, &self.tm.call.clone());
+                    if matches!(h, Value::Nil) {
+                        return Err(self.call_error(func));
+                    }
+                    self.ensure_stack(func + nargs + 2);
+                    for i in (func..=func + nargs).rev() {
+                        self.stack[i + 1] = std::mem::take(&mut self.stack[i]);
+                    }
+                    self.stack[func] = h;
+                    nargs += 1;
+                }
+            }
+        }
+        Err(self.rt_error("'__call' chain too long; possible loop"))
+    }
+
+    fn place_results(&mut self, func: usize, rets: Vec<Value>, nres: i32) {
+        let n = rets.len();
+        let want = if nres < 0 { n } else { nres as usize };
+        self.ensure_stack(func + want.max(n) + 1);
+        for (i, v) in rets.into_iter().enumerate() {
+            if i >= want {
+                break;
+            }
+            self.stack[func + i] = v;
+        }
+        for i in n..want {
+            self.stack[func + i] = Value::Nil;
+        }
+        self.top = func + want;
+    }
+
+    /// Finds or creates the open upvalue for stack slot `idx`.
+    pub(crate) fn find_upval(&mut self, idx: usize) -> Rc<UpCell> {
+        match self.open_upvals.binary_search_by_key(&idx, |u| u.0) {
+            Ok(i) => self.open_upvals[i].1.clone(),
+            Err(i) => {
+                let c = Rc::new(RefCell::new(Up::Open(idx)));
+                self.open_upvals.insert(i, (idx, c.clone()));
+                c
+            }
+        }
+    }
+
+    /// Closes the open upvalues at slots `level` and above.
+    #[inline]
+    pub(crate) fn close_upvals(&mut self, level: usize) {
+        while let Some((idx, _)) = self.open_upvals.last() {
+            if *idx < level {
+                break;
+            }
+            let (idx, cell) = self.open_upvals.pop().unwrap();
+            *cell.borrow_mut() = Up::Shut(self.stack[idx].clone());
+        }
+    }
+
+    /// Runs a loaded main chunk with `args` as its varargs.
+    pub fn run_main(&mut self, f: &Value, args: Vec<Value>) -> LResult<Vec<Value>> {
+        self.call(f, args)
+    }
+
+    /// Reads a global.
+    pub fn get_global(&self, name: &str) -> Value {
+        self.globals.borrow().get(&Value::str(name))
+    }
+
+    /// Sets a global.
+    pub fn set_global(&mut self, name: &str, v: Value) {
+        self.globals.borrow_mut().set(Value::str(name), v);
+    }
+
+    /// Registers a native function as a global or a field of `table`.
+    pub fn native(
+        name: &str,
+        f: impl Fn(&mut Vm, Vec<Value>) -> LResult<Vec<Value>> + 'static,
+    ) -> Value {
+        Value::Native(Rc::new(Native {
+            name: name.to_string(),
+            f: Box::new(f),
+        }))
+    }
+}
+
+impl Default for Vm {
+    fn default() -> Vm {
+        Vm::new()
+    }
+}
+
+pub use debug::Desc;
+
+/// No operand description (for library calls of `Vm::index` and friends).
+pub fn debug_none() -> Desc {
+    Desc::None
+}

@@ -1,0 +1,10 @@
+-- strings convert to numbers in arithmetic; numbers to strings in concat
+print("10" + 1, "10" * "2", "3.5" + 1, "0x10" + 0, " 5 " + 1, "1e2" * 1)
+print(math.type("10" + 1), math.type("10" + 1.0), math.type("10.0" + 1))
+print(10 .. 20, 1.5 .. "", -0.0 .. "", 2^63 .. "")
+print(pcall(function() return "abc" + 1 end))
+print(pcall(function() return {} + 1 end))
+print("10" // "3", "7" % "2", "2" ^ "3", -"2", -"2.5")
+print(pcall(function() return "1" < 2 end))
+print("10" == 10, "abc" < "abd")
+print(#("x" .. 1), 1 .. "")

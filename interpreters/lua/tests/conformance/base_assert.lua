@@ -1,0 +1,7 @@
+print(assert(1, "unused"), assert("v", 2, 3))
+print(pcall(assert, false))
+print(pcall(assert, nil, "custom message"))
+print(pcall(assert, false, 42))
+local ok, e = pcall(assert, false, {code = 7})
+print(ok, type(e), e.code)
+print(pcall(assert))

@@ -1,0 +1,10 @@
+local t = setmetatable({}, {__index = function() return "i" end, __newindex = function() end, __len = function() return 9 end, __eq = function() return true end})
+print(t.a, rawget(t, "a"), #t, rawlen(t))
+t.b = 1
+print(rawget(t, "b"))
+rawset(t, "b", 2)
+print(rawget(t, "b"), t.b)
+print(t == setmetatable({}, getmetatable(t)), rawequal(t, {}))
+print(rawset(t, 1, 1) == t)
+print(pcall(rawset, t, nil, 1))
+print(pcall(rawlen, nil))

@@ -1,0 +1,6 @@
+print(select("#"), select("#", nil), select("#", 1, 2, 3))
+print(select(1, "a", "b"), select(3, "a", "b"), select(2, "a", "b"))
+print(select(-1, 1, 2, 3), select(-3, 1, 2, 3))
+print(pcall(select, -4, 1, 2, 3))
+print(pcall(select, "x"))
+print(select("2", "a", "b"))

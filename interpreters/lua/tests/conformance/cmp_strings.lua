@@ -1,0 +1,7 @@
+print("a" < "b", "a" < "ab", "" < "a", "Z" < "a", "abc" <= "abc", "b" > "abc")
+print("a\0b" < "a\0c", "a\0" > "a", "10" < "9")
+print("x" == "x", "x" ~= "y", ("x"):rep(3) == "xxx")
+print(pcall(function() return 1 < "2" end))
+print(pcall(function() return {} < {} end))
+print(pcall(function() return nil < 1 end))
+print(pcall(function() return "a" <= 1 end))

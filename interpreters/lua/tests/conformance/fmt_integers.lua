@@ -1,0 +1,11 @@
+local f = string.format
+print(f("%d|%5d|%-5d|%05d|%+d|% d", 42, 42, 42, 42, 42, 42))
+print(f("%i|%.3d|%8.3d|%-8.3d|", -7, 7, 7, 7))
+print(f("%d %d", math.maxinteger, math.mininteger))
+print(f("%x|%X|%#x|%#X|%08x|%o|%#o", 255, 255, 255, 255, 255, 8, 8))
+print(f("%x", -1), f("%X", 3.0))
+print(f("%u", 42))
+print(f("%c%c%c", 76, 117, 97), #f("%c", 0))
+print(f("%5c|%-5c|", 65, 66))
+print(pcall(f, "%d", "x"), pcall(f, "%d", 1.5))
+print(f("%d", "10"), f("%x", "0x10"))

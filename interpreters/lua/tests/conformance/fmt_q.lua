@@ -1,0 +1,12 @@
+local f = string.format
+print(f("%q", "hello"))
+print(f("%q", 'a "quoted" \\ string'))
+print(f("%q", "line1\nline2"))
+print(f("%q", "\0\1\127\200tab\tx"))
+print(f("%q", "\r\0001"))
+print(f("%q", 42), f("%q", -7), f("%q", math.mininteger))
+print(f("%q", 1.5), f("%q", 1e100), f("%q", 0.1))
+print(f("%q", math.huge), f("%q", -math.huge))
+print(f("%q", true), f("%q", nil))
+print(pcall(f, "%q", {}))
+print(load("return " .. f("%q", "round\ntrip\0\"\\"))() == "round\ntrip\0\"\\")

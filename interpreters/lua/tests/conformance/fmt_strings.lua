@@ -1,0 +1,12 @@
+local f = string.format
+print(f("%s|%10s|%-10s|%.2s|%10.3s|", "hello", "hello", "hello", "hello", "hello"))
+print(f("%s %s %s %s", 1, 1.5, true, nil))
+print(f("%s", setmetatable({}, {__tostring = function() return "TS" end})))
+print(f("%%|%s|%%", "x"))
+print(f("no directives"), f(""), f("%s", ""))
+print(pcall(f, "%s"))
+print(pcall(f, "%y", 1))
+print(f("%s-%s", "a", "b", "extra"))
+print(f("%5s|%-5s|", "toolongstring", "x"))
+print(#f("%s", ("x"):rep(1000)))
+print(f("%s", "a\0b") == "a\0b")

@@ -1,0 +1,5 @@
+local a, b = io.read("l", "l")
+print(a, b)
+local all = io.read("a")
+print(#all, (all:gsub("\n", "|")))
+print(io.read("a"), io.read("l"))

@@ -1,0 +1,16 @@
+-- reads stdin (io_read_lines.in)
+local first = io.read()
+print("first:", first)
+local second = io.read("l")
+print("second:", second)
+local withnl = io.read("L")
+io.write("withnl:", withnl)
+local n = io.read("n")
+print("number:", n, math.type(n))
+local f = io.read("n")
+print("float:", f, math.type(f))
+local rest = io.read("l")
+print("rest of line:", "[" .. tostring(rest) .. "]")
+local count = 0
+for line in io.lines() do count = count + 1 print(count, line) end
+print("eof:", io.read())

@@ -1,0 +1,7 @@
+io.write("a", 1, 2.5, "b\n")
+io.write()
+io.write(-0.0, " ", 1e100, " ", math.mininteger, "\n")
+local r = io.write("x")
+print(r == io.stdout or type(r))
+print(pcall(io.write, {}))
+print(pcall(io.write, nil))

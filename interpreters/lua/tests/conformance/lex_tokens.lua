@@ -1,0 +1,10 @@
+-- operators and tokens with and without spaces
+local a,b=3,4 print(a+b,a-b,a*b,a/b,a//b,a%b,a^b)
+print(a==b,a~=b,a<b,a<=b,a>b,a>=b)
+print(a&b,a|b,a~b,~a,a<<b,a>>1)
+print(#"abc".."d", -a, not a)
+print(a..b, 1 .. 2)
+local t={1;2,3;} print(#t)
+print(((a)))
+::lbl:: print("after label")
+print(2^-1, -2^2, 2^3^2)

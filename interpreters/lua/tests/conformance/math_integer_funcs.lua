@@ -1,0 +1,8 @@
+print(math.tointeger(5), math.tointeger(5.0), math.tointeger(5.5), math.tointeger("x"), math.tointeger(2^62))
+print(math.type(1), math.type(1.0), math.type("1"), math.type({}))
+print(pcall(math.type))
+print(math.ult(1, 2), math.ult(-1, 2), math.ult(2, -1), math.ult(math.maxinteger, math.mininteger))
+print(math.abs(math.mininteger) == math.mininteger)
+print(math.floor(2^62) == 2^62, math.type(math.floor(2^62)))
+print(math.ceil(-0.5), math.floor(0.5), math.floor(-2^63), math.type(math.floor(-2^63)))
+print(math.floor(2^63), math.type(math.floor(2^63)))

@@ -1,0 +1,7 @@
+local t = setmetatable({}, {__index = function() return "meta" end, __newindex = function() error("no") end})
+print(t.x, rawget(t, "x"))
+rawset(t, "x", 1)
+print(t.x, rawget(t, "x"))
+print(pcall(rawset, 1, 2, 3))
+print(pcall(rawget, "s", 1))
+print(rawequal(t, t), rawlen({1, 2}))

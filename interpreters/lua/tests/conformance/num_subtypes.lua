@@ -1,0 +1,8 @@
+print(math.type(1), math.type(1.0), math.type("1"), math.type(nil))
+print(1 == 1.0, math.type(1 + 0.0), math.type(2 * 3), math.type(6 / 3))
+print(1, 1.0, -0.0, 0.0, 100, 100.0, 1e15, 1e16, 2^63)
+print(3 // 1, 3.0 // 1, 3 % 1, 3.5 % 1)
+print(math.tointeger(3.0), math.tointeger(3.5), math.tointeger("8"), math.tointeger(2^63))
+print(7 // 0.0, -7 // 0.0, 0/0 ~= 0/0)
+print(string.format("%d", 3.0))
+print(pcall(string.format, "%d", 3.5))

@@ -1,0 +1,3 @@
+io.write("before exit\n")
+os.exit(3)
+print("never")

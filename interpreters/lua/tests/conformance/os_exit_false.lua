@@ -1,0 +1,2 @@
+print("exiting with false")
+os.exit(false)

@@ -1,0 +1,2 @@
+print("exiting with true")
+os.exit(true)

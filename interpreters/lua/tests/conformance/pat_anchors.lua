@@ -1,0 +1,5 @@
+print(("hello"):find("^h"), ("hello"):find("^e"), ("hello"):find("o$"), ("hello"):find("l$"))
+print(("a^b"):find("^", 1, true), ("a^b"):find("a^b"), ("a$b"):find("a$b"))
+print(("hello"):gsub("^h", "H"), ("hhh"):gsub("^h", "H"))
+print(("x$"):match("%$$"), ("abc"):match("^abc$"), ("abcd"):match("^abc$"))
+print(("hello"):find("^l", 3), ("hello"):match("^l", 3))

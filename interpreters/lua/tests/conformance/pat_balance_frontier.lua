@@ -1,0 +1,8 @@
+print(("f(a(b)c) d(e)"):match("%b()"), ("[x[y]z]"):match("%b[]"))
+print(("if (a and (b or c)) then"):gsub("%b()", "P"))
+print(("THE (quick) fox"):find("%f[%a]%a+"))
+print(("THE (quick) fox"):gsub("%f[%a]%a+", "W"))
+print(("hello world"):gsub("%f[%w]%w+", function(w) return w:upper() end))
+print(("x THE y"):find("%f[%u]%u+%f[%U]"))
+print(("aaa"):match("%f[a]a"), ("ba"):match("%f[a]a"))
+print(pcall(string.match, "abc", "%b"))

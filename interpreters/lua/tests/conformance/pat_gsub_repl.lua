@@ -1,0 +1,18 @@
+-- string, table and function replacements; counts and limits
+print(("hello world"):gsub("o", "0"))
+print(("hello world"):gsub("o", "0", 1))
+print(("hello world"):gsub("(o)", "[%1]"))
+print(("hello"):gsub(".", "%0%0"))
+local t = {name = "Lua", ver = "5.4"}
+print(("$name $ver $none"):gsub("%$(%w+)", t))
+print(("1 2 3"):gsub("%d", function(d) return d * 2 end))
+print(("a b c"):gsub("%w", function(c) if c == "b" then return nil end return c:upper() end))
+print(("a b"):gsub("%w", function() return false end))
+print(("abc"):gsub("%w", {a = 1, b = true and "B"}))
+print(pcall(string.gsub, "abc", "%w", {a = {}}))
+print(pcall(string.gsub, "abc", "%w", function() return {} end))
+print(("x"):gsub("x", "%%1"))
+print(pcall(string.gsub, "x", "x", "%9"))
+print(("abc"):gsub("b*", "-"))
+print(("hello world"):gsub("(%w+) (%w+)", "%2 %1"))
+print(("abc"):gsub("%w", "%0", 0))

@@ -1,0 +1,5 @@
+print(("aaab"):match("a*"), ("aaab"):match("a+"), ("aaab"):match("a-b"), ("aaab"):match("a?b"))
+print(("b"):match("a*b"), ("b"):match("a+b"), ("ab"):match("a?b"), ("aab"):match("a?b"))
+print(("<a><b>"):match("<(.-)>"), ("<a><b>"):match("<(.*)>"))
+print(("123abc"):match("^%d+"), ("abc123"):match("%d+$"), ("x"):match("x?x?x"))
+print(("color colour"):gsub("colou?r", "C"))

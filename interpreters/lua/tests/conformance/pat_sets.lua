@@ -1,0 +1,8 @@
+print(("hello world"):gsub("[aeiou]", "*"))
+print(("hello world"):gsub("[^aeiou ]", "-"))
+print(("a1b2c3"):gsub("[%d]", "D"))
+print(("abcxyz"):gsub("[a-c]", "R"))
+print(("a-b]c^"):gsub("[%-%]%^]", "S"))
+print(("a]b"):gsub("[]]", "X"), ("a^b"):gsub("[a^]", "Y"))
+print(("AbC"):gsub("[%u]", "u"), ("A-Z"):gsub("[A%-Z]", "."))
+print(("x1_y"):gsub("[%w_]+", "<%0>"))

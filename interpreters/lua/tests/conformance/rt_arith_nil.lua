@@ -1,0 +1,2 @@
+local a = {}
+local b = a.count + 1

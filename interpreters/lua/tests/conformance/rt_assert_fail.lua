@@ -1,0 +1,1 @@
+assert(1 == 2, "values differ")

@@ -1,0 +1,2 @@
+local ok = true
+print("x" .. ok)

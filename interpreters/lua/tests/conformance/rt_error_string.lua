@@ -1,0 +1,4 @@
+local function f()
+  error("custom failure")
+end
+f()

@@ -1,0 +1,3 @@
+print("start")
+local x
+print(x.y)

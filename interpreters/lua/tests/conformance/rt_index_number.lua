@@ -1,0 +1,3 @@
+print("before")
+local n = 5
+print(n.field)

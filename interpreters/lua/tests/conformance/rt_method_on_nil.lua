@@ -1,0 +1,2 @@
+local obj = nil
+obj:method()

@@ -1,0 +1,5 @@
+local function f(n)
+  return 1 + f(n + 1)
+end
+print("before")
+f(1)

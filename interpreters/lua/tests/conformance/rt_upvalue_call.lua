@@ -1,0 +1,3 @@
+local f
+local function g() return f() end
+g()

@@ -1,0 +1,1 @@
+local x <foo> = 1

@@ -1,0 +1,1 @@
+local x = 3x

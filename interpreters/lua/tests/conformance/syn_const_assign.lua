@@ -1,0 +1,2 @@
+local x <const> = 1
+x = 2

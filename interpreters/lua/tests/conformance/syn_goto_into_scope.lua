@@ -1,0 +1,4 @@
+goto inner
+local x = 1
+::inner::
+print(x)

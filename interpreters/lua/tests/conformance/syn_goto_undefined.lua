@@ -1,0 +1,1 @@
+do goto nowhere end

@@ -1,0 +1,1 @@
+local y = 0xg

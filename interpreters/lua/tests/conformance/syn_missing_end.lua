@@ -1,0 +1,4 @@
+local function f()
+  if true then
+    print(1)
+end

@@ -1,0 +1,3 @@
+print("ok")
+local s = "abc
+print(s)

@@ -1,0 +1,5 @@
+print(table.concat({1, 2, 3}), table.concat({1, 2, 3}, ", "), table.concat({}, "x"))
+print(table.concat({"a", "b", "c"}, "-", 2), table.concat({"a", "b", "c"}, "-", 2, 2), table.concat({"a"}, "-", 3, 2))
+print(table.concat({1, 2.5, "s"}, " "))
+print(pcall(table.concat, {1, {}, 3}))
+print(pcall(table.concat, {1, nil, 3}, ",", 1, 3))

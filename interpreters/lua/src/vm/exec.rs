@@ -417,11 +417,9 @@ impl Vm {
                             b as usize - 1
                         };
                         save!();
+                        // A native's results are in place when precall returns false.
                         if self.precall(func, nargs, c as i32 - 1, true)? {
                             continue 'frame;
-                        }
-                        if c != 0 {
-                            // fixed results are in place; nothing else to do
                         }
                     }
                     Op::TailCall(a, b) => {
@@ -626,8 +624,8 @@ impl Vm {
             };
             self.stack[ra + 1] = Value::Int(count as i64);
             self.stack[ra + 3] = Value::Int(i);
-            // A count above i64::MAX is stored wrapped; ForLoop treats it as unsigned via >0
-            // only when it fits, so split huge counts is unnecessary for practical loops.
+            // The count is kept as a positive i64: a loop of more than 2^63 iterations stops
+            // after 2^63 - 1 (PUC Lua keeps it unsigned; no loop runs that long).
             if (count as i64) < 0 {
                 self.stack[ra + 1] = Value::Int(i64::MAX);
             }

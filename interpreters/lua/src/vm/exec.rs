@@ -199,16 +199,17 @@ impl Vm {
                         }
                     }
                     Op::GetTabUp(a, u, kk) => {
-                        let t = match &*cl.upvals[u as usize].borrow() {
-                            Up::Open(i) => self.stack[*i].clone(),
-                            Up::Shut(v) => v.clone(),
-                        };
                         let key = &k[kk as usize];
-                        let v = match &t {
-                            Value::Tab(tb) => tb.borrow().get_str(key),
+                        // Fast path: a closed `_ENV` table holding the key (no Rc clone).
+                        let v = match &*cl.upvals[u as usize].borrow() {
+                            Up::Shut(Value::Tab(tb)) => tb.borrow().get_str(key),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
+                            let t = match &*cl.upvals[u as usize].borrow() {
+                                Up::Open(i) => self.stack[*i].clone(),
+                                Up::Shut(v) => v.clone(),
+                            };
                             save!();
                             self.index(&t, key, Desc::Up(u))?
                         } else {

@@ -1,8 +1,9 @@
 //! The JIT portal and the run modes (`--no-jit`, `--jitcode`, JIT on, `--jit-param`).
 //!
 //! The portal's greens are the running prototype and the pc; its reds are the VM, the frame's
-//! base and the frame depth to stop at. The hot, simple ops (integer `Add`/`Sub`, integer
-//! comparisons, `Test`, jumps, the integer `for` loop) run inline in the portal, where the
+//! base and the frame depth to stop at. The hot, simple ops (integer and float `Add`, `Sub`,
+//! `Mul`, `Lt`, `Le`, `Test`, `Mov` and `LoadInt` of numbers, jumps, the `for` loop) run inline
+//! in the portal, where the
 //! codewriter traces them; every other instruction goes through [`step`], a
 //! `#[dont_look_inside]` call that runs one instruction of the plain dispatch loop (calls,
 //! returns, metamethods, allocation, strings, errors). After such a step the portal reloads
@@ -254,6 +255,34 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             }
             Op::ForStep(a, off) => {
                 let ra = base + a as usize;
+                // The float loop: index, limit and step are floats after ForPrep.
+                if let Value::Num(step) = &vm.stack[ra + 2] {
+                    let step = *step;
+                    if let Value::Num(limit) = &vm.stack[ra + 1] {
+                        let limit = *limit;
+                        if let Value::Num(i) = &vm.stack[ra] {
+                            let next = *i + step;
+                            let go = if step > 0.0 {
+                                next <= limit
+                            } else {
+                                limit <= next
+                            };
+                            if !go {
+                                pc += 1;
+                                continue;
+                            }
+                            if let Value::Num(v) = &mut vm.stack[ra + 3] {
+                                *v = next;
+                                if let Value::Num(x) = &mut vm.stack[ra] {
+                                    *x = next;
+                                }
+                                pc = (pc as i64 + 1 + off as i64) as usize;
+                                can_enter_jit!();
+                                continue;
+                            }
+                        }
+                    }
+                }
                 if let Value::Int(step) = &vm.stack[ra + 2] {
                     let step = *step;
                     if let Value::Int(count) = &vm.stack[ra + 1] {

@@ -5,7 +5,6 @@ use super::{arg, check_int, check_table, new_table, opt_int, type_error};
 use crate::value::{str_to_number, Value};
 use crate::vm::{LResult, Vm};
 use std::io::Write;
-use std::rc::Rc;
 
 /// PUC Lua's `luaO_chunkid`: how a chunk name shows in messages.
 pub fn chunk_id(source: &[u8]) -> String {
@@ -222,7 +221,7 @@ fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         Value::Str(s) => chunk_id(&s.bytes),
         _ => match arg(&args, 0) {
             Value::Str(_) => chunk_id(&src),
-            _ => "=(load)".trim_start_matches('=').to_string(),
+            _ => "(load)".to_string(),
         },
     };
     match vm.load(&src, &name) {
@@ -465,7 +464,6 @@ pub fn open(vm: &mut Vm) {
         .borrow_mut()
         .set(Value::str("preload"), Value::Tab(new_table()));
     vm.set_global("package", Value::Tab(package));
-    let _ = Rc::clone(&loaded);
 }
 
 /// Records the loaded libraries in `package.loaded` (after all libraries are open).

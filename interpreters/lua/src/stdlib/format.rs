@@ -355,7 +355,6 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             }
             b'c' => {
                 let n = check_int(vm, &args, argn)?;
-                let body = String::from_utf8_lossy(&[n as u8]).into_owned();
                 let mut v = vec![n as u8];
                 if spec.width > 1 {
                     let fill = vec![b' '; spec.width - 1];
@@ -365,7 +364,6 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                         v = [fill, v].concat();
                     }
                 }
-                let _ = body;
                 out.extend(v);
             }
             b'x' | b'X' | b'o' => {

@@ -139,7 +139,7 @@ fn read(vm: &mut Vm, args: &[Value], skip: usize) -> LResult<Vec<Value>> {
     Ok(out)
 }
 
-fn file_object(vm: &mut Vm, to_err: bool) -> Value {
+fn file_object(to_err: bool) -> Value {
     let t = super::new_table();
     let meta = super::new_table();
     let methods = super::new_table();
@@ -183,15 +183,14 @@ fn file_object(vm: &mut Vm, to_err: bool) -> Value {
         Vm::native("tostring", move |_vm, _a| Ok(vec![Value::str(name)])),
     );
     t.borrow_mut().meta = Some(meta);
-    let _ = vm;
     Value::Tab(t)
 }
 
 /// Loads io and os.
 pub fn open(vm: &mut Vm) {
-    let stdout = file_object(vm, false);
-    let stderr = file_object(vm, true);
-    let stdin = file_object(vm, false);
+    let stdout = file_object(false);
+    let stderr = file_object(true);
+    let stdin = file_object(false);
     let out2 = stdout.clone();
     let io = register(
         vm,

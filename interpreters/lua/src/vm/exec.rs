@@ -199,16 +199,17 @@ impl Vm {
                         }
                     }
                     Op::GetTabUp(a, u, kk) => {
-                        let t = match &*cl.upvals[u as usize].borrow() {
-                            Up::Open(i) => self.stack[*i].clone(),
-                            Up::Shut(v) => v.clone(),
-                        };
                         let key = &k[kk as usize];
-                        let v = match &t {
-                            Value::Tab(tb) => tb.borrow().get_str(key),
+                        // Fast path: a closed `_ENV` table holding the key (no Rc clone).
+                        let v = match &*cl.upvals[u as usize].borrow() {
+                            Up::Shut(Value::Tab(tb)) => tb.borrow().get_str(key),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
+                            let t = match &*cl.upvals[u as usize].borrow() {
+                                Up::Open(i) => self.stack[*i].clone(),
+                                Up::Shut(v) => v.clone(),
+                            };
                             save!();
                             self.index(&t, key, Desc::Up(u))?
                         } else {
@@ -417,11 +418,9 @@ impl Vm {
                             b as usize - 1
                         };
                         save!();
+                        // A native's results are in place when precall returns false.
                         if self.precall(func, nargs, c as i32 - 1, true)? {
                             continue 'frame;
-                        }
-                        if c != 0 {
-                            // fixed results are in place; nothing else to do
                         }
                     }
                     Op::TailCall(a, b) => {
@@ -626,8 +625,8 @@ impl Vm {
             };
             self.stack[ra + 1] = Value::Int(count as i64);
             self.stack[ra + 3] = Value::Int(i);
-            // A count above i64::MAX is stored wrapped; ForLoop treats it as unsigned via >0
-            // only when it fits, so split huge counts is unnecessary for practical loops.
+            // The count is kept as a positive i64: a loop of more than 2^63 iterations stops
+            // after 2^63 - 1 (PUC Lua keeps it unsigned; no loop runs that long).
             if (count as i64) < 0 {
                 self.stack[ra + 1] = Value::Int(i64::MAX);
             }

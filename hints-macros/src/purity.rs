@@ -68,7 +68,8 @@ fn checked_body(
     call: impl Fn(&[TokenStream]) -> TokenStream,
 ) -> TokenStream {
     let span = sig.ident.span();
-    let c = quote!(::meta_jit::check::purity);
+    let krate = crate::krate::path();
+    let c = quote!(#krate::check::purity);
     let names: Vec<TokenStream> = ps.iter().map(|(n, _)| quote!(#n)).collect();
     let args_shown: Vec<TokenStream> = ps
         .iter()

@@ -11,7 +11,8 @@ use crate::sig::FixSuper;
 /// The `&'static HintSite` of a hint written at `span` (`file!()`, `line!()` and `column!()`
 /// expand at the user's hint, and the struct of literals is promoted to a static).
 fn hint_site(span: Span, call: &str, args: &[String]) -> TokenStream {
-    quote_spanned!(span=> &::meta_jit::jitcode::HintSite {
+    let krate = crate::krate::path();
+    quote_spanned!(span=> &#krate::jitcode::HintSite {
         file: ::core::file!(),
         line: ::core::line!(),
         column: ::core::column!(),
@@ -47,9 +48,8 @@ fn primitive_call(p: &syn::Path) -> syn::Result<Option<syn::Path>> {
         ));
     }
     let (t, f) = (&p.segments[0].ident, &p.segments[1].ident);
-    Ok(Some(
-        syn::parse_quote!(::meta_jit::lower::builtin::prims::#t::#f),
-    ))
+    let krate = crate::krate::path();
+    Ok(Some(syn::parse_quote!(#krate::lower::builtin::prims::#t::#f)))
 }
 
 fn err(span: &dyn ToTokens, msg: &str) -> syn::Error {

@@ -160,13 +160,27 @@ pub fn diff_summary(got: &[u8], want: &[u8]) -> String {
     )
 }
 
-/// Removes meta-jit's `[jit-summary]` lines from `run`'s stderr; returns whether they report a
-/// compiled loop or bridge.
+/// Removes meta-jit's summary from `run`'s stderr (its `[jit-summary]` lines and its
+/// `{jit-guards ... jit-guards}` table of the hottest guards); returns whether the summary
+/// reports a compiled loop or bridge.
 pub fn take_jit_summary(run: &mut Run) -> bool {
     let text = String::from_utf8_lossy(&run.stderr).into_owned();
-    let (summary, rest): (Vec<&str>, Vec<&str>) = text
-        .split_inclusive('\n')
-        .partition(|l| l.starts_with("[jit-summary]"));
+    let mut summary = Vec::new();
+    let mut rest = Vec::new();
+    let mut in_guards = false;
+    for l in text.split_inclusive('\n') {
+        if l.starts_with("{jit-guards") {
+            in_guards = true;
+        }
+        if in_guards || l.starts_with("[jit-summary]") {
+            summary.push(l);
+        } else {
+            rest.push(l);
+        }
+        if l.trim_end() == "jit-guards}" {
+            in_guards = false;
+        }
+    }
     run.stderr = rest.concat().into_bytes();
     let count = |l: &str, key: &str| -> u64 {
         l.split(key)

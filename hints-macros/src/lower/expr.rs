@@ -49,7 +49,9 @@ fn primitive_call(p: &syn::Path) -> syn::Result<Option<syn::Path>> {
     }
     let (t, f) = (&p.segments[0].ident, &p.segments[1].ident);
     let krate = crate::krate::path();
-    Ok(Some(syn::parse_quote!(#krate::lower::builtin::prims::#t::#f)))
+    Ok(Some(
+        syn::parse_quote!(#krate::lower::builtin::prims::#t::#f),
+    ))
 }
 
 fn err(span: &dyn ToTokens, msg: &str) -> syn::Error {

@@ -66,7 +66,7 @@ pub enum Value {
     /// A Lua function (closure).
     LFunc(Rc<crate::vm::Closure>),
     /// A native function.
-    Native(Rc<Native>),
+    Builtin(Rc<Native>),
 }
 
 impl Value {
@@ -91,7 +91,7 @@ impl Value {
             Value::Int(_) | Value::Num(_) => "number",
             Value::Str(_) => "string",
             Value::Tab(_) => "table",
-            Value::LFunc(_) | Value::Native(_) => "function",
+            Value::LFunc(_) | Value::Builtin(_) => "function",
         }
     }
     /// Raw equality (no metamethods).
@@ -107,7 +107,7 @@ impl Value {
             }
             (Value::Tab(a), Value::Tab(b)) => Rc::ptr_eq(a, b),
             (Value::LFunc(a), Value::LFunc(b)) => Rc::ptr_eq(a, b),
-            (Value::Native(a), Value::Native(b)) => Rc::ptr_eq(a, b),
+            (Value::Builtin(a), Value::Builtin(b)) => Rc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -145,7 +145,7 @@ impl Value {
         match self {
             Value::Tab(t) => Rc::as_ptr(t) as *const u8 as usize,
             Value::LFunc(f) => Rc::as_ptr(f) as *const u8 as usize,
-            Value::Native(f) => Rc::as_ptr(f) as *const u8 as usize,
+            Value::Builtin(f) => Rc::as_ptr(f) as *const u8 as usize,
             Value::Str(s) => Rc::as_ptr(s) as *const u8 as usize,
             _ => 0,
         }

@@ -167,7 +167,7 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let mut it = args.into_iter();
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
-    if !matches!(h, Value::LFunc(_) | Value::Native(_)) {
+    if !matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
         let a = [f.clone(), h.clone()];
         let a = if matches!(h, Value::Nil) {
             &a[..1]
@@ -198,7 +198,7 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
 fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let src: Vec<u8> = match arg(&args, 0) {
         Value::Str(s) => s.bytes.to_vec(),
-        f @ (Value::LFunc(_) | Value::Native(_)) => {
+        f @ (Value::LFunc(_) | Value::Builtin(_)) => {
             let f = f.clone();
             let mut buf = Vec::new();
             loop {

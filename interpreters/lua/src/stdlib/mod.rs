@@ -33,7 +33,7 @@ pub fn new_table() -> TRef {
 pub fn register(vm: &mut Vm, lib: &str, funcs: Vec<(&str, crate::value::NativeFn)>) -> TRef {
     let t = new_table();
     for (name, f) in funcs {
-        let v = Value::Native(Rc::new(crate::value::Native {
+        let v = Value::Builtin(Rc::new(crate::value::Native {
             name: format!("{lib}.{name}"),
             f,
         }));

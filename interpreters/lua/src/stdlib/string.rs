@@ -238,7 +238,7 @@ fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             | Value::Num(_)
             | Value::Tab(_)
             | Value::LFunc(_)
-            | Value::Native(_)
+            | Value::Builtin(_)
     ) {
         return Err(type_error(vm, &args, 2, "string/function/table"));
     }

@@ -174,7 +174,7 @@ fn sort(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let t = check_table(vm, &args, 0)?;
     let n = len(vm, &t)?;
     let cmp = arg(&args, 1).clone();
-    if !matches!(cmp, Value::Nil | Value::LFunc(_) | Value::Native(_)) {
+    if !matches!(cmp, Value::Nil | Value::LFunc(_) | Value::Builtin(_)) {
         return Err(type_error(vm, &args, 1, "function"));
     }
     if n > 1 {

@@ -350,7 +350,7 @@ impl Vm {
                     });
                     return Ok(true);
                 }
-                Value::Native(n) => {
+                Value::Builtin(n) => {
                     let n = n.clone();
                     let args = self.stack[func + 1..func + 1 + nargs].to_vec();
                     self.cur_native = (Some(n.clone()), from_lua);
@@ -437,7 +437,7 @@ impl Vm {
         name: &str,
         f: impl Fn(&mut Vm, Vec<Value>) -> LResult<Vec<Value>> + 'static,
     ) -> Value {
-        Value::Native(Rc::new(Native {
+        Value::Builtin(Rc::new(Native {
             name: name.to_string(),
             f: Box::new(f),
         }))

@@ -94,7 +94,7 @@ impl Vm {
                 }
                 h
             };
-            if matches!(h, Value::LFunc(_) | Value::Native(_)) {
+            if matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
                 return self.call1(&h, vec![o, key.clone()]);
             }
             o = h;
@@ -141,7 +141,7 @@ impl Vm {
                 }
                 h
             };
-            if matches!(h, Value::LFunc(_) | Value::Native(_)) {
+            if matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
                 self.call(&h, vec![o, key, val])?;
                 return Ok(());
             }
@@ -390,7 +390,7 @@ impl Vm {
                 Value::str(&format!("{}: {:#x}", name, v.ptr()))
             }
             Value::LFunc(_) => Value::str(&format!("function: {:#x}", v.ptr())),
-            Value::Native(_) => Value::str(&format!("function: {:#x}", v.ptr())),
+            Value::Builtin(_) => Value::str(&format!("function: {:#x}", v.ptr())),
         })
     }
 }

@@ -629,3 +629,68 @@ fn an_impure_elidable_method_is_caught() {
     );
     assert_eq!(vs[0].line, line_of("pub fn bumped(&self, x: i64)"));
 }
+
+#[elidable]
+fn weigh6(a: i64, b: i64, c: i64, d: i64, e: i64, f: f64) -> i64 {
+    a + 2 * b + 3 * c + 4 * d + 5 * e + f as i64
+}
+
+/// A loop whose hint has six arguments (more than the check call takes in registers) and
+/// claims one too many.
+#[interpreter(greens(pc), reds(i, n, acc))]
+fn six_arguments_loop(n: i64) -> i64 {
+    let mut i = 0i64;
+    let mut acc = 0i64;
+    #[allow(unused_mut)]
+    let mut pc = 0u8;
+    loop {
+        jit_merge_point!();
+        if i >= n {
+            return acc + pc as i64;
+        }
+        let w = weigh6(i, i + 1, i + 2, i + 3, i + 4, 0.5);
+        record_known_result!(w + 1, weigh6, i, i + 1, i + 2, i + 3, i + 4, 0.5);
+        acc = acc.wrapping_add(w);
+        i += 1;
+        can_enter_jit!();
+    }
+}
+
+#[test]
+fn compiled_code_checks_hints_with_more_arguments_than_registers() {
+    six_arguments_loop::with_driver(|d| d.set_params("on,threshold=3,check_hints=1").unwrap());
+    let (vs, panic) = violations_of(|| six_arguments_loop(30));
+    assert_eq!(panic, None);
+    assert_eq!(
+        vs.len(),
+        30,
+        "{:?}",
+        vs.iter().map(|v| v.by).collect::<Vec<_>>()
+    );
+    assert!(
+        by(&vs, CheckedBy::Compiled) >= 20,
+        "{}",
+        by(&vs, CheckedBy::Compiled)
+    );
+    // The last iteration's arguments, the stashed ones (the fifth and the float) included.
+    let last = vs.last().unwrap();
+    assert_eq!(last.by, CheckedBy::Compiled);
+    assert_eq!(
+        last.arguments,
+        [
+            "i = 29",
+            "i + 1 = 30",
+            "i + 2 = 31",
+            "i + 3 = 32",
+            "i + 4 = 33",
+            "0.5 = 0.5 (bits 0x3fe0000000000000)"
+        ]
+        .map(String::from)
+        .to_vec()
+    );
+    let w = 29 + 2 * 30 + 3 * 31 + 4 * 32 + 5 * 33;
+    assert_eq!(
+        (last.claimed.as_str(), last.actual.as_str()),
+        (format!("{}", w + 1).as_str(), format!("{w}").as_str())
+    );
+}

@@ -6,13 +6,16 @@
 //!
 //! The call passes the site (an index into a registry of checked sites), the claimed value and
 //! up to [`MAX_ARGS`] arguments, each as 64 bits (floats by their bits, references by address):
-//! six integer registers. A hint with more arguments is checked by the tracer only.
+//! six integer registers. The arguments of a hint with more go first, five at a time, to a
+//! per-thread stash by calls of [`stash_args`] just before the check (compiled code runs on
+//! the thread that compiled it, and the calls are ordered).
 //!
 //! Owns: that call and the registry. Must not know: the optimizer (the call is an ordinary
 //! residual call, which also means it keeps the optimizer from caching memory across it: the
 //! mode is for finding wrong hints, not for speed), machine code, or any guest language.
 #![deny(unsafe_code)]
 
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -22,8 +25,48 @@ use crate::check::CheckedBy;
 use crate::ir::{Op as IrOp, Opcode, Type};
 use crate::jitcode::{hintcheck, CallDescr, Effect, HintSite, Kind, Value};
 
-/// The most arguments of a `record_known_result!` that compiled code checks.
+/// The arguments of a `record_known_result!` that the check call takes in registers (the rest
+/// go through the stash).
 pub const MAX_ARGS: usize = 4;
+
+/// Arguments stashed per [`stash_args`] call.
+const STASHED: usize = 5;
+
+thread_local! {
+    /// The arguments past the first [`MAX_ARGS`] of the hint about to be checked.
+    static STASH: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Called by compiled code before [`check_hint`] for a hint with more than [`MAX_ARGS`]
+/// arguments: keeps five of them, from position `at` of the stash.
+extern "C" fn stash_args(at: i64, a0: i64, a1: i64, a2: i64, a3: i64, a4: i64) {
+    STASH.with(|s| {
+        let mut s = s.borrow_mut();
+        let at = at as usize;
+        if s.len() < at + STASHED {
+            s.resize(at + STASHED, 0);
+        }
+        s[at..at + STASHED].copy_from_slice(&[a0, a1, a2, a3, a4]);
+    });
+}
+
+fn stash_args_dynamic(args: &[Value]) -> Option<Value> {
+    let b: Vec<i64> = args.iter().map(|v| v.int()).collect();
+    stash_args(b[0], b[1], b[2], b[3], b[4], b[5]);
+    None
+}
+
+fn stash_descr() -> &'static CallDescr {
+    static DESCR: OnceLock<CallDescr> = OnceLock::new();
+    DESCR.get_or_init(|| CallDescr {
+        name: "meta_jit::stash_hint_args",
+        arg_kinds: vec![Kind::Int; 1 + STASHED],
+        result_kind: None,
+        effect: Effect::Residual,
+        shim: stash_args as extern "C" fn(i64, i64, i64, i64, i64, i64) as usize,
+        dynamic: stash_args_dynamic,
+    })
+}
 
 /// Which hint to check.
 pub(super) enum HintCheck<'a> {
@@ -84,7 +127,11 @@ extern "C" fn check_hint(site: i64, claimed: i64, a0: i64, a1: i64, a2: i64, a3:
         let c = &sites[site as usize];
         (c.site, c.descr.clone(), c.kinds.clone())
     };
-    let raw = [claimed, a0, a1, a2, a3];
+    let mut raw = vec![claimed, a0, a1, a2, a3];
+    if kinds.len() > raw.len() {
+        let more = kinds.len() - raw.len();
+        STASH.with(|s| raw.extend_from_slice(&s.borrow()[..more]));
+    }
     let vals: Vec<Value> = kinds.iter().zip(raw).map(|(&k, b)| value(k, b)).collect();
     let checked = catch_unwind(AssertUnwindSafe(|| match &descr {
         Some(d) => hintcheck::known_result(CheckedBy::Compiled, s, d, vals[0], &vals[1..]),
@@ -124,24 +171,36 @@ impl Tracer<'_> {
         site: &'static HintSite,
         uses: &[Tv],
     ) {
-        if uses.len() > 1 + MAX_ARGS {
-            return;
-        }
         let descr = match which {
             HintCheck::KnownResult(d) => Some(d),
             HintCheck::ExactValue => None,
         };
         let kinds: Vec<Kind> = uses.iter().map(|u| kind_of(u.1)).collect();
         let index = register(site, descr, kinds);
-        let mut args = vec![self.int(index)];
+        let mut bits = Vec::with_capacity(uses.len());
         for &u in uses {
-            let bits = match kind_of(u.1) {
+            bits.push(match kind_of(u.1) {
                 Kind::Int => u,
                 Kind::Float => self.pure(Opcode::FloatToBits, &[u]),
                 Kind::Ref => self.pure(Opcode::CastPtrToInt, &[u]),
-            };
-            args.push(bits);
+            });
         }
+        // The claimed value and the first arguments in registers, the rest stashed first.
+        let rest = bits.split_off(bits.len().min(1 + MAX_ARGS));
+        for (k, chunk) in rest.chunks(STASHED).enumerate() {
+            let mut args = vec![self.int((k * STASHED) as i64)];
+            args.extend_from_slice(chunk);
+            while args.len() < 1 + STASHED {
+                args.push(self.int(0));
+            }
+            let (fun, d) = self.call_descr(stash_descr());
+            let mut refs = vec![fun];
+            refs.extend(args.iter().map(|a| a.0));
+            self.trace
+                .push(IrOp::new(Opcode::call(Type::Void), &refs).with_descr(d));
+        }
+        let mut args = vec![self.int(index)];
+        args.extend(bits);
         while args.len() < 2 + MAX_ARGS {
             args.push(self.int(0));
         }

@@ -5,7 +5,7 @@
 //! [`CheckedBy`]), how checked mode compares a claimed value with the actual one
 //! ([`HintValue`]: integers by value, floats by bits, references by address), what happens when
 //! a violation is found (a panic with the hint's location, arguments and both values, or, inside
-//! [`check_hints`] and [`violations_of`], a recorded failure), and the property-testing loop that
+//! `check_hints` and [`violations_of`], a recorded failure), and the property-testing loop that
 //! runs a hinted function on generated inputs and shrinks a failing one to a small
 //! counterexample.
 //! Must not know: jitcode, traces, or any guest language.
@@ -116,7 +116,7 @@ thread_local! {
     static COLLECTOR: RefCell<Option<Collected>> = const { RefCell::new(None) };
 }
 
-/// Whether a [`violations_of`] (or [`check_hints`]) run on this thread is collecting
+/// Whether a [`violations_of`] (or `check_hints`) run on this thread is collecting
 /// violations, in which case [`report_violation`] records instead of panicking.
 pub fn collecting() -> bool {
     COLLECTOR.with(|c| c.borrow().is_some())

@@ -72,8 +72,9 @@ impl Params {
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
-    /// [`Options::parse`], `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A value out of its range is an error that gives the range;
-    /// an unknown name is an error that lists the names.
+    /// `opt::Options::parse`, `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A
+    /// value out of its range is an error that gives the range; an unknown name is an error
+    /// that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let num = |v: &str, lo: u64, hi: u64| match v.parse::<u64>() {

@@ -22,7 +22,7 @@ pub enum TraceKind {
 pub struct TraceRecord {
     /// Loop or bridge.
     pub kind: TraceKind,
-    /// Its number in the backend ([`crate::backend::TraceId`]).
+    /// Its number in the backend (the trace id the JIT log shows).
     pub id: u32,
     /// The number of the loop it hangs from, through its parent bridges (its own for a
     /// loop): a loop's bridges count against [`crate::warm::Params::max_bridges`].

@@ -35,7 +35,7 @@
 //! ([`Cache::banned`]).
 
 use super::{Optimizer, Step};
-use crate::ir::{Access, DescrId, Op, OpRef, Opcode, Trace, Value};
+use crate::ir::{Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
@@ -231,19 +231,12 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
             let obj = args[0];
             let f = o.out.get_descr(d).field().expect("verified");
             let (offset, size) = (f.offset, u32::from(f.size));
+            let (class, age) = class_and_ages(o, d);
             // Another field of the same object is apart if the two do not overlap.
-            let descrs = &o.out.descrs;
             let apart = |k: DescrId| {
-                let g = descrs[k.0 as usize].field().expect("verified");
+                let g = age.descrs[k.0 as usize].field().expect("verified");
                 k != d && offset.abs_diff(g.offset) >= size.max(u32::from(g.size))
             };
-            let c = o.heap.class(d);
-            let age = Ages {
-                ops: &o.out.ops,
-                loop_vars: &o.loop_vars,
-                label_at: o.label_at,
-            };
-            let class = &mut o.heap.mem[c];
             class.fields.retain(|&other, fs| {
                 if other == obj {
                     fs.retain(|f| apart(f.0));
@@ -262,13 +255,7 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
             let (p, i) = (args[0], args[1]);
             let key = item_key(o, d, p, i);
             let (base, off) = (key.2, key.3);
-            let c = o.heap.class(d);
-            let age = Ages {
-                ops: &o.out.ops,
-                loop_vars: &o.loop_vars,
-                label_at: o.label_at,
-            };
-            let class = &mut o.heap.mem[c];
+            let (class, age) = class_and_ages(o, d);
             class.fields.clear();
             // Items of this array at the same base and another offset are apart; so are items
             // of an array the trace allocated after the other was computed.
@@ -323,8 +310,21 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
 /// the loop carries.
 struct Ages<'a> {
     ops: &'a [Op],
+    descrs: &'a [Descr],
     loop_vars: &'a HashSet<OpRef>,
     label_at: usize,
+}
+
+/// The cache of `d`'s alias class, and what [`Ages::distinct`] needs, borrowed together.
+fn class_and_ages<'a>(o: &'a mut Optimizer, d: DescrId) -> (&'a mut Class, Ages<'a>) {
+    let c = o.heap.class(d);
+    let age = Ages {
+        ops: &o.out.ops,
+        descrs: &o.out.descrs,
+        loop_vars: &o.loop_vars,
+        label_at: o.label_at,
+    };
+    (&mut o.heap.mem[c], age)
 }
 
 impl Ages<'_> {

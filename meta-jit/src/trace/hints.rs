@@ -188,23 +188,21 @@ impl Tracer<'_> {
         // The claimed value and the first arguments in registers, the rest stashed first.
         let rest = bits.split_off(bits.len().min(1 + MAX_ARGS));
         for (k, chunk) in rest.chunks(STASHED).enumerate() {
-            let mut args = vec![self.int((k * STASHED) as i64)];
-            args.extend_from_slice(chunk);
-            while args.len() < 1 + STASHED {
-                args.push(self.int(0));
-            }
-            let (fun, d) = self.call_descr(stash_descr());
-            let mut refs = vec![fun];
-            refs.extend(args.iter().map(|a| a.0));
-            self.trace
-                .push(IrOp::new(Opcode::call(Type::Void), &refs).with_descr(d));
+            let at = self.int((k * STASHED) as i64);
+            self.void_call(stash_descr(), at, chunk);
         }
-        let mut args = vec![self.int(index)];
-        args.extend(bits);
-        while args.len() < 2 + MAX_ARGS {
+        let site = self.int(index);
+        self.void_call(check_descr(), site, &bits);
+    }
+
+    /// Records a call of `descr` with `first`, then `rest`, then zeros up to its arity.
+    fn void_call(&mut self, descr: &'static CallDescr, first: Tv, rest: &[Tv]) {
+        let mut args = vec![first];
+        args.extend_from_slice(rest);
+        while args.len() < descr.arg_kinds.len() {
             args.push(self.int(0));
         }
-        let (fun, d) = self.call_descr(check_descr());
+        let (fun, d) = self.call_descr(descr);
         let mut refs = vec![fun];
         refs.extend(args.iter().map(|a| a.0));
         self.trace

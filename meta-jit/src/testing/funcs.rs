@@ -8,37 +8,48 @@
 //! Each keeps the contract of [`crate::call`], and the ones that touch memory keep the heap's
 //! invariant (see [`super::heap`]): `next` stays a live object, `imm` is never written. The
 //! declared effects are true: a function reads and writes no location outside its sets.
+//!
+//! Each is `#[inline(never)]`: the text form names a function by its address, and Rust does not
+//! promise one address per function. An optimized build made a local copy of `neg` in another
+//! codegen unit, so a trace built with one address printed `ConstFn(neg)` and parsed back with
+//! the other (the long run's one failure).
 
 use super::heap::{Descrs, Obj, A64, ARR_LEN, IMM, NEXT};
 use crate::ir::parse::Env;
 use crate::ir::{Access, Effects, Type};
 
 /// `-x`, wrapping: elidable, and its own inverse.
+#[inline(never)]
 pub extern "C" fn neg(x: i64) -> i64 {
     x.wrapping_neg()
 }
 
 /// Clears bit 5 of every byte (ASCII upper-casing of letters): elidable and idempotent.
+#[inline(never)]
 pub extern "C" fn lower(x: i64) -> i64 {
     x & !0x2020_2020_2020_2020
 }
 
 /// `|x|`, wrapping (`i64::MIN` stays itself): elidable and idempotent.
+#[inline(never)]
 pub extern "C" fn wabs(x: i64) -> i64 {
     x.wrapping_abs()
 }
 
 /// A two-argument elidable function.
+#[inline(never)]
 pub extern "C" fn mix(a: i64, b: i64) -> i64 {
     a.wrapping_mul(31) ^ b.rotate_left(7)
 }
 
 /// `x * x` on floats: elidable.
+#[inline(never)]
 pub extern "C" fn fsq(x: f64) -> f64 {
     x * x
 }
 
 /// `x as f64 * f`: elidable, with an integer and a float argument.
+#[inline(never)]
 pub extern "C" fn scale(x: i64, f: f64) -> f64 {
     x as f64 * f
 }
@@ -47,6 +58,7 @@ pub extern "C" fn scale(x: i64, f: f64) -> f64 {
 ///
 /// # Safety
 /// `p` must point to a live [`Obj`].
+#[inline(never)]
 pub unsafe extern "C" fn imm_of(p: *const Obj) -> i64 {
     // SAFETY: the caller's contract.
     unsafe { (*p).imm }
@@ -56,6 +68,7 @@ pub unsafe extern "C" fn imm_of(p: *const Obj) -> i64 {
 ///
 /// # Safety
 /// `p` must point to a live [`Obj`].
+#[inline(never)]
 pub unsafe extern "C" fn set_a64(p: *mut Obj, v: i64) {
     // SAFETY: the caller's contract.
     unsafe { (*p).a64 = v }
@@ -65,6 +78,7 @@ pub unsafe extern "C" fn set_a64(p: *mut Obj, v: i64) {
 ///
 /// # Safety
 /// `p` must point to a live [`Obj`].
+#[inline(never)]
 pub unsafe extern "C" fn read_obj(p: *const Obj) -> i64 {
     // SAFETY: the caller's contract.
     unsafe {
@@ -79,12 +93,14 @@ pub unsafe extern "C" fn read_obj(p: *const Obj) -> i64 {
 ///
 /// # Safety
 /// `p` must point to a live [`Obj`].
+#[inline(never)]
 pub unsafe extern "C" fn next_of(p: *const Obj) -> *mut Obj {
     // SAFETY: the caller's contract.
     unsafe { (*p).next }
 }
 
 /// A hash of `x`: a residual call (not elidable) that touches no memory.
+#[inline(never)]
 pub extern "C" fn hash(x: i64) -> i64 {
     (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15u64 as i64)
 }
@@ -94,6 +110,7 @@ pub extern "C" fn hash(x: i64) -> i64 {
 ///
 /// # Safety
 /// `p` must point to a live [`Obj`] whose `next` points to a live [`Obj`] whose `next` does too.
+#[inline(never)]
 pub unsafe extern "C" fn mess(p: *mut Obj, x: i64) -> i64 {
     // SAFETY: the caller's contract; `p` and `q` may be the same object, which raw pointers
     // allow.
@@ -113,6 +130,7 @@ pub unsafe extern "C" fn mess(p: *mut Obj, x: i64) -> i64 {
 ///
 /// # Safety
 /// `a` must point to a live array of at least [`ARR_LEN`] `i64`s.
+#[inline(never)]
 pub unsafe extern "C" fn mess_arr(a: *mut i64, x: i64) {
     let i = (x & 15) as usize;
     let j = ((x >> 4) & 15) as usize;

@@ -16,11 +16,25 @@ use super::calls::{call_descr, emit_call};
 use super::Reg;
 use crate::jitcode::{Builder, CallDescr, Effect, IntTy, Kind, Value};
 
-/// Operations on one or two integers (the second may be of another type, as `pow`'s `u32`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-#[allow(missing_docs)]
-pub enum IntOp {
+/// Declares an op enum (`repr(u8)`, numbered in order) and the table of all its values, from
+/// one list (the table decodes the number an op is encoded as).
+macro_rules! ops {
+    ($(#[$doc:meta])* $name:ident, $table:ident: $($v:ident,)*) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+        #[repr(u8)]
+        #[allow(missing_docs)]
+        pub enum $name {
+            $($v,)*
+        }
+
+        const $table: [$name; [$($name::$v),*].len()] = [$($name::$v),*];
+    };
+}
+
+ops! {
+    /// Operations on one or two integers (the second may be of another type, as `pow`'s `u32`).
+    IntOp, INT_OPS:
     Min,
     Max,
     AbsDiff,
@@ -59,49 +73,6 @@ pub enum IntOp {
     RotateRight,
     SwapBytes,
 }
-
-const INT_OPS: [IntOp; 37] = {
-    use IntOp::*;
-    [
-        Min,
-        Max,
-        AbsDiff,
-        CheckedAddOk,
-        CheckedAdd,
-        CheckedSubOk,
-        CheckedSub,
-        CheckedMulOk,
-        CheckedMul,
-        CheckedDivOk,
-        CheckedDiv,
-        CheckedRemOk,
-        CheckedRem,
-        CheckedPowOk,
-        CheckedPow,
-        CheckedNegOk,
-        CheckedNeg,
-        CheckedAbsOk,
-        CheckedAbs,
-        SaturatingAdd,
-        SaturatingSub,
-        SaturatingMul,
-        SaturatingPow,
-        WrappingPow,
-        WrappingNeg,
-        WrappingAbs,
-        CountOnes,
-        CountZeros,
-        LeadingZeros,
-        TrailingZeros,
-        Signum,
-        IsPositive,
-        IsNegative,
-        IsPowerOfTwo,
-        RotateLeft,
-        RotateRight,
-        SwapBytes,
-    ]
-};
 
 fn int_code(op: IntOp, ty: IntTy) -> i64 {
     (op as i64) << 16 | i64::from(ty.bits) << 1 | i64::from(ty.signed)
@@ -216,11 +187,9 @@ pub fn int_op(op: IntOp, ty: IntTy, x: i64, y: i64) -> i64 {
     }
 }
 
-/// Operations on floats, with a float or an integer result.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-#[allow(missing_docs)]
-pub enum FloatOp {
+ops! {
+    /// Operations on floats, with a float or an integer result.
+    FloatOp, FLOAT_OPS:
     Sqrt,
     Floor,
     Ceil,
@@ -251,41 +220,6 @@ pub enum FloatOp {
     IsSignNegative,
     IsSignPositive,
 }
-
-const FLOAT_OPS: [FloatOp; 29] = {
-    use FloatOp::*;
-    [
-        Sqrt,
-        Floor,
-        Ceil,
-        Round,
-        Trunc,
-        Fract,
-        Signum,
-        Exp,
-        Ln,
-        Log2,
-        Log10,
-        Sin,
-        Cos,
-        Tan,
-        Recip,
-        Min,
-        Max,
-        Powf,
-        Powi,
-        Copysign,
-        Atan2,
-        Hypot,
-        FromBits,
-        ToBits,
-        IsNan,
-        IsFinite,
-        IsInfinite,
-        IsSignNegative,
-        IsSignPositive,
-    ]
-};
 
 /// Rust's semantics of a float op with a float result; `y` is the second operand (`Powi`:
 /// the `i32` exponent as a float).

@@ -785,11 +785,9 @@ impl JitDriver {
                         .guards
                         .get_mut(&gid)
                         .expect("every guard is registered");
-                    if due {
-                        // Traced now, or never (its loop has all the bridges it may have).
-                        g.bridge_tried = true;
-                        g.attempts += 1;
-                    }
+                    // Traced now, or never (its loop has all the bridges it may have).
+                    g.bridge_tried |= due;
+                    g.attempts += u32::from(bridge);
                     if self.log.guard_each || (bridge && self.log.guard) {
                         let at = g
                             .location
@@ -858,7 +856,7 @@ fn guard_counts(state: &State) -> Vec<log::GuardCount> {
             id,
             trace: g.trace.0,
             failures: u64::from(g.failures),
-            bridged: g.bridge_tried,
+            bridged: g.attempts > 0,
             location: g.location.as_deref().map(str::to_string),
         })
         .collect();

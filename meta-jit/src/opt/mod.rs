@@ -640,7 +640,7 @@ impl<'a> Optimizer<'a> {
         // Facts about values other than the loop-carried ones still hold in the loop (they are
         // loop-invariant). What memory holds may change on every iteration: the heap cache
         // keeps what it knows only of locations the body turns out to leave alone.
-        let vars: hashbrown::HashSet<OpRef> = op.args.iter().copied().collect();
+        let mut vars: hashbrown::HashSet<OpRef> = op.args.iter().copied().collect();
         pure::forget(self, &vars);
         guards::forget(self, &vars);
         bounds::forget(self, &vars);
@@ -649,17 +649,17 @@ impl<'a> Optimizer<'a> {
         }
         if self.heap_import {
             let boxes = heap::at_label(self, &vars);
+            vars.extend(boxes.iter().copied());
             op.args.extend(boxes);
         } else {
             self.heap.clear();
         }
         self.pending_ovf = None;
-        let args = op.args.clone();
-        self.loop_vars = args.iter().copied().collect();
-        self.label_at = self.push(op).index();
-        for (a, v) in input_args.iter().zip(args) {
+        for (a, &v) in input_args.iter().zip(&op.args) {
             self.map[a.index()] = v;
         }
+        self.loop_vars = vars;
+        self.label_at = self.push(op).index();
         None
     }
 }

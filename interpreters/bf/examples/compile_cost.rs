@@ -6,21 +6,26 @@
 //! Then the case of many long loops at the default parameters: 20 hot loops each just under
 //! the trace limit, run with the JIT off and on, side by side.
 //!
-//! `cargo run --release -p bf --example compile_cost -- [--runs N]`
+//! `cargo run --release -p bf --example compile_cost -- [--runs N] [--pairs P]`
+//!
+//! `--pairs P` measures that one size only (for `perf stat`, which counts instructions and is
+//! not disturbed by other work on the machine as times are).
 //!
 //! Each size runs `N` times (3 by default) in this process, the driver reset in between; the
 //! table shows the run with the least total compile time.
 
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: compile_cost [--runs N]";
+const USAGE: &str = "usage: compile_cost [--runs N] [--pairs P]";
 
 fn main() {
     let mut runs = 3;
+    let mut only = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next().and_then(|n| n.parse().ok())) {
             ("--runs", Some(n)) if n > 0 => runs = n,
+            ("--pairs", Some(n)) if n > 0 => only = Some(n),
             _ => {
                 eprintln!("{USAGE}");
                 std::process::exit(2);
@@ -29,7 +34,8 @@ fn main() {
     }
     println!("| pairs | recorded ops | tracing ms | optimizing ms | emitting ms | total µs/op |");
     println!("|---:|---:|---:|---:|---:|---:|");
-    for pairs in [10, 110, 1_110, 11_110] {
+    let sizes = only.map_or(vec![10, 110, 1_110, 11_110], |p| vec![p]);
+    for pairs in sizes {
         let src = format!("++++++++[{}{}-]", ">+".repeat(pairs), "<".repeat(pairs));
         let best = (0..runs)
             .map(|_| compile_once(&src))
@@ -44,7 +50,9 @@ fn main() {
             ms(best.emitting),
         );
     }
-    many_long_loops(runs);
+    if only.is_none() {
+        many_long_loops(runs);
+    }
 }
 
 /// What one compilation cost.

@@ -83,8 +83,9 @@ pub fn verify(t: &Trace) -> Result<(), VerifyError> {
                 if seen_label.is_some() {
                     return err("a trace has at most one label".into());
                 }
-                for (k, &a) in op.args.iter().enumerate() {
-                    if !a.is_op() || op.args[..k].contains(&a) {
+                let mut distinct = hashbrown::HashSet::with_capacity(op.args.len());
+                for &a in &op.args {
+                    if !a.is_op() || !distinct.insert(a) {
                         return err("label arguments must be distinct ops".into());
                     }
                 }

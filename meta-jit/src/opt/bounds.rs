@@ -25,7 +25,7 @@ use crate::ir::{Op, OpRef, Opcode, Value};
 use hashbrown::HashMap;
 
 /// What guards established about integers.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Facts {
     /// Ranges learnt from guards, by value.
     ranges: HashMap<OpRef, (i64, i64)>,

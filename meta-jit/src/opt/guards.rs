@@ -20,7 +20,7 @@ use crate::ir::{Op, OpRef, Opcode, Value};
 use hashbrown::HashSet;
 
 /// What earlier guards established.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Facts {
     nonzero: HashSet<OpRef>,
     not_invalidated: bool,

@@ -73,7 +73,7 @@ impl Class {
 }
 
 /// What the optimizer knows memory holds.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Cache {
     /// The alias class of each descriptor (by table index): equal numbers may alias.
     classes: Vec<u32>,
@@ -94,6 +94,16 @@ pub struct Cache {
     /// Imported locations the body changed: the loop must be optimized again, carrying them
     /// (`true`: the body knows the new value) or not importing them (`false`).
     pub broken: Vec<(Imported, bool)>,
+    /// Whether the label carries, without waiting for a round to show it, the locations the
+    /// preamble stored a computed value into (see [`at_label`]).
+    pub seed: bool,
+    /// Locations not to carry on that guess (a round showed the body leaves them alone).
+    pub unseeded: HashSet<Imported>,
+    /// The locations carried on that guess, with their label box and the value the preamble
+    /// left there.
+    seeded_now: Vec<(Imported, OpRef, OpRef)>,
+    /// Guessed locations the body left as they were: optimize again without the guess.
+    pub unneeded: Vec<Imported>,
 }
 
 impl Cache {
@@ -373,6 +383,12 @@ fn index_parts(o: &mut Optimizer, i: OpRef) -> (OpRef, i64) {
 /// At a loop's label, before it is emitted: keeps what is known of locations the
 /// loop-carried values `vars` do not name, and forgets the rest. Returns the label's extra
 /// arguments: a fresh box for each carried location, which the cache then says it holds.
+///
+/// A location the preamble stored a computed value into (`c = c + 1` kept in memory) is
+/// carried at once when [`Cache::seed`] is set: the body, a copy of the preamble, will store
+/// its own new value there, and finding that out would take a whole round. The guess is
+/// checked at the `jump` ([`Cache::unneeded`]), so the rounds settle on what they would
+/// have found without it.
 pub fn at_label(o: &mut Optimizer, vars: &HashSet<OpRef>) -> Vec<OpRef> {
     let named = |v: &OpRef| vars.contains(v);
     let mut kept = Vec::new();
@@ -403,12 +419,21 @@ pub fn at_label(o: &mut Optimizer, vars: &HashSet<OpRef>) -> Vec<OpRef> {
     let mut imported = Vec::new();
     let mut boxes = Vec::new();
     o.heap.carried_now.clear();
+    o.heap.seeded_now.clear();
     for (k, i, mut v) in kept {
-        if o.heap.carried.contains(&k) {
+        let guess = !o.heap.carried.contains(&k)
+            && o.heap.seed
+            && !o.heap.unseeded.contains(&k)
+            && computed(o, v);
+        if guess || o.heap.carried.contains(&k) {
             let ty = o.type_of(v);
+            let first = v;
             v = o.emit_box(v, ty);
             boxes.push(v);
             o.heap.carried_now.push((k, i));
+            if guess {
+                o.heap.seeded_now.push((k, v, first));
+            }
         } else {
             imported.push((k, v));
         }
@@ -448,8 +473,38 @@ fn carried_values(o: &mut Optimizer) -> Vec<OpRef> {
     out
 }
 
-/// At the loop's `jump`: every imported location must still hold what it held at the label.
+/// Whether `v` is a value the trace computed (not an input, a load or a constant).
+fn computed(o: &Optimizer, v: OpRef) -> bool {
+    use Opcode::*;
+    v.is_op()
+        && !matches!(
+            o.out.ops[v.index()].opcode,
+            GetfieldI
+                | GetfieldF
+                | GetfieldR
+                | GetarrayitemI
+                | GetarrayitemF
+                | GetarrayitemR
+                | SameAsI
+                | SameAsF
+                | SameAsR
+        )
+        && !o.out.ops[v.index()].opcode.is_input()
+}
+
+/// At the loop's `jump`: every imported location must still hold what it held at the label,
+/// and every location carried on a guess must hold something else than what it held at the
+/// label, its box, or what the preamble left there (then importing it was right). If the
+/// body does not know what it holds now, it is not imported at all, as it would not be if it
+/// had been imported.
 fn check_imported(o: &mut Optimizer) {
+    for (k, b, first) in std::mem::take(&mut o.heap.seeded_now) {
+        match o.heap.get(k).map(|now| o.find(now)) {
+            Some(now) if now == b || now == o.find(first) => o.heap.unneeded.push(k),
+            Some(_) => {}
+            None => o.heap.broken.push((k, false)),
+        }
+    }
     let imported = std::mem::take(&mut o.heap.imported);
     for (k, v) in imported {
         let now = o.heap.get(k);

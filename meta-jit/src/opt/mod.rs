@@ -142,6 +142,9 @@ pub struct Report {
     pub peeled: Option<PeelReport>,
     /// Set if the peeled loop is a counted loop that skips to its last turn ([`counted`]).
     pub counted: bool,
+    /// How many times the part from the label on was optimized (0 for a trace without
+    /// label): each round after the first settled some location or range the label assumed.
+    pub rounds: usize,
 }
 
 /// How a peeled loop relates to the loop it came from.
@@ -164,19 +167,10 @@ pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
 /// Optimizes a trace and reports what its caller must know.
 pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
     if !opts.unroll || !unroll::peelable(trace) {
-        let (out, report, _) = optimize_rounds(trace, opts);
+        let (out, report) = optimize_rounds(trace, opts);
         return (out, report);
     }
-    // A loop is optimized once as it is, only to learn which inputs its `jump` passes back
-    // unchanged (`ptr + 1 - 1` is `ptr`): those stay loop-invariant when it is peeled.
-    let once = Options {
-        unroll: false,
-        ..opts.clone()
-    };
-    let (_, _, same_at_jump) = optimize_rounds(trace, &once);
-    let p = unroll::peel_with(trace, |k| same_at_jump.get(k) == Some(&true))
-        .expect("peelable, checked above");
-    let (mut out, mut report, _) = optimize_rounds(&p.trace, &once);
+    let (mut out, mut report, p) = optimize_peeled(trace, opts);
     if opts.counted {
         if let Some(skipping) = counted::skip_to_last_turn(&out) {
             debug_assert_eq!(
@@ -200,24 +194,80 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// the heap cache imported at the label is optimized again, carrying that location's value in
 /// a label argument or not importing it; each round settles at least one more location, and
 /// after a few rounds nothing is imported. A loop whose `jump` does not keep a range assumed
-/// at the label is optimized again without assuming it (see [`bounds`]). Also returns, for a
-/// loop without label, whether its `jump` passes back each input's own value.
-fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) {
+/// at the label is optimized again without assuming it (see [`bounds`]).
+fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report) {
+    let start = Optimizer::new(trace, opts);
+    let o = settle(start, 0, trace);
+    (finish(o.out, opts), o.report)
+}
+
+/// Peels a loop that jumps to its own inputs and optimizes it, preamble once. The preamble
+/// (the loop's body as it is, up to its `jump`) is optimized first; what its `jump` would pass
+/// back tells which inputs come back unchanged (`ptr + 1 - 1` is `ptr`): those stay
+/// loop-invariant in the peeled loop. The optimizer then goes on into the peeled trace's
+/// label and body, whose preamble is the same ops at the same positions. Rounds (see
+/// [`optimize_rounds`]) start again from the state at the end of the preamble, so each costs
+/// the body only.
+fn optimize_peeled(trace: &Trace, opts: &Options) -> (Trace, Report, unroll::Peeled) {
+    let once = Options {
+        unroll: false,
+        ..opts.clone()
+    };
+    let jump_at = trace.ops.len() - 1;
+    let peeled: unroll::Peeled;
+    let mut o = Optimizer::new(trace, &once);
+    for (i, op) in trace.ops[..jump_at].iter().enumerate() {
+        o.process_input(i, op);
+    }
+    let same = o.same_at_jump(&trace.ops[jump_at]);
+    peeled = unroll::peel_with(trace, |k| same.get(k) == Some(&true))
+        .expect("peelable, checked by the caller");
+    debug_assert_eq!(peeled.trace.ops[..jump_at], trace.ops[..jump_at]);
+    debug_assert_eq!(peeled.trace.consts.len(), trace.consts.len());
+    o.input = &peeled.trace;
+    o.out.ops.reserve(peeled.trace.ops.len() - jump_at);
+    let o = settle(o, jump_at, &peeled.trace);
+    let out = finish(o.out, opts);
+    (out, o.report, peeled)
+}
+
+/// Optimizes `trace.ops[from..]`, starting from `start` (which has optimized the ops before
+/// `from`), in as many rounds as the loop's label assumptions need. The ops before the label
+/// do not depend on what the label assumes, so they are optimized once, and each round starts
+/// again from a copy of the state at the label.
+fn settle<'a>(mut start: Optimizer<'a>, from: usize, trace: &'a Trace) -> Optimizer<'a> {
+    let label_at = trace.ops[from..]
+        .iter()
+        .position(|op| op.opcode == Opcode::Label)
+        .map(|p| p + from);
+    let upto = label_at.unwrap_or(trace.ops.len());
+    for (i, op) in trace.ops.iter().enumerate().take(upto).skip(from) {
+        start.process_input(i, op);
+    }
+    let Some(label_at) = label_at else {
+        return start;
+    };
     let (mut carried, mut banned) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
-    let mut unassumed = hashbrown::HashSet::new();
-    let mut rounds = 0;
-    let o = loop {
-        let mut o = Optimizer::new(trace, opts);
+    let (mut unassumed, mut unseeded) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
+    let (mut rounds, mut tries) = (0, 0);
+    loop {
+        let mut o = start.snapshot();
         o.heap.carried = carried.clone();
         o.heap.banned = banned.clone();
+        o.heap.unseeded = unseeded.clone();
+        o.heap.seed = true;
         o.heap_import = rounds < 4;
         o.bounds.banned = unassumed.clone();
-        for (i, op) in trace.ops.iter().enumerate() {
+        for (i, op) in trace.ops.iter().enumerate().skip(label_at) {
             o.process_input(i, op);
         }
-        if o.heap.broken.is_empty() && o.bounds.broken.is_empty() {
-            break o;
+        tries += 1;
+        let heap_settled = o.heap.broken.is_empty() && o.heap.unneeded.is_empty();
+        if heap_settled && o.bounds.broken.is_empty() {
+            o.report.rounds = tries;
+            return o;
         }
+        unseeded.extend(o.heap.unneeded.iter().copied());
         for &(k, known) in &o.heap.broken {
             if known {
                 carried.insert(k);
@@ -226,14 +276,17 @@ fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) 
             }
         }
         unassumed.extend(o.bounds.broken.iter().copied());
-        rounds += usize::from(!o.heap.broken.is_empty());
-    };
-    let mut out = o.out;
+        rounds += usize::from(!heap_settled);
+    }
+}
+
+/// The backward sweep and (in debug builds) the verifier, on an optimized trace.
+fn finish(mut out: Trace, opts: &Options) -> Trace {
     if opts.dce {
         out = dce::sweep(out);
     }
     debug_assert_eq!(crate::ir::verify::verify(&out), Ok(()), "optimized:\n{out}");
-    (out, o.report, o.same_at_jump)
+    out
 }
 
 /// What a stage does with an op.
@@ -294,8 +347,6 @@ pub struct Optimizer<'a> {
     pending_ovf: Option<bool>,
     /// Whether the heap cache may carry what it knows across the label.
     heap_import: bool,
-    /// For a loop without label: whether its `jump` passes back each input's own value.
-    same_at_jump: Vec<bool>,
 }
 
 impl<'a> Optimizer<'a> {
@@ -321,8 +372,52 @@ impl<'a> Optimizer<'a> {
             label_at: 0,
             pending_ovf: None,
             heap_import: true,
-            same_at_jump: Vec::new(),
         }
+    }
+
+    /// A copy of this state to go on from, while this one stays as it is.
+    fn snapshot(&mut self) -> Optimizer<'a> {
+        // The union-find cannot be cloned: rebuild the same classes, each with its
+        // representative.
+        let n = self.uf.size();
+        let reps: Vec<usize> = (0..n).map(|k| self.uf.find(k)).collect();
+        let mut uf: QuickUnionUf<Rep> =
+            QuickUnionUf::from_iter(reps.iter().map(|&r| *self.uf.get(r)));
+        for (k, &r) in reps.iter().enumerate() {
+            if k != r {
+                uf.union(k, r);
+            }
+        }
+        Optimizer {
+            opts: self.opts,
+            input: self.input,
+            out: self.out.clone(),
+            report: self.report.clone(),
+            map: self.map.clone(),
+            uf,
+            uf_key: self.uf_key.clone(),
+            pure: self.pure.clone(),
+            guards: self.guards.clone(),
+            bounds: self.bounds.clone(),
+            heap: self.heap.clone(),
+            virtuals: self.virtuals.clone(),
+            loop_vars: self.loop_vars.clone(),
+            label_at: self.label_at,
+            pending_ovf: self.pending_ovf,
+            heap_import: self.heap_import,
+        }
+    }
+
+    /// For a loop without label, before its `jump` is optimized: whether the `jump` passes
+    /// back each input's own value.
+    fn same_at_jump(&mut self, jump: &Op) -> Vec<bool> {
+        let n = self.input.num_inputs();
+        (0..n)
+            .map(|k| {
+                let a = jump.args.get(k).map(|&a| self.map_arg(a));
+                a == Some(self.find(OpRef::op(k)))
+            })
+            .collect()
     }
 
     /// The current representative of an output value: a constant, an emitted op, or a
@@ -443,12 +538,6 @@ impl<'a> Optimizer<'a> {
         new.map_ops(|a| self.map_arg(a));
         if let Some(r) = new.resume.as_deref_mut() {
             virtuals::import(self, r);
-        }
-        if op.opcode == Opcode::Jump && op.descr.is_none() && self.loop_vars.is_empty() {
-            let n = self.input.num_inputs();
-            self.same_at_jump = (0..n)
-                .map(|k| new.args.get(k) == Some(&self.find(OpRef::op(k))))
-                .collect();
         }
         let result = if op.opcode == Opcode::Label {
             self.label(new)

@@ -15,7 +15,7 @@ use crate::ir::{DescrId, Op, OpArgs, OpRef, Opcode};
 use hashbrown::HashMap;
 
 /// The CSE table.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Table {
     seen: HashMap<Key, OpRef>,
 }

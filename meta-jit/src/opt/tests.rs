@@ -1126,6 +1126,29 @@ fn label_carries_what_the_body_stores() {
 }
 
 #[test]
+fn peeled_loop_carries_a_counter_in_memory_in_one_round() {
+    // The preamble stores a value it computed from x: the body will too, so the label carries
+    // x at once instead of learning it in a second round.
+    let report = check(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = int_add(i1, 1)\nsetfield(p0, i2, descr=x)\njump(p0)",
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = int_add(i1, 1)\nsetfield(p0, i2, descr=x)\ni3 = same_as_i(i2)\nlabel(i3)\ni4 = int_add(i3, 1)\nsetfield(p0, i4, descr=x)\njump(i4)",
+    );
+    assert_eq!(report.rounds, 1);
+}
+
+#[test]
+fn peeled_loop_drops_a_wrong_guess_of_what_it_carries() {
+    // The preamble stores a computed value, but one the body computes again the same (CSE):
+    // the guess is checked at the jump, and the second round imports x instead (its store in
+    // the body is then redundant).
+    let report = check(
+        "[p0, i0]\ni1 = int_mul(i0, 3)\nsetfield(p0, i1, descr=x)\njump(p0, i0)",
+        "[p0, i0]\ni1 = int_mul(i0, 3)\nsetfield(p0, i1, descr=x)\nlabel()\njump()",
+    );
+    assert_eq!(report.rounds, 2);
+}
+
+#[test]
 fn label_does_not_import_what_a_call_in_the_body_may_change() {
     check(
         "[p0, i0]\ni1 = getfield_i(p0, descr=x)\nlabel(i0)\ni2 = getfield_i(p0, descr=x)\ncall_n(ConstFn(escape), i2, descr=escape)\njump(i0)",

@@ -16,11 +16,12 @@ use super::{Optimizer, Step};
 use crate::ir::{DescrId, DescrKind, Op, OpRef, Opcode, Resume, Type, Value, Virtual};
 
 /// The virtual objects of one optimization.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Virtuals {
     objs: Vec<Obj>,
 }
 
+#[derive(Clone)]
 struct Obj {
     /// The size descriptor (struct) or array descriptor (array).
     descr: DescrId,

@@ -104,8 +104,11 @@ struct State {
     /// bridges each loop has (see `Params::max_bridges`).
     root: HashMap<TraceId, TraceId>,
     bridges: HashMap<TraceId, u32>,
-    /// Heap bytes of the optimized traces in `compiled` ([`Trace::heap_bytes`]).
+    /// Heap bytes the live traces keep besides their code: each optimized trace in
+    /// `compiled` ([`Trace::heap_bytes`]), its fingerprint, its guards' entries and the
+    /// backend's tables for it. `trace_cost` has each trace's share.
     trace_bytes: usize,
+    trace_cost: HashMap<TraceId, usize>,
     stats: Stats,
     /// What the trace viewer shows, when `METAJIT_LOG` asks for it.
     viewer: Option<log::viewer::Recorder>,
@@ -127,6 +130,7 @@ impl State {
             root: HashMap::new(),
             bridges: HashMap::new(),
             trace_bytes: 0,
+            trace_cost: HashMap::new(),
             stats: Stats::default(),
             viewer: None,
         }
@@ -728,7 +732,16 @@ impl JitDriver {
         let mut opt = opt;
         opt.shrink_to_fit();
         let opt = Rc::new(opt);
-        state.trace_bytes += opt.heap_bytes();
+        let guards = opt.ops.iter().filter(|op| op.resume.is_some()).count();
+        let cost = opt.heap_bytes()
+            + state
+                .meta
+                .get(&id)
+                .map_or(0, |m| m.fingerprint.heap_bytes())
+            + state.backend.info(id).map_or(0, |i| i.table_bytes)
+            + guards * (std::mem::size_of::<(u32, GuardInfo)>() + 1);
+        state.trace_bytes += cost;
+        state.trace_cost.insert(id, cost);
         state.compiled.insert(id, Rc::clone(&opt));
         state.stats.traces.push(TraceRecord {
             kind,

@@ -131,6 +131,9 @@ pub struct CodeInfo {
     pub spill_slots: u32,
     /// Number of exits (guards, finish, unlinked jumps, iteration limit).
     pub exits: usize,
+    /// About how many bytes of heap its tables take (exits and what each saves, op and stub
+    /// positions, the bridge slots): an estimate for the JIT's memory limit.
+    pub table_bytes: usize,
 }
 
 impl Backend {
@@ -429,6 +432,24 @@ impl Backend {
             code_bytes: c.code.len(),
             spill_slots: c.slots,
             exits: c.exits.len(),
+            table_bytes: {
+                use std::mem::size_of;
+                let exits: usize = c
+                    .exits
+                    .iter()
+                    .map(|e| {
+                        size_of::<x64::ExitInfo>()
+                            + e.values.capacity() * size_of::<x64::Saved>()
+                            + e.at.capacity() * size_of::<x64::regs::Loc>()
+                    })
+                    .sum();
+                size_of::<Compiled>()
+                    + exits
+                    + c.data.len() * 8
+                    + (c.input_locs.capacity() + c.input_types.capacity()) * 16
+                    + c.op_starts.capacity() * size_of::<(usize, usize)>()
+                    + c.stub_starts.capacity() * size_of::<(u32, usize)>()
+            },
         })
     }
 

@@ -385,12 +385,14 @@ impl Trace {
         Trace::default()
     }
 
-    /// Gives back the room its tables grew into (for a trace kept for long).
+    /// Gives back the room its tables grew into, and drops the index that finds a constant's
+    /// pool entry (for a trace kept for long; the index is built again if a constant is
+    /// added).
     pub fn shrink_to_fit(&mut self) {
         self.ops.shrink_to_fit();
         self.consts.shrink_to_fit();
         self.descrs.shrink_to_fit();
-        self.const_index.shrink_to_fit();
+        self.const_index = HashMap::new();
     }
 
     /// About how many bytes of heap the trace takes: its ops, their resume data, its pools
@@ -501,6 +503,16 @@ impl Trace {
     }
 
     fn intern(&mut self, key: ConstKey, c: Const) -> OpRef {
+        if self.const_index.is_empty() && !self.consts.is_empty() {
+            // Dropped by `shrink_to_fit`: build it again (the first entry of a key wins).
+            for (i, c) in self.consts.iter().enumerate().rev() {
+                let k = match c {
+                    Const::Value(v) => ConstKey::Value(*v),
+                    Const::Func { addr, .. } => ConstKey::Func(*addr),
+                };
+                self.const_index.insert(k, i as u32);
+            }
+        }
         if let Some(&i) = self.const_index.get(&key) {
             return OpRef::constant(i as usize);
         }

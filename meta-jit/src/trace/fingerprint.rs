@@ -196,13 +196,38 @@ impl Fingerprint {
 
     /// Gives back the room its tables grew into while tracing: it is kept as long as its
     /// trace lives.
+    ///
+    /// The table that kept the tracer from writing a load twice goes: nothing is added to a
+    /// kept fingerprint (a bridge starts its own from [`Fingerprint::trusted`]).
     pub fn shrink(&mut self) {
         let i = &mut *self.0;
         i.facts.shrink_to_fit();
         i.lasting.shrink_to_fit();
-        i.loads.shrink_to_fit();
+        i.loads = HashMap::new();
         i.trusted.shrink_to_fit();
         i.quasi.shrink_to_fit();
+    }
+
+    /// About how many bytes of heap the fingerprint takes (an estimate for the JIT's memory
+    /// limit).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let i = &*self.0;
+        let args: usize = i
+            .facts
+            .iter()
+            .map(|f| match f {
+                Fact::Call { args, .. } => args.capacity() * size_of::<Value>(),
+                Fact::Load { .. } => 0,
+            })
+            .sum();
+        size_of::<Inner>()
+            + i.facts.capacity() * size_of::<Fact>()
+            + args
+            + i.lasting.capacity()
+            + i.loads.capacity() * (size_of::<((usize, u8), u64)>() + 1)
+            + i.trusted.capacity() * (size_of::<(usize, bool)>() + 1)
+            + i.quasi.capacity() * size_of::<usize>()
     }
 
     /// The addresses of the quasi-immutable fields the trace folded.

@@ -233,9 +233,8 @@ impl JitDriver {
     fn throw_away(&self, state: &mut State, t: TraceId, why: &str) {
         let freed = state.backend.free(t);
         for f in &freed {
-            if let Some(t) = state.compiled.remove(f) {
-                state.trace_bytes -= t.heap_bytes();
-            }
+            state.compiled.remove(f);
+            state.trace_bytes -= state.trace_cost.remove(f).unwrap_or(0);
             match state.root.remove(f) {
                 Some(r) if r != *f => {
                     if let Some(n) = state.bridges.get_mut(&r) {

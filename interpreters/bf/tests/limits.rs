@@ -12,7 +12,7 @@ fn run(params: &str) -> (Vec<u8>, meta_jit::warm::Stats) {
     bf::interpret::with_driver(|d| {
         d.reset();
         // Parameters stay set across runs: start from the defaults of the limits.
-        d.set_params(&format!("max_bridges=100,max_memory_kb=32768,{params}"))
+        d.set_params(&format!("max_bridges=100,max_memory_kb=16384,{params}"))
             .unwrap();
     });
     let mut out = Vec::new();

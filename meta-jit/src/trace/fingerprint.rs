@@ -52,17 +52,22 @@ pub enum Fact {
         /// What they held.
         bits: u64,
     },
-    /// The elidable function `call` returned `result` on `args`.
-    Call {
-        /// The function's name (for the JIT log).
-        name: &'static str,
-        /// Calls it (the descriptor's dynamic entry).
-        call: fn(&[Value]) -> Option<Value>,
-        /// The arguments.
-        args: Vec<Value>,
-        /// The result.
-        result: Option<Value>,
-    },
+    /// An elidable function returned a result (boxed: most facts are loads, which then
+    /// take 24 bytes each instead of 72).
+    Call(Box<CallFact>),
+}
+
+/// The elidable function `call` returned `result` on `args`.
+#[derive(Clone, Debug)]
+pub struct CallFact {
+    /// The function's name (for the JIT log).
+    pub name: &'static str,
+    /// Calls it (the descriptor's dynamic entry).
+    pub call: fn(&[Value]) -> Option<Value>,
+    /// The arguments.
+    pub args: Vec<Value>,
+    /// The result.
+    pub result: Option<Value>,
 }
 
 /// The facts of one trace, in the order the tracer established them, and the addresses it
@@ -217,7 +222,7 @@ impl Fingerprint {
             .facts
             .iter()
             .map(|f| match f {
-                Fact::Call { args, .. } => args.capacity() * size_of::<Value>(),
+                Fact::Call(c) => size_of::<CallFact>() + c.args.capacity() * size_of::<Value>(),
                 Fact::Load { .. } => 0,
             })
             .sum();
@@ -257,12 +262,12 @@ impl Fingerprint {
                 _ => {}
             }
         }
-        self.0.facts.push(Fact::Call {
+        self.0.facts.push(Fact::Call(Box::new(CallFact {
             name,
             call,
             args: args.to_vec(),
             result,
-        });
+        })));
         self.0.lasting.push(lasting);
         if let Some(r) = result {
             self.derive_as(r, lasting);
@@ -302,14 +307,23 @@ impl Fingerprint {
                     };
                     now == *bits
                 }
-                Fact::Call {
-                    call, args, result, ..
-                } => same(call(args), *result),
+                Fact::Call(c) => same((c.call)(&c.args), c.result),
             };
             if !holds {
                 return Some(k);
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fact;
+
+    #[test]
+    fn a_fact_is_small() {
+        // Most facts are loads; a trace of a long program keeps thousands.
+        assert!(std::mem::size_of::<Fact>() <= 24, "{}", std::mem::size_of::<Fact>());
     }
 }

@@ -26,8 +26,9 @@ pub struct Params {
     /// of a loop whose body branches many ways.
     pub max_bridges: u32,
     /// The most memory, in KiB, that the live traces may take: their machine code (whole
-    /// pages) and the optimized traces kept for their guards' resume data. Past it, nothing
-    /// more is traced (LuaJIT's `maxmcode`, which counts machine code only).
+    /// pages), the optimized traces kept for their guards' resume data, their fingerprints,
+    /// their guards' entries and the backend's exit tables. Past it, nothing more is traced
+    /// (LuaJIT's `maxmcode`, which counts machine code only).
     pub max_memory_kb: u32,
     /// Whether compiled code checks every `record_known_result!` and `record_exact_value!` it
     /// passes (calls the elidable function and compares), reporting a violation with the
@@ -48,7 +49,7 @@ impl Default for Params {
             trace_limit: 6000,
             max_aborts: 4,
             max_bridges: 100,
-            max_memory_kb: 32768,
+            max_memory_kb: 16384,
             enable_opts: Options::all(),
             keep_recorded: false,
             check_hints: false,

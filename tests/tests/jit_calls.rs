@@ -32,7 +32,7 @@ fn body(g: &mut Gen, len: usize, functions: u32, in_function: bool) -> Vec<Ins> 
                 4 => Ins::Lt(a, b, c),
                 5 | 6 if calls < 2 => {
                     calls += 1;
-                    Ins::Call(u32::arbitrary(g) % functions)
+                    Ins::Gosub(u32::arbitrary(g) % functions)
                 }
                 7 if in_function => Ins::RetIfNeg(a),
                 8 if in_function => Ins::RetIfOdd(if bool::arbitrary(g) { 7 } else { b }),
@@ -59,7 +59,7 @@ impl Arbitrary for Program {
             ops.push(Ins::Ret);
         }
         for op in &mut ops {
-            if let Ins::Call(f) = op {
+            if let Ins::Gosub(f) = op {
                 *f = starts[*f as usize];
             }
         }
@@ -130,12 +130,12 @@ fn deep_calls_are_cut_at_the_depth_limit() {
         Ins::Li(7, 50),
         Ins::Li(1, 3),
         Ins::Li(2, -5),
-        Ins::Call(6),
+        Ins::Gosub(6),
         Ins::DecJnz(7, 3),
         Ins::Halt,
         Ins::Add(0, 0, 1),
-        Ins::Call(6),
-        Ins::Call(6),
+        Ins::Gosub(6),
+        Ins::Gosub(6),
         Ins::Ret,
     ];
     let per_call: i64 = (1..=callvm::MAX_DEPTH + 1).map(|d| 1 << (d - 1)).sum();

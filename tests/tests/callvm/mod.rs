@@ -30,7 +30,7 @@ pub enum Ins {
     /// `r[a] = (r[b] < r[c]) as i64`
     Lt(u8, u8, u8),
     /// Calls the function at `t` (does nothing at depth `MAX_DEPTH`).
-    Call(u32),
+    Gosub(u32),
     /// Returns to the caller, restoring `r4`..`r6`.
     Ret,
     /// Returns early if `r[a] < 0`.
@@ -92,7 +92,7 @@ pub fn run(code: &Code, vm: &mut Vm) -> i64 {
             Ins::Sub(a, b, c) => vm.r[a as usize] = vm.r[b as usize].wrapping_sub(vm.r[c as usize]),
             Ins::Mul(a, b, c) => vm.r[a as usize] = vm.r[b as usize].wrapping_mul(vm.r[c as usize]),
             Ins::Lt(a, b, c) => vm.r[a as usize] = (vm.r[b as usize] < vm.r[c as usize]) as i64,
-            Ins::Call(t) => {
+            Ins::Gosub(t) => {
                 vm.calls += 1;
                 if vm.depth < MAX_DEPTH {
                     let base = (vm.depth * FRAME) as usize;

@@ -39,6 +39,8 @@ struct Block {
     breaks: Vec<usize>,
     first_label: usize,
     first_goto: usize,
+    /// A local of this block or of a block nested in it was captured by a closure.
+    any_captured: bool,
 }
 
 struct Label {
@@ -142,7 +144,15 @@ impl Compiler {
                 g.name, g.line
             )));
         }
-        Ok(fs.proto)
+        let mut proto = fs.proto;
+        proto.hot = crate::jit::hot_loops(&proto.code);
+        if std::env::var_os("LUA_DUMP").is_some() {
+            for (i, op) in proto.code.iter().enumerate() {
+                eprintln!("{} {i:4} {op:?}", if proto.hot[i] { '*' } else { ' ' });
+            }
+            eprintln!("--");
+        }
+        Ok(proto)
     }
 
     fn pc(&mut self) -> usize {
@@ -241,6 +251,7 @@ impl Compiler {
             breaks: vec![],
             first_label: fs.labels.len(),
             first_goto: fs.gotos.len(),
+            any_captured: false,
         });
     }
 
@@ -280,10 +291,20 @@ impl Compiler {
         if captured && !self.fs().blocks.is_empty() {
             self.emit(Op::CloseUps(b.nactive as u16));
         }
+        let any_captured = captured || b.any_captured;
+        if let Some(parent) = self.fs().blocks.last_mut() {
+            parent.any_captured |= any_captured;
+        }
         if b.is_loop {
             let here = self.pc();
             for j in b.breaks {
-                self.set_jump(j, here, b.nactive);
+                if any_captured {
+                    self.set_jump(j, here, b.nactive);
+                } else {
+                    // No upvalue to close: a plain jump (which the JIT portal runs inline).
+                    let fs = self.fs();
+                    fs.proto.code[j] = Op::Jmp(NO_CLOSE, here as i32 - j as i32 - 1);
+                }
             }
         }
         Ok(())

@@ -49,20 +49,6 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
     }
 }
 
-/// Instructions the JIT portal runs inline (see `crate::jit`).
-fn portal_op(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Jmp(..)
-            | Op::ForStep(..)
-            | Op::Add(..)
-            | Op::Sub(..)
-            | Op::Mul(..)
-            | Op::Lt(..)
-            | Op::Le(..)
-    )
-}
-
 fn for_num(v: &Value) -> Option<f64> {
     v.to_number().and_then(|n| n.as_f64())
 }
@@ -74,16 +60,13 @@ impl Vm {
         self.run(stop, false)
     }
 
-    /// The dispatch loop; with `single`, returns after a frame change or when the next
-    /// instruction is one the portal runs inline (the frame's pc saved), for the JIT portal's
-    /// generic path.
+    /// The dispatch loop; with `single` (the JIT portal's generic step), runs at least one
+    /// instruction, then returns as soon as the next instruction is in a loop the portal can
+    /// run inline (`Proto::hot`), in whatever frame, with that frame's pc saved. Code outside
+    /// such loops never goes back to the portal: tracing it would give only calls of the step.
     pub(crate) fn run(&mut self, stop: usize, single: bool) -> LResult<()> {
         let mut stepped = false;
         'frame: loop {
-            if single && stepped {
-                return Ok(());
-            }
-            stepped = true;
             let fi = self.frames.len() - 1;
             let cl = self.frames[fi].cl.clone();
             let proto = cl.proto;
@@ -91,6 +74,10 @@ impl Vm {
             let k = &proto.consts[..];
             let base = self.frames[fi].base;
             let mut pc = self.frames[fi].pc;
+            if single && stepped && proto.hot[pc] {
+                return Ok(());
+            }
+            stepped = true;
             macro_rules! r {
                 ($x:expr) => {
                     self.stack[base + $x as usize]
@@ -569,9 +556,9 @@ impl Vm {
                     }
                     Op::CloseUps(a) => self.close_upvals(base + a as usize),
                 }
-                // In single-step mode, go on until an instruction the portal runs itself
-                // (arithmetic, comparisons, back edges): fewer round trips through the portal.
-                if single && portal_op(&code[pc]) {
+                // In single-step mode, go on until an instruction of a loop the portal runs
+                // inline.
+                if single && proto.hot[pc] {
                     self.frames[fi].pc = pc;
                     return Ok(());
                 }

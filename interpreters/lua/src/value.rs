@@ -25,6 +25,9 @@ impl LStr {
         for &b in bytes {
             h = (h ^ b as u64).wrapping_mul(0x100000001b3);
         }
+        // Finish so that both the low bits (a table's bucket) and the high bits (its tag) vary.
+        h = (h ^ (h >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
         Rc::new(LStr {
             hash: h,
             bytes: bytes.into(),

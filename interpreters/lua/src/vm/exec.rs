@@ -49,6 +49,46 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
     }
 }
 
+/// `obj[key]` for a string key when only tables are met: the value, following `__index`
+/// tables (up to 100 levels). None when the slow path must run (not a table, an `__index`
+/// function, or a longer chain).
+#[inline]
+fn index_str(obj: &Value, key: &Value, tm_index: &Value) -> Option<Value> {
+    let Value::Tab(t) = obj else { return None };
+    let tb = t.borrow();
+    let v = tb.get_str(key);
+    if !matches!(v, Value::Nil) {
+        return Some(v);
+    }
+    let Some(mt) = &tb.meta else {
+        return Some(Value::Nil);
+    };
+    let mut h = mt.borrow().get_str(tm_index);
+    drop(tb);
+    for _ in 0..100 {
+        let Value::Tab(t) = &h else {
+            return if matches!(h, Value::Nil) {
+                Some(Value::Nil)
+            } else {
+                None
+            };
+        };
+        let next = {
+            let tb = t.borrow();
+            let v = tb.get_str(key);
+            if !matches!(v, Value::Nil) {
+                return Some(v);
+            }
+            match &tb.meta {
+                None => return Some(Value::Nil),
+                Some(mt) => mt.borrow().get_str(tm_index),
+            }
+        };
+        h = next;
+    }
+    None
+}
+
 fn for_num(v: &Value) -> Option<f64> {
     v.to_number().and_then(|n| n.as_f64())
 }
@@ -230,30 +270,45 @@ impl Vm {
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
-                        let v = match &r!(b) {
-                            Value::Tab(t) => t.borrow().get_str(key),
-                            _ => Value::Nil,
-                        };
-                        let v = if matches!(v, Value::Nil) {
-                            let t = r!(b).clone();
-                            save!();
-                            self.index(&t, key, Desc::Rk(b))?
-                        } else {
-                            v
+                        let v = match index_str(&r!(b), key, &self.tm.index) {
+                            Some(v) => v,
+                            None => {
+                                let t = r!(b).clone();
+                                save!();
+                                self.index(&t, key, Desc::Rk(b))?
+                            }
                         };
                         r!(a) = v;
                     }
                     Op::SetTable(a, b, c) => {
-                        let t = r!(a).clone();
-                        let (key, v) = (rk!(b).clone(), rk!(c).clone());
-                        save!();
-                        self.settable(&t, key, v, Desc::Rk(a))?;
+                        let v = rk!(c).clone();
+                        let rest = match (&r!(a), rk!(b)) {
+                            (Value::Tab(t), Value::Int(i)) => {
+                                t.borrow_mut().set_int_fast(*i, v).err()
+                            }
+                            (Value::Tab(t), key @ Value::Str(_)) => {
+                                t.borrow_mut().set_str_fast(key, v).err()
+                            }
+                            _ => Some(v),
+                        };
+                        if let Some(v) = rest {
+                            let t = r!(a).clone();
+                            let key = rk!(b).clone();
+                            save!();
+                            self.settable(&t, key, v, Desc::Rk(a))?;
+                        }
                     }
                     Op::SetStr(a, b, c) => {
-                        let t = r!(a).clone();
                         let v = rk!(c).clone();
-                        save!();
-                        self.settable(&t, k[b as usize].clone(), v, Desc::Rk(a))?;
+                        let rest = match &r!(a) {
+                            Value::Tab(t) => t.borrow_mut().set_str_fast(&k[b as usize], v).err(),
+                            _ => Some(v),
+                        };
+                        if let Some(v) = rest {
+                            let t = r!(a).clone();
+                            save!();
+                            self.settable(&t, k[b as usize].clone(), v, Desc::Rk(a))?;
+                        }
                     }
                     Op::NewTable(a, narr, nhash) => {
                         r!(a) = Value::Tab(Rc::new(RefCell::new(Table::with_capacity(
@@ -264,15 +319,12 @@ impl Vm {
                     Op::SelfOp(a, b, kk) => {
                         let obj = r!(b).clone();
                         let key = &k[kk as usize];
-                        let v = match &obj {
-                            Value::Tab(t) => t.borrow().get_str(key),
-                            _ => Value::Nil,
-                        };
-                        let v = if matches!(v, Value::Nil) {
-                            save!();
-                            self.index(&obj, key, Desc::Rk(b))?
-                        } else {
-                            v
+                        let v = match index_str(&obj, key, &self.tm.index) {
+                            Some(v) => v,
+                            None => {
+                                save!();
+                                self.index(&obj, key, Desc::Rk(b))?
+                            }
                         };
                         r!(a + 1) = obj;
                         r!(a) = v;
@@ -443,7 +495,9 @@ impl Vm {
                         } else {
                             b as usize - 1
                         };
-                        self.close_upvals(base);
+                        if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+                            self.close_upvals(base);
+                        }
                         let f = self.frames.pop().unwrap();
                         let dest = base - 1;
                         for i in 0..n {

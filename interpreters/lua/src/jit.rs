@@ -49,7 +49,7 @@ fn portal_inline(op: &Op) -> bool {
     )
 }
 
-/// `Proto::hot` for `code`: true for each instruction of a loop (from a backward jump's or a
+/// `Proto::hot` for `code` (empty if no instruction is hot): true for each instruction of a loop (from a backward jump's or a
 /// `ForStep`'s target to the jump) made only of instructions the portal runs inline. Only
 /// these loops are worth tracing today: any other instruction is a call of [`step`], and a
 /// trace of such calls costs more than the plain loop, so the plain loop keeps control
@@ -69,6 +69,10 @@ pub fn hot_loops(code: &[Op]) -> Vec<bool> {
         if code[t..=j].iter().all(portal_inline) {
             hot[t..=j].fill(true);
         }
+    }
+    // Empty when there is no hot loop, so that the plain loop can skip the check.
+    if !hot.contains(&true) {
+        hot.clear();
     }
     hot
 }
@@ -141,6 +145,8 @@ fn rk_num(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
 
 /// Operand `r` as a float if it is a float or an integer that converts exactly (|i| <= 2^53):
 /// for arithmetic and comparisons with one float operand, where Lua converts the integer.
+// The codewriter takes no ranges outside `for` loops, so no `contains` here.
+#[allow(clippy::manual_range_contains)]
 #[look_inside]
 fn rk_f(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
     if let Some(x) = rk_num(vm, proto, base, r) {

@@ -144,7 +144,7 @@ pub struct Proto {
     pub line: u32,
     /// Per instruction: inside a loop whose every instruction the JIT portal can run inline
     /// (`crate::jit::hot_loops`). With the JIT on, the plain loop hands control back to the
-    /// portal only at such instructions.
+    /// portal only at such instructions. Empty when the function has no such loop.
     pub hot: Vec<bool>,
 }
 

@@ -148,7 +148,14 @@ impl Compiler {
         proto.hot = crate::jit::hot_loops(&proto.code);
         if std::env::var_os("LUA_DUMP").is_some() {
             for (i, op) in proto.code.iter().enumerate() {
-                eprintln!("{} {i:4} {op:?}", if proto.hot[i] { '*' } else { ' ' });
+                eprintln!(
+                    "{} {i:4} {op:?}",
+                    if proto.hot.get(i) == Some(&true) {
+                        '*'
+                    } else {
+                        ' '
+                    }
+                );
             }
             eprintln!("--");
         }

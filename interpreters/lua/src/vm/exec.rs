@@ -5,7 +5,7 @@
 
 use super::arith::{fmod, idiv, imod, ArOp};
 use super::debug::Desc;
-use super::{Closure, LResult, Up, Vm};
+use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
 use crate::proto::{Op, RK_CONST};
 use crate::table::Table;
 use crate::value::{float_to_int, Value};
@@ -108,13 +108,20 @@ impl Vm {
         let mut stepped = false;
         'frame: loop {
             let fi = self.frames.len() - 1;
-            let cl = self.frames[fi].cl.clone();
+            // SAFETY: frame `fi` holds an `Rc` of this closure for as long as this iteration
+            // of 'frame runs: only `Ret` and `TailCall` pop it, and both leave the iteration
+            // (`continue 'frame` or return) without using `cl` after the pop; calls made from
+            // here push and pop frames above `fi` only (errors truncate to their own depth).
+            // Moving the `Frame` when `frames` grows does not move the closure.
+            let cl: &Closure = unsafe { &*Rc::as_ptr(&self.frames[fi].cl) };
             let proto = cl.proto;
             let code = &proto.code[..];
             let k = &proto.consts[..];
             let base = self.frames[fi].base;
             let mut pc = self.frames[fi].pc;
-            if single && stepped && proto.hot[pc] {
+            // In single-step mode, the instructions where the portal takes over again.
+            let watch = single && !proto.hot.is_empty();
+            if watch && stepped && proto.hot[pc] {
                 return Ok(());
             }
             stepped = true;
@@ -457,6 +464,28 @@ impl Vm {
                             b as usize - 1
                         };
                         save!();
+                        // The common case inline: a Lua function without `...`.
+                        if let Value::LFunc(f) = &self.stack[func] {
+                            let p = f.proto;
+                            if !p.is_vararg && self.frames.len() < MAX_FRAMES {
+                                let f = f.clone();
+                                let nb = func + 1;
+                                self.ensure_stack(nb + p.maxstack as usize + nargs + 1);
+                                for i in nargs..p.nparams as usize {
+                                    self.stack[nb + i] = Value::Nil;
+                                }
+                                self.frames.push(Frame {
+                                    cl: f,
+                                    base: nb,
+                                    pc: 0,
+                                    nres: c as i32 - 1,
+                                    varargs: Vec::new(),
+                                    boundary: false,
+                                    from_native: false,
+                                });
+                                continue 'frame;
+                            }
+                        }
                         // A native's results are in place when precall returns false.
                         if self.precall(func, nargs, c as i32 - 1, true)? {
                             continue 'frame;
@@ -612,7 +641,7 @@ impl Vm {
                 }
                 // In single-step mode, go on until an instruction of a loop the portal runs
                 // inline.
-                if single && proto.hot[pc] {
+                if watch && proto.hot[pc] {
                     self.frames[fi].pc = pc;
                     return Ok(());
                 }

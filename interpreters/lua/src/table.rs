@@ -75,7 +75,10 @@ impl Table {
         if self.entries.is_empty() {
             return Value::Nil;
         }
-        self.get_hash(&Value::Int(i))
+        match self.find_int(i) {
+            Some(j) => self.entries[j].1.clone(),
+            None => Value::Nil,
+        }
     }
 
     /// The position of key `k` in `entries`.
@@ -94,8 +97,23 @@ impl Table {
                 })
                 .map(|&i| i as usize);
         }
+        if let Value::Int(ki) = *k {
+            return self.find_int(ki);
+        }
         self.index
             .find(key_hash(k), |&i| entries[i as usize].0.raw_eq(k))
+            .map(|&i| i as usize)
+    }
+
+    /// The position of the integer key `ki` in `entries`.
+    #[inline]
+    fn find_int(&self, ki: i64) -> Option<usize> {
+        let entries = &self.entries;
+        self.index
+            .find(
+                mix(ki as u64),
+                |&i| matches!(entries[i as usize].0, Value::Int(j) if j == ki),
+            )
             .map(|&i| i as usize)
     }
 
@@ -155,9 +173,9 @@ impl Table {
         Ok(())
     }
 
-    /// `t[i] = v` for an integer key when it is a plain array store: `i` in the array part
-    /// holding a value (or any array slot without a metatable), or the append of `#t + 1`
-    /// without a metatable and hash part, and `v` not nil. Gives `v` back otherwise.
+    /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:
+    /// the key holds a value (array or hash part), or the table has no metatable. Gives `v`
+    /// back otherwise.
     #[inline]
     pub fn set_int_fast(&mut self, i: i64, v: Value) -> Result<(), Value> {
         if matches!(v, Value::Nil) {
@@ -172,6 +190,19 @@ impl Table {
             }
         } else if i as u64 == n as u64 + 1 && self.meta.is_none() && self.entries.is_empty() {
             self.arr.push(v);
+            return Ok(());
+        } else if !self.entries.is_empty() {
+            // A key of the hash part that holds a value.
+            if let Some(j) = self.find_int(i) {
+                let slot = &mut self.entries[j].1;
+                if !matches!(slot, Value::Nil) {
+                    *slot = v;
+                    return Ok(());
+                }
+            }
+        }
+        if self.meta.is_none() {
+            self.set_int(i, v);
             return Ok(());
         }
         Err(v)

@@ -19,8 +19,18 @@ pub struct LStr {
 }
 
 impl LStr {
-    /// A string of these bytes.
+    /// A string of these bytes. Strings of at most one byte are interned (see [`intern`]):
+    /// `s:sub(i, i)` allocates nothing and compares with a constant by pointer.
+    #[inline]
     pub fn new(bytes: &[u8]) -> Rc<LStr> {
+        if bytes.len() <= 1 {
+            return intern(bytes);
+        }
+        LStr::alloc(bytes)
+    }
+
+    /// A new string object of these bytes.
+    fn alloc(bytes: &[u8]) -> Rc<LStr> {
         let mut h: u64 = 0xcbf29ce484222325 ^ bytes.len() as u64;
         for &b in bytes {
             h = (h ^ b as u64).wrapping_mul(0x100000001b3);
@@ -33,6 +43,41 @@ impl LStr {
             bytes: bytes.into(),
         })
     }
+}
+
+/// The interned strings: those of at most one byte by their byte, the others by content.
+#[derive(Default)]
+struct Interned {
+    /// Index 0: the empty string; 1 + b: the string of byte b.
+    short: Vec<Option<Rc<LStr>>>,
+    long: hashbrown::HashMap<Box<[u8]>, Rc<LStr>>,
+}
+
+thread_local! {
+    static INTERNED: std::cell::RefCell<Interned> = Default::default();
+}
+
+/// The one string object of these bytes, for the strings of the program text (constants), the
+/// names `type` returns and every string of at most one byte: so that a table key or an `==`
+/// operand made by one compares with another by pointer. Interned strings live as long as the
+/// thread (bounded by the code loaded, plus 257 short strings).
+pub fn intern(bytes: &[u8]) -> Rc<LStr> {
+    INTERNED.with(|m| {
+        let mut m = m.borrow_mut();
+        if bytes.len() <= 1 {
+            if m.short.is_empty() {
+                m.short.resize(257, None);
+            }
+            let i = bytes.first().map_or(0, |&b| 1 + b as usize);
+            return m.short[i].get_or_insert_with(|| LStr::alloc(bytes)).clone();
+        }
+        if let Some(s) = m.long.get(bytes) {
+            return s.clone();
+        }
+        let s = LStr::alloc(bytes);
+        m.long.insert(bytes.into(), s.clone());
+        s
+    })
 }
 
 /// A shared, mutable table.

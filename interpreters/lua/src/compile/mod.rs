@@ -71,9 +71,6 @@ struct FuncState {
 /// The compiler over a stack of functions being compiled.
 pub struct Compiler {
     funcs: Vec<FuncState>,
-    /// String constants of the whole chunk, shared (so that table keys written and read by
-    /// different functions are the same object and compare by pointer).
-    strings: HashMap<Vec<u8>, Rc<crate::value::LStr>>,
     chunk: Rc<str>,
     line: u32,
 }
@@ -84,7 +81,6 @@ type CResult<T> = Result<T, String>;
 pub fn compile_chunk(body: &FuncBody, chunk: &str) -> CResult<&'static Proto> {
     let mut c = Compiler {
         funcs: vec![],
-        strings: HashMap::new(),
         chunk: chunk.into(),
         line: 0,
     };
@@ -373,12 +369,7 @@ impl Compiler {
 
     fn add_const(&mut self, v: Value) -> CResult<u32> {
         let v = match v {
-            Value::Str(s) => Value::Str(
-                self.strings
-                    .entry(s.bytes.to_vec())
-                    .or_insert_with(|| s.clone())
-                    .clone(),
-            ),
+            Value::Str(s) => Value::Str(crate::value::intern(&s.bytes)),
             v => v,
         };
         let key = match &v {

@@ -32,7 +32,53 @@ pub fn configure(mode: Mode, params: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs one instruction of the running frame through the plain dispatch loop.
+/// True for an instruction the portal runs inline (when its operands have the right types).
+fn portal_inline(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Jmp(NO_CLOSE, _)
+            | Op::TestJ(..)
+            | Op::Add(..)
+            | Op::Sub(..)
+            | Op::Mul(..)
+            | Op::Lt(..)
+            | Op::Le(..)
+            | Op::Mov(..)
+            | Op::LoadInt(..)
+            | Op::ForStep(..)
+    )
+}
+
+/// `Proto::hot` for `code` (empty if no instruction is hot): true for each instruction of a loop (from a backward jump's or a
+/// `ForStep`'s target to the jump) made only of instructions the portal runs inline. Only
+/// these loops are worth tracing today: any other instruction is a call of [`step`], and a
+/// trace of such calls costs more than the plain loop, so the plain loop keeps control
+/// everywhere else.
+pub fn hot_loops(code: &[Op]) -> Vec<bool> {
+    let mut hot = vec![false; code.len()];
+    for (j, op) in code.iter().enumerate() {
+        let off = match *op {
+            Op::Jmp(_, off) | Op::ForStep(_, off) if off < 0 => off,
+            _ => continue,
+        };
+        let target = j as i64 + 1 + off as i64;
+        if target < 0 {
+            continue;
+        }
+        let t = target as usize;
+        if code[t..=j].iter().all(portal_inline) {
+            hot[t..=j].fill(true);
+        }
+    }
+    // Empty when there is no hot loop, so that the plain loop can skip the check.
+    if !hot.contains(&true) {
+        hot.clear();
+    }
+    hot
+}
+
+/// Runs the running frame through the plain dispatch loop, from at least one instruction up
+/// to the next instruction of a hot loop (`Proto::hot`), in whatever frame that is.
 #[dont_look_inside]
 fn step(vm: &mut Vm, pc: usize, stop: usize) -> i64 {
     let fi = vm.frames.len() - 1;
@@ -97,6 +143,23 @@ fn rk_num(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
     }
 }
 
+/// Operand `r` as a float if it is a float or an integer that converts exactly (|i| <= 2^53):
+/// for arithmetic and comparisons with one float operand, where Lua converts the integer.
+// The codewriter takes no ranges outside `for` loops, so no `contains` here.
+#[allow(clippy::manual_range_contains)]
+#[look_inside]
+fn rk_f(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
+    if let Some(x) = rk_num(vm, proto, base, r) {
+        return Some(x);
+    }
+    if let Some(i) = rk_int(vm, proto, base, r) {
+        if i >= -(1i64 << 53) && i <= (1i64 << 53) {
+            return Some(i as f64);
+        }
+    }
+    None
+}
+
 /// The portal: runs frames until the frame count drops to `stop`; returns [`DONE`] or
 /// [`ERROR`].
 #[jit::interpreter(greens(pc, proto), reds(vm, base, stop))]
@@ -135,7 +198,16 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     }
                 }
                 if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(y) = rk_f(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x + y;
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(x) = rk_f(vm, proto, base, b) {
                         if let Value::Num(d) = &mut vm.stack[base + a as usize] {
                             *d = x + y;
                             pc += 1;
@@ -155,7 +227,16 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     }
                 }
                 if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(y) = rk_f(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x - y;
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(x) = rk_f(vm, proto, base, b) {
                         if let Value::Num(d) = &mut vm.stack[base + a as usize] {
                             *d = x - y;
                             pc += 1;
@@ -175,7 +256,16 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     }
                 }
                 if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(y) = rk_f(vm, proto, base, c) {
+                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
+                            *d = x * y;
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
+                if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(x) = rk_f(vm, proto, base, b) {
                         if let Value::Num(d) = &mut vm.stack[base + a as usize] {
                             *d = x * y;
                             pc += 1;
@@ -196,7 +286,17 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     }
                 }
                 if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(y) = rk_f(vm, proto, base, c) {
+                        if (x < y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+                if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(x) = rk_f(vm, proto, base, b) {
                         if (x < y) == k {
                             pc += 1;
                         } else {
@@ -218,7 +318,17 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     }
                 }
                 if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(y) = rk_f(vm, proto, base, c) {
+                        if (x <= y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+                if let Some(y) = rk_num(vm, proto, base, c) {
+                    if let Some(x) = rk_f(vm, proto, base, b) {
                         if (x <= y) == k {
                             pc += 1;
                         } else {

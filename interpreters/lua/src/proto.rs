@@ -142,6 +142,10 @@ pub struct Proto {
     pub source: std::rc::Rc<str>,
     /// The line where it is defined (0 for a main chunk).
     pub line: u32,
+    /// Per instruction: inside a loop whose every instruction the JIT portal can run inline
+    /// (`crate::jit::hot_loops`). With the JIT on, the plain loop hands control back to the
+    /// portal only at such instructions. Empty when the function has no such loop.
+    pub hot: Vec<bool>,
 }
 
 impl std::fmt::Debug for Value {

@@ -5,7 +5,8 @@
 //! about metamethods; the VM applies them.
 
 use crate::value::{float_to_int, TRef, Value};
-use hashbrown::HashMap;
+use hashbrown::HashTable;
+use std::rc::Rc;
 
 /// A table.
 #[derive(Default)]
@@ -14,12 +15,35 @@ pub struct Table {
     pub arr: Vec<Value>,
     /// Hash part entries in insertion order; a removed entry keeps its key with a nil value.
     entries: Vec<(Value, Value)>,
-    /// Key -> index in `entries`.
-    index: HashMap<Value, usize>,
+    /// Indexes into `entries`, hashed by [`key_hash`] of their key.
+    index: HashTable<u32>,
     /// Entries whose value is nil.
     dead: usize,
     /// The metatable.
     pub meta: Option<TRef>,
+}
+
+/// Spreads the bits of `x` (the low bits choose the bucket, the high bits tag it).
+#[inline]
+fn mix(x: u64) -> u64 {
+    let x = (x ^ (x >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^ (x >> 29)
+}
+
+/// The hash of a (normalized) key: a string's own hash, or the mixed bits of the value.
+#[inline]
+fn key_hash(k: &Value) -> u64 {
+    match k {
+        Value::Str(s) => s.hash,
+        Value::Int(i) => mix(*i as u64),
+        Value::Num(f) => match float_to_int(*f) {
+            Some(i) => mix(i as u64),
+            None => mix(f.to_bits()),
+        },
+        Value::Boolean(b) => mix(*b as u64 + 1),
+        Value::Nil => 0,
+        _ => mix(k.ptr() as u64),
+    }
 }
 
 fn norm(k: &Value) -> Option<Value> {
@@ -37,7 +61,7 @@ impl Table {
         Table {
             arr: Vec::with_capacity(narr),
             entries: Vec::with_capacity(nhash),
-            index: HashMap::with_capacity(nhash),
+            index: HashTable::with_capacity(nhash),
             ..Default::default()
         }
     }
@@ -51,12 +75,51 @@ impl Table {
         if self.entries.is_empty() {
             return Value::Nil;
         }
-        self.get_hash(&Value::Int(i))
+        match self.find_int(i) {
+            Some(j) => self.entries[j].1.clone(),
+            None => Value::Nil,
+        }
+    }
+
+    /// The position of key `k` in `entries`.
+    #[inline]
+    fn find(&self, k: &Value) -> Option<usize> {
+        let entries = &self.entries;
+        if let Value::Str(ks) = k {
+            // Strings: a pointer comparison first (constants are interned), then the bytes.
+            return self
+                .index
+                .find(ks.hash, |&i| match &entries[i as usize].0 {
+                    Value::Str(s) => {
+                        Rc::ptr_eq(s, ks) || (s.hash == ks.hash && s.bytes == ks.bytes)
+                    }
+                    _ => false,
+                })
+                .map(|&i| i as usize);
+        }
+        if let Value::Int(ki) = *k {
+            return self.find_int(ki);
+        }
+        self.index
+            .find(key_hash(k), |&i| entries[i as usize].0.raw_eq(k))
+            .map(|&i| i as usize)
+    }
+
+    /// The position of the integer key `ki` in `entries`.
+    #[inline]
+    fn find_int(&self, ki: i64) -> Option<usize> {
+        let entries = &self.entries;
+        self.index
+            .find(
+                mix(ki as u64),
+                |&i| matches!(entries[i as usize].0, Value::Int(j) if j == ki),
+            )
+            .map(|&i| i as usize)
     }
 
     fn get_hash(&self, k: &Value) -> Value {
-        match self.index.get(k) {
-            Some(&i) => self.entries[i].1.clone(),
+        match self.find(k) {
+            Some(i) => self.entries[i].1.clone(),
             None => Value::Nil,
         }
     }
@@ -87,6 +150,62 @@ impl Table {
             return Value::Nil;
         }
         self.get_hash(k)
+    }
+
+    /// `t[k] = v` for a string key `k` when no metamethod can apply: the key holds a value,
+    /// or the table has no metatable. Gives `v` back otherwise (the caller tries
+    /// `__newindex`).
+    #[inline]
+    pub fn set_str_fast(&mut self, k: &Value, v: Value) -> Result<(), Value> {
+        if let Some(j) = self.find(k) {
+            if !matches!(self.entries[j].1, Value::Nil) {
+                if matches!(v, Value::Nil) {
+                    self.dead += 1;
+                }
+                self.entries[j].1 = v;
+                return Ok(());
+            }
+        }
+        if self.meta.is_some() {
+            return Err(v);
+        }
+        self.set_hash(k.clone(), v);
+        Ok(())
+    }
+
+    /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:
+    /// the key holds a value (array or hash part), or the table has no metatable. Gives `v`
+    /// back otherwise.
+    #[inline]
+    pub fn set_int_fast(&mut self, i: i64, v: Value) -> Result<(), Value> {
+        if matches!(v, Value::Nil) {
+            return Err(v);
+        }
+        let n = self.arr.len();
+        if i >= 1 && (i as u64) <= n as u64 {
+            let slot = &mut self.arr[(i - 1) as usize];
+            if self.meta.is_none() || !matches!(slot, Value::Nil) {
+                *slot = v;
+                return Ok(());
+            }
+        } else if i as u64 == n as u64 + 1 && self.meta.is_none() && self.entries.is_empty() {
+            self.arr.push(v);
+            return Ok(());
+        } else if !self.entries.is_empty() {
+            // A key of the hash part that holds a value.
+            if let Some(j) = self.find_int(i) {
+                let slot = &mut self.entries[j].1;
+                if !matches!(slot, Value::Nil) {
+                    *slot = v;
+                    return Ok(());
+                }
+            }
+        }
+        if self.meta.is_none() {
+            self.set_int(i, v);
+            return Ok(());
+        }
+        Err(v)
     }
 
     /// `t[i] = v` for an integer key.
@@ -121,7 +240,7 @@ impl Table {
     }
 
     fn remove_hash(&mut self, k: &Value) {
-        if let Some(&j) = self.index.get(k) {
+        if let Some(j) = self.find(k) {
             if !matches!(self.entries[j].1, Value::Nil) {
                 self.entries[j].1 = Value::Nil;
                 self.dead += 1;
@@ -133,8 +252,8 @@ impl Table {
     fn migrate(&mut self) {
         loop {
             let k = Value::Int(self.arr.len() as i64 + 1);
-            match self.index.get(&k) {
-                Some(&j) if !matches!(self.entries[j].1, Value::Nil) => {
+            match self.find(&k) {
+                Some(j) if !matches!(self.entries[j].1, Value::Nil) => {
                     let v = std::mem::take(&mut self.entries[j].1);
                     self.dead += 1;
                     self.arr.push(v);
@@ -145,7 +264,7 @@ impl Table {
     }
 
     fn set_hash(&mut self, k: Value, v: Value) {
-        if let Some(&j) = self.index.get(&k) {
+        if let Some(j) = self.find(&k) {
             let was_nil = matches!(self.entries[j].1, Value::Nil);
             let is_nil = matches!(v, Value::Nil);
             self.entries[j].1 = v;
@@ -162,15 +281,22 @@ impl Table {
         if self.dead > 8 && self.dead * 2 > self.entries.len() {
             self.compact();
         }
-        self.index.insert(k.clone(), self.entries.len());
+        let entries = &self.entries;
+        self.index
+            .insert_unique(key_hash(&k), entries.len() as u32, |&i| {
+                key_hash(&entries[i as usize].0)
+            });
         self.entries.push((k, v));
     }
 
     fn compact(&mut self) {
         self.entries.retain(|e| !matches!(e.1, Value::Nil));
         self.index.clear();
-        for (j, e) in self.entries.iter().enumerate() {
-            self.index.insert(e.0.clone(), j);
+        let entries = &self.entries;
+        for (j, e) in entries.iter().enumerate() {
+            self.index.insert_unique(key_hash(&e.0), j as u32, |&i| {
+                key_hash(&entries[i as usize].0)
+            });
         }
         self.dead = 0;
     }
@@ -185,6 +311,36 @@ impl Table {
             },
             _ => self.set_hash(k, v),
         }
+    }
+
+    /// `table.insert(t, pos, v)` for `1 <= pos <= #t` on a table whose items are all in the
+    /// array part: shifts them up in one move. False (nothing done) for other tables.
+    pub fn insert_at(&mut self, pos: i64, v: Value) -> bool {
+        if self.meta.is_some() || !self.entries.is_empty() {
+            return false;
+        }
+        if pos < 1 || pos as u64 > self.arr.len() as u64 {
+            return false;
+        }
+        self.arr.insert(pos as usize - 1, v);
+        true
+    }
+
+    /// `table.remove(t, pos)` for `1 <= pos <= #t == arr.len()` without a metatable: shifts
+    /// the items down in one move and returns the removed one; None (nothing done) otherwise.
+    pub fn remove_at(&mut self, pos: i64) -> Option<Value> {
+        if self.meta.is_some() || self.arr.is_empty() {
+            return None;
+        }
+        if pos < 1 || pos as u64 > self.arr.len() as u64 {
+            return None;
+        }
+        let r = self.arr.remove(pos as usize - 1);
+        // Keep the border at the end, as setting the last item to nil does.
+        while matches!(self.arr.last(), Some(Value::Nil)) {
+            self.arr.pop();
+        }
+        Some(r)
     }
 
     /// `#t`: a border.
@@ -233,8 +389,8 @@ impl Table {
                     }
                 }
                 if !in_arr {
-                    match self.index.get(&key) {
-                        Some(&j) => start_hash = j + 1,
+                    match self.find(&key) {
+                        Some(j) => start_hash = j + 1,
                         None => return Err(()),
                     }
                 }

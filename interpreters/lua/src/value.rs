@@ -19,17 +19,65 @@ pub struct LStr {
 }
 
 impl LStr {
-    /// A string of these bytes.
+    /// A string of these bytes. Strings of at most one byte are interned (see [`intern`]):
+    /// `s:sub(i, i)` allocates nothing and compares with a constant by pointer.
+    #[inline]
     pub fn new(bytes: &[u8]) -> Rc<LStr> {
+        if bytes.len() <= 1 {
+            return intern(bytes);
+        }
+        LStr::alloc(bytes)
+    }
+
+    /// A new string object of these bytes.
+    fn alloc(bytes: &[u8]) -> Rc<LStr> {
         let mut h: u64 = 0xcbf29ce484222325 ^ bytes.len() as u64;
         for &b in bytes {
             h = (h ^ b as u64).wrapping_mul(0x100000001b3);
         }
+        // Finish so that both the low bits (a table's bucket) and the high bits (its tag) vary.
+        h = (h ^ (h >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
         Rc::new(LStr {
             hash: h,
             bytes: bytes.into(),
         })
     }
+}
+
+/// The interned strings: those of at most one byte by their byte, the others by content.
+#[derive(Default)]
+struct Interned {
+    /// Index 0: the empty string; 1 + b: the string of byte b.
+    short: Vec<Option<Rc<LStr>>>,
+    long: hashbrown::HashMap<Box<[u8]>, Rc<LStr>>,
+}
+
+thread_local! {
+    static INTERNED: std::cell::RefCell<Interned> = Default::default();
+}
+
+/// The one string object of these bytes, for the strings of the program text (constants), the
+/// names `type` returns and every string of at most one byte: so that a table key or an `==`
+/// operand made by one compares with another by pointer. Interned strings live as long as the
+/// thread (bounded by the code loaded, plus 257 short strings).
+pub fn intern(bytes: &[u8]) -> Rc<LStr> {
+    INTERNED.with(|m| {
+        let mut m = m.borrow_mut();
+        if bytes.len() <= 1 {
+            if m.short.is_empty() {
+                m.short.resize(257, None);
+            }
+            let i = bytes.first().map_or(0, |&b| 1 + b as usize);
+            return m.short[i].get_or_insert_with(|| LStr::alloc(bytes)).clone();
+        }
+        if let Some(s) = m.long.get(bytes) {
+            return s.clone();
+        }
+        let s = LStr::alloc(bytes);
+        m.long.insert(bytes.into(), s.clone());
+        s
+    })
 }
 
 /// A shared, mutable table.
@@ -47,7 +95,7 @@ pub struct Native {
 }
 
 /// A Lua value.
-#[derive(Clone, Default, JitLayout)]
+#[derive(Default, JitLayout)]
 #[repr(C, u8)]
 pub enum Value {
     /// nil
@@ -67,6 +115,30 @@ pub enum Value {
     LFunc(Rc<crate::vm::Closure>),
     /// A native function.
     Builtin(Rc<Native>),
+}
+
+impl Clone for Value {
+    /// A copy of the 16 bytes in one move, after counting the new reference for the variants
+    /// that hold an `Rc`. (The derived clone rebuilt the value field by field, with narrow
+    /// stores that the next 16-byte load could not forward from: a stall on every register
+    /// copy.)
+    #[inline(always)]
+    fn clone(&self) -> Value {
+        // SAFETY: each pointer comes from a live `Rc` of that type held by `self`; counting
+        // one more strong reference is what `Rc::clone` does.
+        unsafe {
+            match self {
+                Value::Str(s) => Rc::increment_strong_count(Rc::as_ptr(s)),
+                Value::Tab(t) => Rc::increment_strong_count(Rc::as_ptr(t)),
+                Value::LFunc(f) => Rc::increment_strong_count(Rc::as_ptr(f)),
+                Value::Builtin(b) => Rc::increment_strong_count(Rc::as_ptr(b)),
+                Value::Nil | Value::Boolean(_) | Value::Int(_) | Value::Num(_) => {}
+            }
+        }
+        // SAFETY: a bitwise copy of a value whose `Rc`, if any, was counted once more above:
+        // the copy owns that count. The other variants are plain data.
+        unsafe { std::ptr::read(self) }
+    }
 }
 
 impl Value {

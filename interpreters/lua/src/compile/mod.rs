@@ -39,6 +39,8 @@ struct Block {
     breaks: Vec<usize>,
     first_label: usize,
     first_goto: usize,
+    /// A local of this block or of a block nested in it was captured by a closure.
+    any_captured: bool,
 }
 
 struct Label {
@@ -69,9 +71,6 @@ struct FuncState {
 /// The compiler over a stack of functions being compiled.
 pub struct Compiler {
     funcs: Vec<FuncState>,
-    /// String constants of the whole chunk, shared (so that table keys written and read by
-    /// different functions are the same object and compare by pointer).
-    strings: HashMap<Vec<u8>, Rc<crate::value::LStr>>,
     chunk: Rc<str>,
     line: u32,
 }
@@ -82,7 +81,6 @@ type CResult<T> = Result<T, String>;
 pub fn compile_chunk(body: &FuncBody, chunk: &str) -> CResult<&'static Proto> {
     let mut c = Compiler {
         funcs: vec![],
-        strings: HashMap::new(),
         chunk: chunk.into(),
         line: 0,
     };
@@ -142,7 +140,22 @@ impl Compiler {
                 g.name, g.line
             )));
         }
-        Ok(fs.proto)
+        let mut proto = fs.proto;
+        proto.hot = crate::jit::hot_loops(&proto.code);
+        if std::env::var_os("LUA_DUMP").is_some() {
+            for (i, op) in proto.code.iter().enumerate() {
+                eprintln!(
+                    "{} {i:4} {op:?}",
+                    if proto.hot.get(i) == Some(&true) {
+                        '*'
+                    } else {
+                        ' '
+                    }
+                );
+            }
+            eprintln!("--");
+        }
+        Ok(proto)
     }
 
     fn pc(&mut self) -> usize {
@@ -241,6 +254,7 @@ impl Compiler {
             breaks: vec![],
             first_label: fs.labels.len(),
             first_goto: fs.gotos.len(),
+            any_captured: false,
         });
     }
 
@@ -280,10 +294,20 @@ impl Compiler {
         if captured && !self.fs().blocks.is_empty() {
             self.emit(Op::CloseUps(b.nactive as u16));
         }
+        let any_captured = captured || b.any_captured;
+        if let Some(parent) = self.fs().blocks.last_mut() {
+            parent.any_captured |= any_captured;
+        }
         if b.is_loop {
             let here = self.pc();
             for j in b.breaks {
-                self.set_jump(j, here, b.nactive);
+                if any_captured {
+                    self.set_jump(j, here, b.nactive);
+                } else {
+                    // No upvalue to close: a plain jump (which the JIT portal runs inline).
+                    let fs = self.fs();
+                    fs.proto.code[j] = Op::Jmp(NO_CLOSE, here as i32 - j as i32 - 1);
+                }
             }
         }
         Ok(())
@@ -345,12 +369,7 @@ impl Compiler {
 
     fn add_const(&mut self, v: Value) -> CResult<u32> {
         let v = match v {
-            Value::Str(s) => Value::Str(
-                self.strings
-                    .entry(s.bytes.to_vec())
-                    .or_insert_with(|| s.clone())
-                    .clone(),
-            ),
+            Value::Str(s) => Value::Str(crate::value::intern(&s.bytes)),
             v => v,
         };
         let key = match &v {

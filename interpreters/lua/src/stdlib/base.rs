@@ -344,7 +344,9 @@ pub fn open(vm: &mut Vm) {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        Ok(vec![Value::str(args[0].type_name())])
+        Ok(vec![Value::Str(crate::value::intern(
+            args[0].type_name().as_bytes(),
+        ))])
     });
     def(vm, "tostring", |vm, args| {
         if args.is_empty() {

@@ -40,6 +40,10 @@ fn insert(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             if (pos as u64).wrapping_sub(1) >= e as u64 {
                 return Err(vm.arg_error(2, "position out of bounds"));
             }
+            let all_in_array = t.borrow().arr.len() as i64 == e - 1;
+            if all_in_array && t.borrow_mut().insert_at(pos, args[2].clone()) {
+                return Ok(vec![]);
+            }
             let mut i = e;
             while i > pos {
                 let v = geti(vm, &t, i - 1)?;
@@ -59,6 +63,13 @@ fn remove(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     let mut pos = opt_int(vm, &args, 1, size)?;
     if args.len() > 1 && pos != size && (pos as u64).wrapping_sub(1) > size as u64 {
         return Err(vm.arg_error(1, "position out of bounds"));
+    }
+    let all_in_array = t.borrow().arr.len() as i64 == size;
+    if all_in_array {
+        let removed = t.borrow_mut().remove_at(pos);
+        if let Some(r) = removed {
+            return Ok(vec![r]);
+        }
     }
     let r = geti(vm, &t, pos)?;
     while pos < size {

@@ -5,7 +5,7 @@
 
 use super::arith::{fmod, idiv, imod, ArOp};
 use super::debug::Desc;
-use super::{Closure, LResult, Up, Vm};
+use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
 use crate::proto::{Op, RK_CONST};
 use crate::table::Table;
 use crate::value::{float_to_int, Value};
@@ -49,18 +49,44 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
     }
 }
 
-/// Instructions the JIT portal runs inline (see `crate::jit`).
-fn portal_op(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Jmp(..)
-            | Op::ForStep(..)
-            | Op::Add(..)
-            | Op::Sub(..)
-            | Op::Mul(..)
-            | Op::Lt(..)
-            | Op::Le(..)
-    )
+/// `obj[key]` for a string key when only tables are met: the value, following `__index`
+/// tables (up to 100 levels). None when the slow path must run (not a table, an `__index`
+/// function, or a longer chain).
+#[inline]
+fn index_str(obj: &Value, key: &Value, tm_index: &Value) -> Option<Value> {
+    let Value::Tab(t) = obj else { return None };
+    let tb = t.borrow();
+    let v = tb.get_str(key);
+    if !matches!(v, Value::Nil) {
+        return Some(v);
+    }
+    let Some(mt) = &tb.meta else {
+        return Some(Value::Nil);
+    };
+    let mut h = mt.borrow().get_str(tm_index);
+    drop(tb);
+    for _ in 0..100 {
+        let Value::Tab(t) = &h else {
+            return if matches!(h, Value::Nil) {
+                Some(Value::Nil)
+            } else {
+                None
+            };
+        };
+        let next = {
+            let tb = t.borrow();
+            let v = tb.get_str(key);
+            if !matches!(v, Value::Nil) {
+                return Some(v);
+            }
+            match &tb.meta {
+                None => return Some(Value::Nil),
+                Some(mt) => mt.borrow().get_str(tm_index),
+            }
+        };
+        h = next;
+    }
+    None
 }
 
 fn for_num(v: &Value) -> Option<f64> {
@@ -74,23 +100,31 @@ impl Vm {
         self.run(stop, false)
     }
 
-    /// The dispatch loop; with `single`, returns after a frame change or when the next
-    /// instruction is one the portal runs inline (the frame's pc saved), for the JIT portal's
-    /// generic path.
+    /// The dispatch loop; with `single` (the JIT portal's generic step), runs at least one
+    /// instruction, then returns as soon as the next instruction is in a loop the portal can
+    /// run inline (`Proto::hot`), in whatever frame, with that frame's pc saved. Code outside
+    /// such loops never goes back to the portal: tracing it would give only calls of the step.
     pub(crate) fn run(&mut self, stop: usize, single: bool) -> LResult<()> {
         let mut stepped = false;
         'frame: loop {
-            if single && stepped {
-                return Ok(());
-            }
-            stepped = true;
             let fi = self.frames.len() - 1;
-            let cl = self.frames[fi].cl.clone();
+            // SAFETY: frame `fi` holds an `Rc` of this closure for as long as this iteration
+            // of 'frame runs: only `Ret` and `TailCall` pop it, and both leave the iteration
+            // (`continue 'frame` or return) without using `cl` after the pop; calls made from
+            // here push and pop frames above `fi` only (errors truncate to their own depth).
+            // Moving the `Frame` when `frames` grows does not move the closure.
+            let cl: &Closure = unsafe { &*Rc::as_ptr(&self.frames[fi].cl) };
             let proto = cl.proto;
             let code = &proto.code[..];
             let k = &proto.consts[..];
             let base = self.frames[fi].base;
             let mut pc = self.frames[fi].pc;
+            // In single-step mode, the instructions where the portal takes over again.
+            let watch = single && !proto.hot.is_empty();
+            if watch && stepped && proto.hot[pc] {
+                return Ok(());
+            }
+            stepped = true;
             macro_rules! r {
                 ($x:expr) => {
                     self.stack[base + $x as usize]
@@ -243,30 +277,45 @@ impl Vm {
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
-                        let v = match &r!(b) {
-                            Value::Tab(t) => t.borrow().get_str(key),
-                            _ => Value::Nil,
-                        };
-                        let v = if matches!(v, Value::Nil) {
-                            let t = r!(b).clone();
-                            save!();
-                            self.index(&t, key, Desc::Rk(b))?
-                        } else {
-                            v
+                        let v = match index_str(&r!(b), key, &self.tm.index) {
+                            Some(v) => v,
+                            None => {
+                                let t = r!(b).clone();
+                                save!();
+                                self.index(&t, key, Desc::Rk(b))?
+                            }
                         };
                         r!(a) = v;
                     }
                     Op::SetTable(a, b, c) => {
-                        let t = r!(a).clone();
-                        let (key, v) = (rk!(b).clone(), rk!(c).clone());
-                        save!();
-                        self.settable(&t, key, v, Desc::Rk(a))?;
+                        let v = rk!(c).clone();
+                        let rest = match (&r!(a), rk!(b)) {
+                            (Value::Tab(t), Value::Int(i)) => {
+                                t.borrow_mut().set_int_fast(*i, v).err()
+                            }
+                            (Value::Tab(t), key @ Value::Str(_)) => {
+                                t.borrow_mut().set_str_fast(key, v).err()
+                            }
+                            _ => Some(v),
+                        };
+                        if let Some(v) = rest {
+                            let t = r!(a).clone();
+                            let key = rk!(b).clone();
+                            save!();
+                            self.settable(&t, key, v, Desc::Rk(a))?;
+                        }
                     }
                     Op::SetStr(a, b, c) => {
-                        let t = r!(a).clone();
                         let v = rk!(c).clone();
-                        save!();
-                        self.settable(&t, k[b as usize].clone(), v, Desc::Rk(a))?;
+                        let rest = match &r!(a) {
+                            Value::Tab(t) => t.borrow_mut().set_str_fast(&k[b as usize], v).err(),
+                            _ => Some(v),
+                        };
+                        if let Some(v) = rest {
+                            let t = r!(a).clone();
+                            save!();
+                            self.settable(&t, k[b as usize].clone(), v, Desc::Rk(a))?;
+                        }
                     }
                     Op::NewTable(a, narr, nhash) => {
                         r!(a) = Value::Tab(Rc::new(RefCell::new(Table::with_capacity(
@@ -277,15 +326,12 @@ impl Vm {
                     Op::SelfOp(a, b, kk) => {
                         let obj = r!(b).clone();
                         let key = &k[kk as usize];
-                        let v = match &obj {
-                            Value::Tab(t) => t.borrow().get_str(key),
-                            _ => Value::Nil,
-                        };
-                        let v = if matches!(v, Value::Nil) {
-                            save!();
-                            self.index(&obj, key, Desc::Rk(b))?
-                        } else {
-                            v
+                        let v = match index_str(&obj, key, &self.tm.index) {
+                            Some(v) => v,
+                            None => {
+                                save!();
+                                self.index(&obj, key, Desc::Rk(b))?
+                            }
                         };
                         r!(a + 1) = obj;
                         r!(a) = v;
@@ -418,6 +464,28 @@ impl Vm {
                             b as usize - 1
                         };
                         save!();
+                        // The common case inline: a Lua function without `...`.
+                        if let Value::LFunc(f) = &self.stack[func] {
+                            let p = f.proto;
+                            if !p.is_vararg && self.frames.len() < MAX_FRAMES {
+                                let f = f.clone();
+                                let nb = func + 1;
+                                self.ensure_stack(nb + p.maxstack as usize + nargs + 1);
+                                for i in nargs..p.nparams as usize {
+                                    self.stack[nb + i] = Value::Nil;
+                                }
+                                self.frames.push(Frame {
+                                    cl: f,
+                                    base: nb,
+                                    pc: 0,
+                                    nres: c as i32 - 1,
+                                    varargs: Vec::new(),
+                                    boundary: false,
+                                    from_native: false,
+                                });
+                                continue 'frame;
+                            }
+                        }
                         // A native's results are in place when precall returns false.
                         if self.precall(func, nargs, c as i32 - 1, true)? {
                             continue 'frame;
@@ -456,7 +524,9 @@ impl Vm {
                         } else {
                             b as usize - 1
                         };
-                        self.close_upvals(base);
+                        if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+                            self.close_upvals(base);
+                        }
                         let f = self.frames.pop().unwrap();
                         let dest = base - 1;
                         for i in 0..n {
@@ -569,9 +639,9 @@ impl Vm {
                     }
                     Op::CloseUps(a) => self.close_upvals(base + a as usize),
                 }
-                // In single-step mode, go on until an instruction the portal runs itself
-                // (arithmetic, comparisons, back edges): fewer round trips through the portal.
-                if single && portal_op(&code[pc]) {
+                // In single-step mode, go on until an instruction of a loop the portal runs
+                // inline.
+                if watch && proto.hot[pc] {
                     self.frames[fi].pc = pc;
                     return Ok(());
                 }

@@ -245,6 +245,15 @@ impl Vm {
 
     /// Calls `f` with `args` from native code and returns all its results.
     pub fn call(&mut self, f: &Value, args: Vec<Value>) -> LResult<Vec<Value>> {
+        let slot = self.call_in_place(f, &args)?;
+        let res = self.stack[slot..self.top].to_vec();
+        self.top = slot;
+        Ok(res)
+    }
+
+    /// Calls `f` with `args` and leaves its results on the stack from the returned slot up to
+    /// `self.top` (the caller resets `top` to that slot).
+    fn call_in_place(&mut self, f: &Value, args: &[Value]) -> LResult<usize> {
         if self.native_depth >= MAX_NATIVE_DEPTH {
             return Err(self.rt_error("C stack overflow"));
         }
@@ -252,8 +261,8 @@ impl Vm {
         self.ensure_stack(slot + args.len() + 1);
         let nargs = args.len();
         self.stack[slot] = f.clone();
-        for (i, a) in args.into_iter().enumerate() {
-            self.stack[slot + 1 + i] = a;
+        for (i, a) in args.iter().enumerate() {
+            self.stack[slot + 1 + i] = a.clone();
         }
         let depth = self.frames.len();
         let from_native = self.cur_native.0.is_some();
@@ -272,11 +281,7 @@ impl Vm {
         self.native_depth -= 1;
         self.cur_native = saved_native;
         match r {
-            Ok(()) => {
-                let res = self.stack[slot..self.top].to_vec();
-                self.top = slot;
-                Ok(res)
-            }
+            Ok(()) => Ok(slot),
             Err(e) => {
                 self.frames.truncate(depth);
                 self.close_upvals(slot);
@@ -306,7 +311,20 @@ impl Vm {
 
     /// Calls `f` and returns its first result.
     pub fn call1(&mut self, f: &Value, args: Vec<Value>) -> LResult<Value> {
-        Ok(self.call(f, args)?.into_iter().next().unwrap_or(Value::Nil))
+        self.call1s(f, &args)
+    }
+
+    /// Calls `f` with the arguments in a slice and returns its first result (no vectors: the
+    /// metamethod calls of the VM).
+    pub fn call1s(&mut self, f: &Value, args: &[Value]) -> LResult<Value> {
+        let slot = self.call_in_place(f, args)?;
+        let v = if self.top > slot {
+            std::mem::take(&mut self.stack[slot])
+        } else {
+            Value::Nil
+        };
+        self.top = slot;
+        Ok(v)
     }
 
     /// Starts a call of the value at `func` with `nargs` arguments after it, wanting `nres`

@@ -95,7 +95,7 @@ impl Vm {
                 h
             };
             if matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
-                return self.call1(&h, vec![o, key.clone()]);
+                return self.call1s(&h, &[o, key.clone()]);
             }
             o = h;
         }
@@ -183,7 +183,7 @@ impl Vm {
             // The string library's arithmetic metamethods.
             let hb = self.metamethod(b, &ev);
             if a_str && !b_str && !matches!(hb, Value::Nil) {
-                return self.call1(&hb, vec![a.clone(), b.clone()]);
+                return self.call1s(&hb, &[a.clone(), b.clone()]);
             }
             let name = ARITH_NAMES[op as usize];
             return Err(self.rt_error(&format!(
@@ -199,7 +199,7 @@ impl Vm {
             ha
         };
         if !matches!(h, Value::Nil) {
-            return self.call1(&h, vec![a.clone(), b.clone()]);
+            return self.call1s(&h, &[a.clone(), b.clone()]);
         }
         if op.is_bitwise() {
             let an = matches!(a, Value::Int(_) | Value::Num(_));
@@ -275,7 +275,7 @@ impl Vm {
         if matches!(h, Value::Nil) {
             return Err(self.order_error(a, b));
         }
-        Ok(self.call1(&h, vec![a.clone(), b.clone()])?.truthy())
+        Ok(self.call1s(&h, &[a.clone(), b.clone()])?.truthy())
     }
 
     /// `a == b` with `__eq`.
@@ -290,7 +290,7 @@ impl Vm {
                 h = self.metamethod(b, &ev);
             }
             if !matches!(h, Value::Nil) {
-                return Ok(self.call1(&h, vec![a.clone(), b.clone()])?.truthy());
+                return Ok(self.call1s(&h, &[a.clone(), b.clone()])?.truthy());
             }
         }
         Ok(false)
@@ -303,7 +303,7 @@ impl Vm {
             _ => {
                 let h = self.metamethod(v, &self.tm.len);
                 if !matches!(h, Value::Nil) {
-                    return self.call1(&h, vec![v.clone()]);
+                    return self.call1s(&h, std::slice::from_ref(v));
                 }
                 if let Value::Tab(t) = v {
                     return Ok(Value::Int(t.borrow().len()));
@@ -359,7 +359,7 @@ impl Vm {
                         self.varinfo(Desc::Rk(first + reg as u16))
                     )));
                 }
-                let r = self.call1(&h, vec![a, b])?;
+                let r = self.call1s(&h, &[a, b])?;
                 vals.push(r);
             }
         }
@@ -370,7 +370,7 @@ impl Vm {
     pub fn tostring(&mut self, v: &Value) -> LResult<Value> {
         let h = self.metamethod(v, &self.tm.tostring);
         if !matches!(h, Value::Nil) {
-            let r = self.call1(&h, vec![v.clone()])?;
+            let r = self.call1s(&h, std::slice::from_ref(v))?;
             if let Value::Int(_) | Value::Num(_) = r {
                 return Ok(Value::bytes(&crate::value::to_str_bytes(&r).unwrap()));
             }

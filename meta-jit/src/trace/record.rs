@@ -482,18 +482,24 @@ impl Tracer<'_> {
     }
 }
 
-/// An alias class name the text form can hold: a Rust type name with every character other
-/// than letters, digits and `.` made `_` (two types that become one name share a class, which
+/// An alias class name the text form can hold: the jitcode's `TYPE` or `TYPE|PATH`
+/// ([`crate::jitcode::FieldDescr::class`]) becomes `TYPE` or `TYPE:PATH`, with every character
+/// other than letters, digits and `.` made `_` (two names that become one share a class, which
 /// only makes the optimizer more careful).
 fn alias_name(class: &str) -> String {
-    class
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    match class.split_once('|') {
+        Some((wide, path)) => format!("{}:{}", clean(wide), clean(path)),
+        None => clean(class),
+    }
 }

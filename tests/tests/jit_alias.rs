@@ -1,0 +1,349 @@
+//! Precise alias classes, end to end: one small dynamically typed register VM written with two
+//! register-file layouts, a `Vec` of a tagged struct and one `Vec` per type, must trace a
+//! counting loop to the same ops; and an object's `i64` shape field, promoted, must survive
+//! stores into the register file (one `guard_value` per iteration, not one per read).
+//!
+//! Both layouts store `u8` tags, `i64` ints and `f64` floats. With alias classes by Rust type
+//! alone, a store into a register's `i64` would forget the shape; with classes by access path
+//! (`Val.i`, `Obj.shape`, `Vec` items) it does not.
+
+use meta_jit::hints as jit;
+use meta_jit::hints::*;
+use meta_jit::warm::{Stats, TraceKind};
+
+const INT: u8 = 0;
+const FLOAT: u8 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[repr(C, u8)]
+pub enum Ins {
+    /// `r[a] = imm` (an int)
+    Li(u8, i64),
+    /// `r[a] = r[b] + imm` (ints wrap; a float register adds `imm as f64`)
+    AddI(u8, u8, i64),
+    /// `r[a] = r[a] * x` (floats; an int register becomes a float)
+    MulF(u8, f64),
+    /// jump to `t` if `r[a] < r[b]` (both ints; otherwise falls through)
+    Jlt(u8, u8, u32),
+    /// `r[a] = r[a] + objs[o].slots[promote!(objs[o].shape)]` (`r[a]` must be an int)
+    Attr(u8, u8),
+    /// Stop; the result is `r[0]` (its int, or its float's bits).
+    Halt,
+}
+
+#[derive(JitLayout)]
+pub struct Code {
+    #[jit(immutable, immutable_items)]
+    pub ops: Vec<Ins>,
+}
+
+/// An object: its shape says which slot holds the attribute.
+#[derive(JitLayout, Clone, Debug, PartialEq)]
+pub struct Obj {
+    pub shape: i64,
+    pub slots: Vec<i64>,
+}
+
+/// A register: a tag and both payloads.
+#[derive(JitLayout, Clone, Copy, Debug, PartialEq)]
+pub struct Val {
+    pub tag: u8,
+    pub i: i64,
+    pub f: f64,
+}
+
+/// Layout A: one `Vec` of tagged structs.
+#[derive(JitLayout, Clone, Debug, PartialEq)]
+pub struct VmA {
+    pub regs: Vec<Val>,
+    pub objs: Vec<Obj>,
+}
+
+/// Layout B: one `Vec` per type.
+#[derive(JitLayout, Clone, Debug, PartialEq)]
+pub struct VmB {
+    pub tags: Vec<u8>,
+    pub ints: Vec<i64>,
+    pub floats: Vec<f64>,
+    pub objs: Vec<Obj>,
+}
+
+#[jit::interpreter(greens(pc, code), reds(vm))]
+pub fn run_a(code: &Code, vm: &mut VmA) -> i64 {
+    let mut pc: usize = 0;
+    loop {
+        jit_merge_point!();
+        match code.ops[pc] {
+            Ins::Li(a, imm) => {
+                vm.regs[a as usize].tag = INT;
+                vm.regs[a as usize].i = imm;
+            }
+            Ins::AddI(a, b, imm) => {
+                if vm.regs[b as usize].tag == INT {
+                    let x = vm.regs[b as usize].i.wrapping_add(imm);
+                    vm.regs[a as usize].tag = INT;
+                    vm.regs[a as usize].i = x;
+                } else {
+                    let x = vm.regs[b as usize].f + imm as f64;
+                    vm.regs[a as usize].tag = FLOAT;
+                    vm.regs[a as usize].f = x;
+                }
+            }
+            Ins::MulF(a, x) => {
+                let v = if vm.regs[a as usize].tag == INT {
+                    vm.regs[a as usize].i as f64
+                } else {
+                    vm.regs[a as usize].f
+                };
+                vm.regs[a as usize].tag = FLOAT;
+                vm.regs[a as usize].f = v * x;
+            }
+            Ins::Jlt(a, b, t) => {
+                if vm.regs[a as usize].tag == INT
+                    && vm.regs[b as usize].tag == INT
+                    && vm.regs[a as usize].i < vm.regs[b as usize].i
+                {
+                    pc = t as usize;
+                    can_enter_jit!();
+                    continue;
+                }
+            }
+            Ins::Attr(a, o) => {
+                let shape = promote!(vm.objs[o as usize].shape);
+                let v = vm.objs[o as usize].slots[shape as usize];
+                vm.regs[a as usize].i = vm.regs[a as usize].i.wrapping_add(v);
+            }
+            Ins::Halt => {
+                if vm.regs[0].tag == INT {
+                    return vm.regs[0].i;
+                }
+                return vm.regs[0].f.to_bits() as i64;
+            }
+        }
+        pc += 1;
+    }
+}
+
+#[jit::interpreter(greens(pc, code), reds(vm))]
+pub fn run_b(code: &Code, vm: &mut VmB) -> i64 {
+    let mut pc: usize = 0;
+    loop {
+        jit_merge_point!();
+        match code.ops[pc] {
+            Ins::Li(a, imm) => {
+                vm.tags[a as usize] = INT;
+                vm.ints[a as usize] = imm;
+            }
+            Ins::AddI(a, b, imm) => {
+                if vm.tags[b as usize] == INT {
+                    let x = vm.ints[b as usize].wrapping_add(imm);
+                    vm.tags[a as usize] = INT;
+                    vm.ints[a as usize] = x;
+                } else {
+                    let x = vm.floats[b as usize] + imm as f64;
+                    vm.tags[a as usize] = FLOAT;
+                    vm.floats[a as usize] = x;
+                }
+            }
+            Ins::MulF(a, x) => {
+                let v = if vm.tags[a as usize] == INT {
+                    vm.ints[a as usize] as f64
+                } else {
+                    vm.floats[a as usize]
+                };
+                vm.tags[a as usize] = FLOAT;
+                vm.floats[a as usize] = v * x;
+            }
+            Ins::Jlt(a, b, t) => {
+                if vm.tags[a as usize] == INT
+                    && vm.tags[b as usize] == INT
+                    && vm.ints[a as usize] < vm.ints[b as usize]
+                {
+                    pc = t as usize;
+                    can_enter_jit!();
+                    continue;
+                }
+            }
+            Ins::Attr(a, o) => {
+                let shape = promote!(vm.objs[o as usize].shape);
+                let v = vm.objs[o as usize].slots[shape as usize];
+                vm.ints[a as usize] = vm.ints[a as usize].wrapping_add(v);
+            }
+            Ins::Halt => {
+                if vm.tags[0] == INT {
+                    return vm.ints[0];
+                }
+                return vm.floats[0].to_bits() as i64;
+            }
+        }
+        pc += 1;
+    }
+}
+
+fn objs() -> Vec<Obj> {
+    vec![
+        Obj {
+            shape: 1,
+            slots: vec![5, 7, 9],
+        },
+        Obj {
+            shape: 2,
+            slots: vec![1, 2, 3],
+        },
+    ]
+}
+
+const PARAMS: &str = "on,threshold=3,trace_eagerness=2";
+
+/// Runs `ops` on layout A with the JIT off, then on, checks that both end the same, and
+/// returns what the driver did.
+fn go_a(ops: &[Ins], regs: usize) -> Stats {
+    let code = Code { ops: ops.to_vec() };
+    let fresh = || VmA {
+        regs: vec![
+            Val {
+                tag: INT,
+                i: 0,
+                f: 0.0
+            };
+            regs
+        ],
+        objs: objs(),
+    };
+    let mut vm_off = fresh();
+    run_a::with_driver(|d| {
+        d.reset();
+        d.set_params("off").unwrap();
+    });
+    let off = run_a(&code, &mut vm_off);
+    let mut vm_on = fresh();
+    run_a::with_driver(|d| {
+        d.reset();
+        d.set_params(PARAMS).unwrap();
+    });
+    let on = run_a(&code, &mut vm_on);
+    assert_eq!((on, &vm_on), (off, &vm_off));
+    run_a::with_driver(|d| d.with_stats(|s| s.clone()))
+}
+
+/// [`go_a`] for layout B.
+fn go_b(ops: &[Ins], regs: usize) -> Stats {
+    let code = Code { ops: ops.to_vec() };
+    let fresh = || VmB {
+        tags: vec![INT; regs],
+        ints: vec![0; regs],
+        floats: vec![0.0; regs],
+        objs: objs(),
+    };
+    let mut vm_off = fresh();
+    run_b::with_driver(|d| {
+        d.reset();
+        d.set_params("off").unwrap();
+    });
+    let off = run_b(&code, &mut vm_off);
+    let mut vm_on = fresh();
+    run_b::with_driver(|d| {
+        d.reset();
+        d.set_params(PARAMS).unwrap();
+    });
+    let on = run_b(&code, &mut vm_on);
+    assert_eq!((on, &vm_on), (off, &vm_off));
+    run_b::with_driver(|d| d.with_stats(|s| s.clone()))
+}
+
+/// The ops of the only loop's body (after its label), as opcode names (loads and stores by
+/// kind), and its text.
+fn body(s: &Stats) -> (Vec<&'static str>, String) {
+    let loops: Vec<_> = s
+        .traces
+        .iter()
+        .filter(|t| t.kind == TraceKind::Loop)
+        .collect();
+    assert_eq!(loops.len(), 1, "one loop expected");
+    let t = &loops[0].optimized;
+    let at = t
+        .ops
+        .iter()
+        .position(|op| op.opcode.name() == "label")
+        .expect("a peeled loop has a label");
+    // A field of an item of `Vec<Val>` is a field of the item's address; an item of
+    // `Vec<i64>` is an array item: one op either way.
+    let names = t.ops[at + 1..]
+        .iter()
+        .map(|op| match op.opcode.name() {
+            "setfield" | "setarrayitem" => "store",
+            "getfield_i" | "getarrayitem_i" => "load_i",
+            "getfield_f" | "getarrayitem_f" => "load_f",
+            n => n,
+        })
+        .collect();
+    (names, t.to_string())
+}
+
+fn guards(names: &[&str]) -> usize {
+    names.iter().filter(|n| n.starts_with("guard_")).count()
+}
+
+/// `r0 = 0; r1 = 1000; do r0 += 1 while r0 < r1`.
+const COUNT: &[Ins] = &[
+    Ins::Li(0, 0),
+    Ins::Li(1, 1000),
+    Ins::AddI(0, 0, 1),
+    Ins::Jlt(0, 1, 2),
+    Ins::Halt,
+];
+
+#[test]
+fn a_counting_loop_traces_the_same_in_both_layouts() {
+    let (a, ta) = body(&go_a(COUNT, 4));
+    let (b, tb) = body(&go_b(COUNT, 4));
+    assert_eq!(a, b, "layout A:\n{ta}\nlayout B:\n{tb}");
+    // The loop keeps `r0` in a register: an add, a compare, its guard, the store of `r0`
+    // (the loop's exit reads memory) and the jump.
+    assert_eq!(guards(&a), 1, "{ta}");
+    assert!(a.len() <= 9, "{} ops:\n{ta}", a.len());
+}
+
+#[test]
+fn a_float_loop_traces_the_same_in_both_layouts() {
+    // `r2 *= 1.0001` each turn: a float register next to the int counter.
+    let ops = &[
+        Ins::Li(0, 0),
+        Ins::Li(1, 500),
+        Ins::Li(2, 1),
+        Ins::MulF(2, 1.0001),
+        Ins::AddI(0, 0, 1),
+        Ins::Jlt(0, 1, 3),
+        Ins::Halt,
+    ];
+    let (a, ta) = body(&go_a(ops, 4));
+    let (b, tb) = body(&go_b(ops, 4));
+    assert_eq!(a, b, "layout A:\n{ta}\nlayout B:\n{tb}");
+    assert_eq!(guards(&a), 1, "{ta}");
+}
+
+#[test]
+fn a_promoted_shape_survives_stores_into_the_register_file() {
+    // Four attribute reads of one object per turn, each followed by a store into the register
+    // file: the shape is loaded and guarded once.
+    let ops = &[
+        Ins::Li(0, 0),
+        Ins::Li(1, 300),
+        Ins::Li(2, 0),
+        Ins::Attr(2, 0),
+        Ins::Attr(2, 0),
+        Ins::Attr(2, 0),
+        Ins::Attr(2, 0),
+        Ins::AddI(0, 0, 1),
+        Ins::Jlt(0, 1, 3),
+        Ins::Halt,
+    ];
+    for s in [go_a(ops, 4), go_b(ops, 4)] {
+        let (names, text) = body(&s);
+        let count = |n: &str| names.iter().filter(|&&m| m == n).count();
+        assert_eq!(count("guard_value"), 0, "{text}");
+        let lp = s.traces.iter().find(|t| t.kind == TraceKind::Loop).unwrap();
+        assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized);
+        assert_eq!(guards(&names), 1, "{text}");
+    }
+}

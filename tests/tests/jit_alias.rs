@@ -27,8 +27,28 @@ pub enum Ins {
     Jlt(u8, u8, u32),
     /// `r[a] = r[a] + objs[o].slots[promote!(objs[o].shape)]` (`r[a]` must be an int)
     Attr(u8, u8),
+    /// `note(r[a])`: a residual call declared `writes_nothing`
+    Note(u8),
+    /// `note_any(r[a])`: the same residual call, undeclared (may write anything)
+    NoteAny(u8),
     /// Stop; the result is `r[0]` (its int, or its float's bits).
     Halt,
+}
+
+thread_local! {
+    static NOTES: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// Adds `x` to a thread-local sum: it writes no memory traced code reads.
+#[dont_look_inside(writes_nothing)]
+pub fn note(x: i64) {
+    NOTES.with(|n| n.set(n.get().wrapping_add(x)));
+}
+
+/// The same, undeclared.
+#[dont_look_inside]
+pub fn note_any(x: i64) {
+    NOTES.with(|n| n.set(n.get().wrapping_add(x)));
 }
 
 #[derive(JitLayout)]
@@ -113,6 +133,8 @@ pub fn run_a(code: &Code, vm: &mut VmA) -> i64 {
                 let v = vm.objs[o as usize].slots[shape as usize];
                 vm.regs[a as usize].i = vm.regs[a as usize].i.wrapping_add(v);
             }
+            Ins::Note(a) => note(vm.regs[a as usize].i),
+            Ins::NoteAny(a) => note_any(vm.regs[a as usize].i),
             Ins::Halt => {
                 if vm.regs[0].tag == INT {
                     return vm.regs[0].i;
@@ -169,6 +191,8 @@ pub fn run_b(code: &Code, vm: &mut VmB) -> i64 {
                 let v = vm.objs[o as usize].slots[shape as usize];
                 vm.ints[a as usize] = vm.ints[a as usize].wrapping_add(v);
             }
+            Ins::Note(a) => note(vm.ints[a as usize]),
+            Ins::NoteAny(a) => note_any(vm.ints[a as usize]),
             Ins::Halt => {
                 if vm.tags[0] == INT {
                     return vm.ints[0];
@@ -346,4 +370,38 @@ fn a_promoted_shape_survives_stores_into_the_register_file() {
         assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized);
         assert_eq!(guards(&names), 1, "{text}");
     }
+}
+
+/// The attribute reads and notes of [`a_residual_call_that_writes_nothing_keeps_the_heap_cache`].
+fn noting(note: Ins) -> Vec<Ins> {
+    vec![
+        Ins::Li(0, 0),
+        Ins::Li(1, 300),
+        Ins::Li(2, 0),
+        Ins::Attr(2, 0),
+        note,
+        Ins::Attr(2, 0),
+        note,
+        Ins::AddI(0, 0, 1),
+        Ins::Jlt(0, 1, 3),
+        Ins::Halt,
+    ]
+}
+
+#[test]
+fn a_residual_call_that_writes_nothing_keeps_the_heap_cache() {
+    // Declared `writes_nothing`: the shape is guarded once, before the loop; the loop keeps
+    // the registers and the objects' `Vec` in registers across the calls.
+    let (names, text) = body(&go_a(&noting(Ins::Note(2)), 4));
+    let count = |names: &[&str], n: &str| names.iter().filter(|&&m| m == n).count();
+    assert_eq!(count(&names, "call_n"), 2, "{text}");
+    assert_eq!(count(&names, "guard_value"), 0, "{text}");
+    assert_eq!(count(&names, "getfield_r"), 0, "{text}");
+    assert_eq!(guards(&names), 1, "{text}");
+    // Undeclared, the call may write anything: after each, the shape is loaded and guarded
+    // again, and so are the `Vec`s' buffers.
+    let (names, text) = body(&go_a(&noting(Ins::NoteAny(2)), 4));
+    assert_eq!(count(&names, "call_n"), 2, "{text}");
+    assert_eq!(count(&names, "guard_value"), 2, "{text}");
+    assert!(count(&names, "getfield_r") >= 2, "{text}");
 }

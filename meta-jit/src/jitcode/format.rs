@@ -309,6 +309,9 @@ pub enum Effect {
     LoopInvariant,
     /// `#[dont_look_inside]`: may read and write any memory.
     Residual,
+    /// `#[dont_look_inside(writes_nothing)]`: may read any memory, writes none that traced code
+    /// reads (the author's declaration), so the heap caches keep what they know across it.
+    ResidualWritesNothing,
 }
 
 /// Describes a function that jitcode calls without looking inside: how to call it natively (an

@@ -13,7 +13,8 @@
 //! A load is only shared while nothing may have changed what it read: every store the
 //! tracer records forgets the fields and array items of the alias classes it may alias (the
 //! optimizer's aliasing rule, [`crate::ir::may_alias`]), and every call that is not elidable
-//! forgets all of them. Each entry also keeps the concrete value the load returned; a later load
+//! and not declared to write nothing forgets all of them. Each entry also keeps the concrete
+//! value the load returned; a later load
 //! that reads another value means a write went unseen, a bug [`HeapCache::field`] asserts
 //! against in debug builds and never acts on (the load is then recorded).
 //!

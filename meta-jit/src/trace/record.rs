@@ -8,7 +8,7 @@ use super::hints::HintCheck;
 use super::{from_ir, to_ir, Abort, Tracer};
 use crate::check::CheckedBy;
 use crate::ir::semantics::eval_pure;
-use crate::ir::{self, DescrKind, Effects, Op as IrOp, OpArgs, OpRef, Opcode, Type};
+use crate::ir::{self, Access, DescrKind, Effects, Op as IrOp, OpArgs, OpRef, Opcode, Type};
 use crate::jitcode::{
     hintcheck, ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, Kind, Op,
     Register, Value,
@@ -166,6 +166,13 @@ impl Tracer<'_> {
                 Effect::Elidable => Effects::elidable(),
                 Effect::LoopInvariant => Effects::loop_invariant(),
                 Effect::Residual => Effects::anything(),
+                Effect::ResidualWritesNothing => Effects {
+                    elidable: false,
+                    reads: Access::Everything,
+                    writes: Access::Nothing,
+                    can_invalidate: false,
+                    loop_invariant: false,
+                },
             },
         });
         let id = self.named_descr(&format!("call_{}", d.name), kind);
@@ -465,7 +472,7 @@ impl Tracer<'_> {
                 .call(descr.name, descr.dynamic, &vals, res.map(from_ir));
             return dst.zip(res).map(|(d, v)| (d, self.konst(v)));
         }
-        if !elidable {
+        if !elidable && descr.effect != Effect::ResidualWritesNothing {
             self.cache.called();
         }
         let (fun, d) = self.call_descr(descr);

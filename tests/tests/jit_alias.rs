@@ -27,6 +27,12 @@ pub enum Ins {
     Jlt(u8, u8, u32),
     /// `r[a] = r[a] + objs[o].slots[promote!(objs[o].shape)]` (`r[a]` must be an int)
     Attr(u8, u8),
+    /// `r[a] = r[b] + r[c]` (floats; an int operand is converted)
+    FAdd(u8, u8, u8),
+    /// `r[a] = r[b] - r[c]`
+    FSub(u8, u8, u8),
+    /// `r[a] = r[b] * r[c]`
+    FMul(u8, u8, u8),
     /// `note(r[a])`: a residual call declared `writes_nothing`
     Note(u8),
     /// `note_any(r[a])`: the same residual call, undeclared (may write anything)
@@ -88,6 +94,29 @@ pub struct VmB {
     pub objs: Vec<Obj>,
 }
 
+#[jit::methods]
+impl Val {
+    /// The register as a float.
+    #[look_inside]
+    pub fn float(&self) -> f64 {
+        if self.tag == INT {
+            self.i as f64
+        } else {
+            self.f
+        }
+    }
+}
+
+/// Register `r` of layout B as a float.
+#[look_inside]
+pub fn float_b(vm: &VmB, r: u8) -> f64 {
+    if vm.tags[r as usize] == INT {
+        vm.ints[r as usize] as f64
+    } else {
+        vm.floats[r as usize]
+    }
+}
+
 #[jit::interpreter(greens(pc, code), reds(vm))]
 pub fn run_a(code: &Code, vm: &mut VmA) -> i64 {
     let mut pc: usize = 0;
@@ -132,6 +161,21 @@ pub fn run_a(code: &Code, vm: &mut VmA) -> i64 {
                 let shape = promote!(vm.objs[o as usize].shape);
                 let v = vm.objs[o as usize].slots[shape as usize];
                 vm.regs[a as usize].i = vm.regs[a as usize].i.wrapping_add(v);
+            }
+            Ins::FAdd(a, b, c) => {
+                let x = vm.regs[b as usize].float() + vm.regs[c as usize].float();
+                vm.regs[a as usize].tag = FLOAT;
+                vm.regs[a as usize].f = x;
+            }
+            Ins::FSub(a, b, c) => {
+                let x = vm.regs[b as usize].float() - vm.regs[c as usize].float();
+                vm.regs[a as usize].tag = FLOAT;
+                vm.regs[a as usize].f = x;
+            }
+            Ins::FMul(a, b, c) => {
+                let x = vm.regs[b as usize].float() * vm.regs[c as usize].float();
+                vm.regs[a as usize].tag = FLOAT;
+                vm.regs[a as usize].f = x;
             }
             Ins::Note(a) => note(vm.regs[a as usize].i),
             Ins::NoteAny(a) => note_any(vm.regs[a as usize].i),
@@ -190,6 +234,21 @@ pub fn run_b(code: &Code, vm: &mut VmB) -> i64 {
                 let shape = promote!(vm.objs[o as usize].shape);
                 let v = vm.objs[o as usize].slots[shape as usize];
                 vm.ints[a as usize] = vm.ints[a as usize].wrapping_add(v);
+            }
+            Ins::FAdd(a, b, c) => {
+                let x = float_b(vm, b) + float_b(vm, c);
+                vm.tags[a as usize] = FLOAT;
+                vm.floats[a as usize] = x;
+            }
+            Ins::FSub(a, b, c) => {
+                let x = float_b(vm, b) - float_b(vm, c);
+                vm.tags[a as usize] = FLOAT;
+                vm.floats[a as usize] = x;
+            }
+            Ins::FMul(a, b, c) => {
+                let x = float_b(vm, b) * float_b(vm, c);
+                vm.tags[a as usize] = FLOAT;
+                vm.floats[a as usize] = x;
             }
             Ins::Note(a) => note(vm.ints[a as usize]),
             Ins::NoteAny(a) => note_any(vm.ints[a as usize]),
@@ -404,4 +463,46 @@ fn a_residual_call_that_writes_nothing_keeps_the_heap_cache() {
     assert_eq!(count(&names, "call_n"), 2, "{text}");
     assert_eq!(count(&names, "guard_value"), 2, "{text}");
     assert!(count(&names, "getfield_r") >= 2, "{text}");
+}
+
+#[test]
+fn a_mandelbrot_step_stores_each_register_once_per_iteration() {
+    // z = z * z + c, with z and c complex, in registers: the temporary r6 and zi (r3) are
+    // written three times per turn, zr (r2), r8 and the counter once. With no guard between
+    // the writes of one register, only the last store of each stays.
+    let ops = &[
+        Ins::Li(0, 0),
+        Ins::Li(1, 200),
+        Ins::Li(2, 0),
+        Ins::MulF(2, 1.0),
+        Ins::Li(3, 0),
+        Ins::MulF(3, 1.0),
+        Ins::Li(4, 1),
+        Ins::MulF(4, -0.5),
+        Ins::Li(5, 1),
+        Ins::MulF(5, 0.5),
+        Ins::Li(7, 2),
+        Ins::MulF(7, 1.0),
+        Ins::Li(9, 0),
+        Ins::MulF(9, 1.0),
+        // loop: t = zr * zr - zi * zi + cr; zi = zr * zi * 2 + ci; zr = t
+        Ins::FMul(6, 2, 2),
+        Ins::FMul(8, 3, 3),
+        Ins::FSub(6, 6, 8),
+        Ins::FAdd(6, 6, 4),
+        Ins::FMul(3, 2, 3),
+        Ins::FMul(3, 3, 7),
+        Ins::FAdd(3, 3, 5),
+        Ins::FAdd(2, 6, 9),
+        Ins::AddI(0, 0, 1),
+        Ins::Jlt(0, 1, 14),
+        Ins::Halt,
+    ];
+    for s in [go_a(ops, 10), go_b(ops, 10)] {
+        let (names, text) = body(&s);
+        let stores = names.iter().filter(|&&n| n == "store").count();
+        // r6.f, r8.f, r3.f, r2.f and r0.i: one store each (the tags hold `FLOAT` already).
+        assert_eq!(stores, 5, "{text}");
+        assert_eq!(guards(&names), 1, "{text}");
+    }
 }

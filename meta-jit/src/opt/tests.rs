@@ -800,6 +800,35 @@ fn heap_fields_at_known_displacements_of_one_object_are_apart() {
 }
 
 #[test]
+fn dead_store_overwritten_before_any_read_goes() {
+    check(
+        "[p0, i0, i1]\nsetfield(p0, i0, descr=x)\ni2 = int_add(i0, i1)\nsetfield(p0, i2, descr=x)\nsetarrayitem(p0, i1, i0, descr=ints)\nsetarrayitem(p0, i1, i2, descr=ints)\nfinish(i2)",
+        "[p0, i0, i1]\ni2 = int_add(i0, i1)\nsetfield(p0, i2, descr=x)\nsetarrayitem(p0, i1, i2, descr=ints)\nfinish(i2)",
+    );
+}
+
+#[test]
+fn dead_store_stays_before_a_guard_a_call_or_a_load_that_may_read_it() {
+    // A guard between: the interpreter sees the first store if the guard fails.
+    let t = "[p0, i0, i1]\nsetfield(p0, i0, descr=x)\nguard_true(i1) []\nsetfield(p0, i1, descr=x)\nfinish()";
+    check(t, t);
+    // A call between may read it.
+    let t = "[p0, i0, i1]\nsetfield(p0, i0, descr=x)\ncall_n(ConstFn(escape), i1, descr=escape)\nsetfield(p0, i1, descr=x)\nfinish()";
+    check(t, t);
+    // A load of the same class (another object: it may be p0) reads it.
+    let t = "[p0, p1, i0, i1]\nsetfield(p0, i0, descr=x)\ni2 = getfield_i(p1, descr=x)\nsetfield(p0, i1, descr=x)\nfinish(i2)";
+    check(t, t);
+    // A load of another class does not.
+    check(
+        "[p0, p1, i0, i1]\nsetfield(p0, i0, descr=x)\ni2 = getfield_i(p1, descr=y)\nsetfield(p0, i1, descr=x)\nfinish(i2)",
+        "[p0, p1, i0, i1]\ni2 = getfield_i(p1, descr=y)\nsetfield(p0, i1, descr=x)\nfinish(i2)",
+    );
+    // Another object: not the same location.
+    let t = "[p0, p1, i0, i1]\nsetfield(p0, i0, descr=x)\nsetfield(p1, i1, descr=x)\nfinish()";
+    check(t, t);
+}
+
+#[test]
 fn heap_items_at_index_plus_constant_are_apart() {
     check(
         "[p0, i0, i1]\ni2 = int_add(i0, 1)\ni3 = getarrayitem_i(p0, i0, descr=ints)\nsetarrayitem(p0, i2, i1, descr=ints)\ni4 = int_sub(i0, 1)\nsetarrayitem(p0, i4, i1, descr=ints)\ni5 = getarrayitem_i(p0, i0, descr=ints)\ni6 = getarrayitem_i(p0, i2, descr=ints)\nfinish(i5, i6)",

@@ -506,3 +506,101 @@ fn a_mandelbrot_step_stores_each_register_once_per_iteration() {
         assert_eq!(guards(&names), 1, "{text}");
     }
 }
+
+/// A register as an enum (layout C).
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[repr(C, u8)]
+pub enum Value {
+    Whole(i64),
+    Real(f64),
+}
+
+/// Layout C: one `Vec` of enums. Traced code writes a payload in place; a register that
+/// changes type is written by a residual call (traced code does not store whole enums).
+#[derive(JitLayout, Clone, Debug, PartialEq)]
+pub struct VmC {
+    pub regs: Vec<Value>,
+}
+
+#[dont_look_inside]
+pub fn set_int(vm: &mut VmC, a: u8, v: i64) {
+    vm.regs[a as usize] = Value::Whole(v);
+}
+
+/// The counting subset of [`Ins`] (`Li`, `AddI`, `Jlt`, `Halt`) on layout C.
+#[jit::interpreter(greens(pc, code), reds(vm))]
+pub fn run_c(code: &Code, vm: &mut VmC) -> i64 {
+    let mut pc: usize = 0;
+    loop {
+        jit_merge_point!();
+        match code.ops[pc] {
+            Ins::Li(a, imm) => {
+                if let Value::Whole(x) = &mut vm.regs[a as usize] {
+                    *x = imm;
+                } else {
+                    set_int(vm, a, imm);
+                }
+            }
+            Ins::AddI(a, b, imm) => {
+                if let Value::Whole(y) = vm.regs[b as usize] {
+                    let v = y.wrapping_add(imm);
+                    if let Value::Whole(x) = &mut vm.regs[a as usize] {
+                        *x = v;
+                    } else {
+                        set_int(vm, a, v);
+                    }
+                }
+            }
+            Ins::Jlt(a, b, t) => {
+                if let Value::Whole(x) = vm.regs[a as usize] {
+                    if let Value::Whole(y) = vm.regs[b as usize] {
+                        if x < y {
+                            pc = t as usize;
+                            can_enter_jit!();
+                            continue;
+                        }
+                    }
+                }
+            }
+            Ins::Halt => {
+                if let Value::Whole(x) = vm.regs[0] {
+                    return x;
+                }
+                return -1;
+            }
+            _ => return -2,
+        }
+        pc += 1;
+    }
+}
+
+#[test]
+fn a_counting_loop_over_a_vec_of_enums_traces_like_per_type_vecs() {
+    let code = Code {
+        ops: COUNT.to_vec(),
+    };
+    let fresh = || VmC {
+        regs: vec![Value::Whole(0); 4],
+    };
+    let mut vm_off = fresh();
+    run_c::with_driver(|d| {
+        d.reset();
+        d.set_params("off").unwrap();
+    });
+    let off = run_c(&code, &mut vm_off);
+    let mut vm_on = fresh();
+    run_c::with_driver(|d| {
+        d.reset();
+        d.set_params(PARAMS).unwrap();
+    });
+    let on = run_c(&code, &mut vm_on);
+    assert_eq!((on, &vm_on), (off, &vm_off));
+    let (c, tc) = body(&run_c::with_driver(|d| d.with_stats(|s| s.clone())));
+    let (b, tb) = body(&go_b(COUNT, 4));
+    // The payload written through the binding `x` keeps its precise class (a `let` that is
+    // not `mut` keeps the path): nothing in the trace is of the wide class `i64`.
+    assert!(!tc.contains("alias=i64)"), "{tc}");
+    // `*x = v` addresses the payload as offset 0 of `regs[0] + 8`, and the next read as
+    // offset 8 of `regs[0]`: the heap cache sees the same bytes and forwards the value.
+    assert_eq!(c, b, "layout C:\n{tc}\nlayout B:\n{tb}");
+}

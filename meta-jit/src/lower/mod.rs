@@ -200,6 +200,11 @@ pub trait Handle: Copy {
     fn kinds() -> Vec<Kind>;
     /// A handle over the next registers of `regs`.
     fn from_regs(regs: &mut dyn Iterator<Item = Register>) -> Self;
+    /// This handle, with what `from` knows statically of where it points (a reference's
+    /// [`Origin`]); for a variable that always holds `from`'s value.
+    fn with_origin_of(self, _from: Self) -> Self {
+        self
+    }
 }
 
 impl Handle for () {
@@ -263,6 +268,12 @@ impl<T: ?Sized> Handle for Ptr<T> {
     fn from_regs(regs: &mut dyn Iterator<Item = Register>) -> Self {
         Ptr::new(regs.next().expect("missing register"))
     }
+    fn with_origin_of(self, from: Self) -> Self {
+        Ptr {
+            origin: from.origin,
+            ..self
+        }
+    }
 }
 
 impl<T> Handle for SliceRef<T> {
@@ -302,6 +313,13 @@ pub fn bind<H: Handle>(b: &mut Builder, name: &str, value: H) -> H {
         b.set_name(r, name);
     }
     h
+}
+
+/// `let name = value;` for a binding that is never reassigned (not `mut`): like [`bind`], and a
+/// reference keeps the access path the codewriter saw ([`Origin`]), which the variable holds
+/// for as long as it lives. (A `mut` variable may be given another place: [`bind`] forgets.)
+pub fn bind_fixed<H: Handle>(b: &mut Builder, name: &str, value: H) -> H {
+    bind(b, name, value).with_origin_of(value)
 }
 
 /// A function argument: fresh argument registers named `name`.

@@ -201,7 +201,10 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     use Opcode::*;
     let d = op.descr;
     let known = match op.opcode {
-        GetfieldI | GetfieldF | GetfieldR => o.heap.field((d.unwrap(), op.args[0])),
+        GetfieldI | GetfieldF | GetfieldR => o
+            .heap
+            .field((d.unwrap(), op.args[0]))
+            .or_else(|| same_bytes(o, d.unwrap(), op.args[0])),
         GetarrayitemI | GetarrayitemF | GetarrayitemR => {
             let key = item_key(o, d.unwrap(), op.args[0], op.args[1]);
             o.heap.item(key).map(|(_, v)| v)
@@ -260,6 +263,38 @@ fn root_of(o: &mut Optimizer, a: OpRef) -> (OpRef, i64) {
     .unwrap_or((a, 0));
     o.heap.roots.insert(a, root);
     root
+}
+
+/// What the cache knows of the bytes field `d` of `obj` names, through another object and
+/// descriptor of `d`'s class that name the same bytes the same way: the same object at a known
+/// displacement ([`root_of`]), at the same absolute offset, with the same size, signedness and
+/// kind. (A payload written through `&mut` to it is a field at offset 0 of `p + 8`, and read
+/// as a field at offset 8 of `p`.)
+fn same_bytes(o: &mut Optimizer, d: DescrId, obj: OpRef) -> Option<OpRef> {
+    let c = o.heap.class(d);
+    if o.heap.mem[c].fields.is_empty() {
+        return None;
+    }
+    let (root, disp) = root_of(o, obj);
+    let f = o.out.get_descr(d).field().expect("verified").clone();
+    let at = disp.wrapping_add(i64::from(f.offset));
+    let objs: Vec<OpRef> = o.heap.mem[c].fields.keys().copied().collect();
+    for other in objs {
+        let (r, k) = root_of(o, other);
+        if r != root {
+            continue;
+        }
+        let fs = o.heap.mem[c].fields[&other].clone();
+        for (g, v) in fs {
+            let gf = o.out.get_descr(g).field().expect("verified");
+            let same = k.wrapping_add(i64::from(gf.offset)) == at
+                && (gf.size, gf.signed, gf.kind) == (f.size, f.signed, f.kind);
+            if same {
+                return Some(v);
+            }
+        }
+    }
+    None
 }
 
 /// Learns from an emitted op.

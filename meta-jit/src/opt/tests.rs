@@ -800,6 +800,14 @@ fn heap_fields_at_known_displacements_of_one_object_are_apart() {
 }
 
 #[test]
+fn heap_the_same_bytes_through_a_displaced_object_are_forwarded() {
+    // A store at offset 0 of p0 + 8 and a load at offset 8 of p0 (same class, size and kind).
+    let t = format!("{PRECISE}descr sx8 = field(offset=8, size=8, kind=i, signed, alias=i64:S.x)\ndescr sx4 = field(offset=8, size=4, kind=i, signed, alias=i64:S.x)\n[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 8)\np3 = cast_int_to_ptr(i2)\nsetfield(p3, i0, descr=sx)\ni4 = getfield_i(p0, descr=sx8)\ni5 = getfield_i(p0, descr=sx4)\nfinish(i4, i5)");
+    let want = format!("{PRECISE}descr sx8 = field(offset=8, size=8, kind=i, signed, alias=i64:S.x)\ndescr sx4 = field(offset=8, size=4, kind=i, signed, alias=i64:S.x)\n[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 8)\np3 = cast_int_to_ptr(i2)\nsetfield(p3, i0, descr=sx)\ni5 = getfield_i(p0, descr=sx4)\nfinish(i0, i5)");
+    check(&t, &want);
+}
+
+#[test]
 fn dead_store_overwritten_before_any_read_goes() {
     check(
         "[p0, i0, i1]\nsetfield(p0, i0, descr=x)\ni2 = int_add(i0, i1)\nsetfield(p0, i2, descr=x)\nsetarrayitem(p0, i1, i0, descr=ints)\nsetarrayitem(p0, i1, i2, descr=ints)\nfinish(i2)",

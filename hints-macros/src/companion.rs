@@ -24,6 +24,8 @@ pub enum Policy {
     Elidable,
     LoopInvariant,
     Residual,
+    /// `#[dont_look_inside(writes_nothing)]`.
+    ResidualWritesNothing,
 }
 
 impl Policy {
@@ -45,6 +47,7 @@ impl Policy {
             Policy::Elidable => "#[elidable]",
             Policy::LoopInvariant => "#[loop_invariant]",
             Policy::Residual => "#[dont_look_inside]",
+            Policy::ResidualWritesNothing => "#[dont_look_inside(writes_nothing)]",
         }
     }
     fn looks_inside(self) -> bool {
@@ -274,6 +277,7 @@ pub fn companion_items(
         let effect = match policy {
             Policy::Elidable => quote!(Elidable),
             Policy::LoopInvariant => quote!(LoopInvariant),
+            Policy::ResidualWritesNothing => quote!(ResidualWritesNothing),
             _ => quote!(Residual),
         };
         let native = &target.native;

@@ -20,6 +20,7 @@ use syn::parse::Parser;
 use syn::{parse_macro_input, Ident, ImplItem, ItemFn, ItemImpl};
 
 mod companion;
+mod effects;
 mod krate;
 mod layout;
 mod liveness;
@@ -41,11 +42,19 @@ fn free_fn(
     // Policies other than the portal take only `crate = path`; the portal's arguments were
     // parsed by `interpreter`, which passes its `crate` in `portal`.
     let mut krate_path = portal.as_ref().and_then(|p| p.krate.clone());
+    let mut policy = policy;
     if policy != Policy::Portal && !attr.is_empty() {
         let parser = syn::meta::parser(|m| {
             if m.path.is_ident("crate") {
                 krate_path = Some(krate::parse_value(&m)?);
                 Ok(())
+            } else if let Some(r) = (policy == Policy::Residual)
+                .then(|| effects::residual_arg(&m, &mut policy))
+                .flatten()
+            {
+                r
+            } else if policy == Policy::Residual {
+                Err(m.error("#[dont_look_inside] takes `writes_nothing` and `crate = path`"))
             } else {
                 Err(m.error(format!(
                     "{} takes no arguments but `crate = path`",
@@ -58,6 +67,10 @@ fn free_fn(
         }
     }
     let f = parse_macro_input!(item as ItemFn);
+    if let Err(e) = effects::check(policy, &f.sig) {
+        let err = e.to_compile_error();
+        return quote!(#f #err).into();
+    }
     match krate::with(krate_path.as_ref(), || free_fn_impl(policy, &f, portal)) {
         Ok(ts) => {
             if let Some(path) = std::env::var_os("METAJIT_DEBUG_EXPAND") {
@@ -328,6 +341,7 @@ fn methods_impl(trait_name: Option<Ident>, mut imp: ItemImpl) -> syn::Result<Tok
     for item in &mut imp.items {
         let ImplItem::Fn(m) = item else { continue };
         let mut policy = None;
+        let mut bad_attr: Option<syn::Error> = None;
         m.attrs.retain(|a| {
             let n = a
                 .path()
@@ -336,14 +350,32 @@ fn methods_impl(trait_name: Option<Ident>, mut imp: ItemImpl) -> syn::Result<Tok
                 .map(|s| s.ident.to_string())
                 .unwrap_or_default();
             match Policy::from_name(&n) {
-                Some(p) => {
+                Some(mut p) => {
+                    if p == Policy::Residual {
+                        if let syn::Meta::List(_) = &a.meta {
+                            let parser = syn::meta::parser(|m| {
+                                effects::residual_arg(&m, &mut p).unwrap_or_else(|| {
+                                    Err(m.error(
+                                        "#[dont_look_inside] on a method takes `writes_nothing`",
+                                    ))
+                                })
+                            });
+                            if let Err(e) = a.parse_args_with(parser) {
+                                bad_attr.get_or_insert(e);
+                            }
+                        }
+                    }
                     policy = Some(p);
                     false
                 }
                 None => true,
             }
         });
+        if let Some(e) = bad_attr.take() {
+            return Err(e);
+        }
         let Some(policy) = policy else { continue };
+        effects::check(policy, &m.sig)?;
         let sig = sig::analyze(&m.sig, Some(&self_ty))?;
         let Some(_) = sig.receiver else {
             return Err(syn::Error::new_spanned(

@@ -180,13 +180,13 @@ impl Lowerer {
     }
 
     fn local(&mut self, local: &syn::Local) -> syn::Result<Lowered> {
-        let (ident, ty) = match &local.pat {
+        let (ident, ty, bind) = match &local.pat {
             syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                (pi.ident.clone(), None)
+                (pi.ident.clone(), None, pat::bind_fn(pi))
             }
             syn::Pat::Type(pt) => match &*pt.pat {
                 syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                    (pi.ident.clone(), Some((*pt.ty).clone()))
+                    (pi.ident.clone(), Some((*pt.ty).clone()), pat::bind_fn(pi))
                 }
                 other => return Err(unsupported_pat_in_let(other)),
             },
@@ -227,7 +227,7 @@ impl Lowerer {
         let annot = ty.map(|t| quote!(: <#t as #ll::JitType>::Handle));
         self.declare(&ident);
         Ok(Lowered::value(
-            quote!(let #ident #annot = { let __jit_v = #ts; #ll::bind(#bb, #name, __jit_v) };),
+            quote!(let #ident #annot = { let __jit_v = #ts; #ll::#bind(#bb, #name, __jit_v) };),
         ))
     }
 

@@ -24,6 +24,17 @@ fn err(span: &dyn quote::ToTokens, msg: &str) -> syn::Error {
     syn::Error::new_spanned(span, msg)
 }
 
+/// The lowering function a binding uses: `bind_fixed` (a reference keeps its access path) unless
+/// the binding is `mut`.
+pub fn bind_fn(pi: &syn::PatIdent) -> syn::Ident {
+    let name = if pi.mutability.is_some() {
+        "bind"
+    } else {
+        "bind_fixed"
+    };
+    syn::Ident::new(name, proc_macro2::Span::call_site())
+}
+
 fn is_binding(pi: &syn::PatIdent) -> bool {
     pi.ident
         .to_string()
@@ -260,8 +271,9 @@ impl Lowerer {
                 } else {
                     quote!(#s)
                 };
+                let bind = bind_fn(pi);
                 binds.extend(
-                    quote!(let #id = { let __jit_t = #v; #ll::bind(#bb, #name, __jit_t) };),
+                    quote!(let #id = { let __jit_t = #v; #ll::#bind(#bb, #name, __jit_t) };),
                 );
                 Ok(())
             }
@@ -387,8 +399,9 @@ impl Lowerer {
                 } else {
                     quote!(#fp)
                 };
+                let bind = bind_fn(pi);
                 binds.extend(
-                    quote!(#place let #id = { let __jit_t = #v; #ll::bind(#bb, #name, __jit_t) };),
+                    quote!(#place let #id = { let __jit_t = #v; #ll::#bind(#bb, #name, __jit_t) };),
                 );
                 Ok(())
             }

@@ -6,9 +6,16 @@
 //! `alias` name is a class of its own (one per field of a type and one per array item type, as
 //! RPython makes them); descriptors that share an `alias` name are one class, and accesses
 //! through them may touch the same memory, unless they are provably apart (the heap cache,
-//! [`crate::opt::heap`], decides that). The codewriter names classes by the stored Rust type, because it
-//! may reach one `u8` both as a field of a struct and through a reference to it, with two
-//! different offsets.
+//! [`crate::opt::heap`], decides that).
+//!
+//! A class name is either *wide*, `T` (any location holding a `T`), or *precise*, `T:PATH` (the
+//! locations holding a `T` that are reached by the access path `PATH`, such as the field `f` of
+//! struct `S`, `i64:S.f`, or the items of `Vec`s, `i64:Vec.items`). Precise classes of one wide type
+//! are disjoint from each other, and each may alias its wide class ([`may_alias`]). The
+//! codewriter gives a precise class to every access whose path it saw (a field projection, an
+//! item of a `Vec` or of an array field) and the wide class, the stored Rust type, to an access
+//! through a reference whose origin it cannot see: safe Rust may reach one `i64` both as the
+//! field of a struct and through a `&mut i64` to it.
 
 use super::Type;
 
@@ -154,6 +161,29 @@ pub enum Access {
     Descrs(Vec<DescrId>),
     /// Any memory.
     Everything,
+}
+
+/// Whether accesses through descriptors of alias classes `a` and `b` (names as
+/// [`Descr::alias_class`] gives them) may touch the same memory: the same class, or a wide class
+/// `T` and a precise class `T:PATH` of it (see the module doc). Descriptors without a class
+/// alias only themselves, which this function cannot see: it says `false` for them.
+pub fn may_alias(a: Option<&str>, b: Option<&str>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else {
+        return false;
+    };
+    if a == b {
+        return true;
+    }
+    match (a.split_once(':'), b.split_once(':')) {
+        (None, Some((wide, _))) => wide == a,
+        (Some((wide, _)), None) => wide == b,
+        _ => false,
+    }
+}
+
+/// The wide class of an alias class name: `T` for `T:PATH`, the name itself otherwise.
+pub fn wide_class(name: &str) -> &str {
+    name.split_once(':').map_or(name, |(wide, _)| wide)
 }
 
 impl Descr {

@@ -476,12 +476,16 @@ impl Parser<'_> {
                 Some(v)
                     if !v.is_empty()
                         && v.chars()
-                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') =>
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ':')
+                        && v.matches(':').count() <= 1
+                        && !v.starts_with(':')
+                        && !v.ends_with(':') =>
                 {
                     Ok(Some(v.to_string()))
                 }
                 Some(v) => Err(format!(
-                    "bad alias class `{v}` (letters, digits, `_` and `.`)"
+                    "bad alias class `{v}` (letters, digits, `_` and `.`, and one `:` between a \
+                     wide class and a path)"
                 )),
             }
         };

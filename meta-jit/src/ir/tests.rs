@@ -293,3 +293,23 @@ fn commutative_ops_commute_bit_for_bit() {
     }
     assert!(checked > 100);
 }
+
+#[test]
+fn alias_classes_wide_and_precise() {
+    use crate::ir::may_alias;
+    let (i, sx, sy, fx) = (Some("i64"), Some("i64:S.x"), Some("i64:S.y"), Some("f64:S.x"));
+    assert!(may_alias(i, i) && may_alias(sx, sx));
+    assert!(may_alias(i, sx) && may_alias(sx, i));
+    assert!(!may_alias(sx, sy) && !may_alias(sx, fx) && !may_alias(Some("f64"), sx));
+    assert!(!may_alias(None, i) && !may_alias(i, None) && !may_alias(None, None));
+    // The text form keeps a precise class.
+    let t = crate::ir::parse::parse(
+        "descr sx = field(offset=0, size=8, kind=i, alias=i64:S.x)\n[p0]\ni1 = getfield_i(p0, descr=sx)\nfinish(i1)",
+    )
+    .unwrap();
+    assert!(t.to_string().contains("alias=i64:S.x"), "{t}");
+    for bad in ["i64:", ":x", "a:b:c"] {
+        let text = format!("descr d = field(offset=0, size=8, kind=i, alias={bad})\n[]\nfinish()");
+        assert!(crate::ir::parse::parse(&text).is_err(), "{bad}");
+    }
+}

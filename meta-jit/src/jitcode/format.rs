@@ -278,10 +278,12 @@ pub struct FieldDescr {
     /// The field rarely changes (`#[jit(quasi_immutable)]`): loads from a constant object fold
     /// under `guard_not_invalidated`, and a write invalidates machine code that folded it.
     pub quasi_immutable: bool,
-    /// The alias class: two accesses whose classes differ never touch the same memory. It is
-    /// the stored type's name (safe Rust reaches a `u8` only as a `u8`, wherever it lives), or a
-    /// name of its own for a location only the framework's projections reach (a `Vec`'s
-    /// pointer and length, a slice reference's two words, an enum's tag).
+    /// The alias class (see [`crate::ir::may_alias`]): the stored type's name (safe Rust reaches
+    /// a `u8` only as a `u8`, wherever it lives) for an access through a reference of unseen
+    /// origin; `TYPE|PATH` for one whose access path the codewriter saw (`i64|S.f`, the field
+    /// `f` of struct `S`), which aliases only the same path and the wide `TYPE`; or a name of
+    /// its own for a location only the framework's projections reach (a `Vec`'s pointer and
+    /// length, an enum's tag).
     pub class: String,
 }
 
@@ -307,6 +309,9 @@ pub enum Effect {
     LoopInvariant,
     /// `#[dont_look_inside]`: may read and write any memory.
     Residual,
+    /// `#[dont_look_inside(writes_nothing)]`: may read any memory, writes none that traced code
+    /// reads (the author's declaration), so the heap caches keep what they know across it.
+    ResidualWritesNothing,
 }
 
 /// Describes a function that jitcode calls without looking inside: how to call it natively (an

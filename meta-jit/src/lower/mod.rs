@@ -72,7 +72,26 @@ pub struct Ptr<T: ?Sized> {
     pub field: &'static str,
     /// Flags of that field.
     pub flags: FieldFlags,
+    /// How the codewriter reached the place, for its alias class.
+    pub origin: Origin,
     _t: PhantomData<fn() -> *const T>,
+}
+
+/// How the codewriter reached a place: what decides its alias class ([`place::alias_class`],
+/// the rule in [`crate::ir::may_alias`]).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub enum Origin {
+    /// Through a reference whose origin it cannot see (an argument, a loaded reference or
+    /// slice): the place may be any location holding its type.
+    #[default]
+    Unseen,
+    /// The field (the second name) of a struct or enum payload (the first name, a type name).
+    /// A field is reached only through its struct, wherever the struct lives.
+    Field(&'static str, &'static str),
+    /// An item (at any depth) of the array field (the second name) of a struct (the first).
+    Items(&'static str, &'static str),
+    /// An item of a `Vec`'s buffer, which only the `Vec` reaches (or slices of unseen origin).
+    VecItems,
 }
 
 impl<T: ?Sized> Clone for Ptr<T> {
@@ -108,6 +127,7 @@ impl<T: ?Sized> Ptr<T> {
             offset: 0,
             field: "",
             flags: FieldFlags::default(),
+            origin: Origin::Unseen,
             _t: PhantomData,
         }
     }
@@ -119,6 +139,7 @@ impl<T: ?Sized> Ptr<T> {
             offset: self.offset,
             field: self.field,
             flags: self.flags,
+            origin: self.origin,
             _t: PhantomData,
         }
     }
@@ -179,6 +200,11 @@ pub trait Handle: Copy {
     fn kinds() -> Vec<Kind>;
     /// A handle over the next registers of `regs`.
     fn from_regs(regs: &mut dyn Iterator<Item = Register>) -> Self;
+    /// This handle, with what `from` knows statically of where it points (a reference's
+    /// [`Origin`]); for a variable that always holds `from`'s value.
+    fn with_origin_of(self, _from: Self) -> Self {
+        self
+    }
 }
 
 impl Handle for () {
@@ -242,6 +268,12 @@ impl<T: ?Sized> Handle for Ptr<T> {
     fn from_regs(regs: &mut dyn Iterator<Item = Register>) -> Self {
         Ptr::new(regs.next().expect("missing register"))
     }
+    fn with_origin_of(self, from: Self) -> Self {
+        Ptr {
+            origin: from.origin,
+            ..self
+        }
+    }
 }
 
 impl<T> Handle for SliceRef<T> {
@@ -281,6 +313,13 @@ pub fn bind<H: Handle>(b: &mut Builder, name: &str, value: H) -> H {
         b.set_name(r, name);
     }
     h
+}
+
+/// `let name = value;` for a binding that is never reassigned (not `mut`): like [`bind`], and a
+/// reference keeps the access path the codewriter saw ([`Origin`]), which the variable holds
+/// for as long as it lives. (A `mut` variable may be given another place: [`bind`] forgets.)
+pub fn bind_fixed<H: Handle>(b: &mut Builder, name: &str, value: H) -> H {
+    bind(b, name, value).with_origin_of(value)
 }
 
 /// A function argument: fresh argument registers named `name`.

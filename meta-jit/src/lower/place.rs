@@ -10,7 +10,7 @@
 use std::mem::{size_of, MaybeUninit};
 
 use super::types::{Scalar, Stored};
-use super::{FieldFlags, Handle, Ptr, Reg, SliceRef};
+use super::{FieldFlags, Handle, Origin, Ptr, Reg, SliceRef};
 use crate::jitcode::{Builder, FieldDescr, Kind, Op};
 
 /// A struct whose fields traced code reads and writes. Implemented by `#[derive(JitLayout)]`.
@@ -105,10 +105,23 @@ pub fn scalar_descr<T: Scalar>(p: &Ptr<T>) -> FieldDescr {
 
 /// The alias class of a place holding a `T` (see [`FieldDescr::class`]).
 pub fn alias_class<T: ?Sized>(p: &Ptr<T>) -> String {
+    alias_class_part::<T>(p, "")
+}
+
+/// The alias class of the part `suffix` (`".ptr"`, `".len"`, or `""` for all) of a place
+/// holding a `T`: the wide class `T` when the place's origin is unseen, `T|PATH` when the
+/// codewriter saw the path (the rule is [`crate::ir::may_alias`]'s), the field's own name for a
+/// place only the framework reaches.
+pub fn alias_class_part<T: ?Sized>(p: &Ptr<T>, suffix: &str) -> String {
     if p.flags.private {
-        p.field.to_string()
-    } else {
-        std::any::type_name::<T>().to_string()
+        return format!("{}{suffix}", p.field);
+    }
+    let wide = std::any::type_name::<T>();
+    match p.origin {
+        Origin::Unseen => format!("{wide}{suffix}"),
+        Origin::Field(s, f) => format!("{wide}{suffix}|{s}.{f}"),
+        Origin::Items(s, f) => format!("{wide}{suffix}|{s}.{f}.items"),
+        Origin::VecItems => format!("{wide}{suffix}|Vec.items"),
     }
 }
 
@@ -131,6 +144,7 @@ pub fn field<P: PlaceTarget, F>(
     let mut r = s.cast::<F>();
     r.offset += off;
     r.field = name;
+    r.origin = Origin::Field(std::any::type_name::<P::Struct>(), name);
     let mut flags = <P::Struct as JitStruct>::field_flags(name);
     if s.flags.deep {
         flags.immutable = true;
@@ -201,6 +215,11 @@ pub trait Indexable {
     fn item_flags(&self) -> FieldFlags {
         FieldFlags::default()
     }
+    /// How the items were reached (see [`Origin`]): unseen unless the codewriter saw where
+    /// the array lives.
+    fn item_origin(&self) -> Origin {
+        Origin::Unseen
+    }
 }
 
 fn items_of(flags: FieldFlags) -> FieldFlags {
@@ -223,6 +242,9 @@ impl<T> Indexable for Ptr<Vec<T>> {
     fn item_flags(&self) -> FieldFlags {
         items_of(self.flags)
     }
+    fn item_origin(&self) -> Origin {
+        Origin::VecItems
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         let (ptr_off, len_off) = probe_vec_layout::<T>();
         let mut pp = self.cast::<&T>();
@@ -242,6 +264,14 @@ impl<T, const N: usize> Indexable for Ptr<[T; N]> {
     type Item = T;
     fn item_flags(&self) -> FieldFlags {
         items_of(self.flags)
+    }
+    fn item_origin(&self) -> Origin {
+        // An array reached through a reference of unseen origin may be any `[T; N]`, even
+        // one made of a single `T` field (`std::array::from_mut`).
+        match self.origin {
+            Origin::Field(s, f) | Origin::Items(s, f) => Origin::Items(s, f),
+            o => o,
+        }
     }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         let len = super::ops::konst(b, N);
@@ -271,6 +301,9 @@ impl<'a, T> Indexable for Ptr<&'a Vec<T>> {
     fn item_flags(&self) -> FieldFlags {
         items_of(self.flags)
     }
+    fn item_origin(&self) -> Origin {
+        Origin::VecItems
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         <&'a Vec<T> as Stored>::load(b, self).data_len(b)
     }
@@ -280,6 +313,9 @@ impl<'a, T> Indexable for Ptr<&'a mut Vec<T>> {
     fn item_flags(&self) -> FieldFlags {
         items_of(self.flags)
     }
+    fn item_origin(&self) -> Origin {
+        Origin::VecItems
+    }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         <&'a mut Vec<T> as Stored>::load(b, self).data_len(b)
     }
@@ -288,6 +324,7 @@ impl<'a, T> Indexable for Ptr<&'a mut Vec<T>> {
 /// `c[i]`: bounds check (panics like Rust; a guard when tracing), then the item's place.
 pub fn index<C: Indexable>(b: &mut Builder, c: C, i: Reg<usize>) -> Ptr<C::Item> {
     let flags = c.item_flags();
+    let origin = c.item_origin();
     let (data, len) = c.data_len(b);
     b.emit(Op::CheckIndex {
         index: i.reg,
@@ -302,6 +339,7 @@ pub fn index<C: Indexable>(b: &mut Builder, c: C, i: Reg<usize>) -> Ptr<C::Item>
     r.index = Some((i.reg, size_of::<C::Item>()));
     r.field = std::any::type_name::<C::Item>();
     r.flags = flags;
+    r.origin = origin;
     r
 }
 
@@ -484,6 +522,8 @@ impl<E: JitEnum> Payload for Ptr<E> {
         let mut r = self.cast::<F>();
         r.offset += E::payload_offset(variant, field);
         r.field = "payload";
+        // Every payload of one type shares a class: the variants overlap in memory.
+        r.origin = Origin::Field(std::any::type_name::<E>(), "payload");
         r
     }
 }

@@ -243,6 +243,17 @@ fn ref_descr<T: ?Sized>(
     kind: Kind,
     signed: bool,
 ) -> crate::jitcode::FieldDescr {
+    ref_descr_part(p, size, kind, signed, "")
+}
+
+/// [`ref_descr`] for the part `suffix` of the place (a slice reference's `.ptr` or `.len`).
+fn ref_descr_part<T: ?Sized>(
+    p: &Ptr<T>,
+    size: u8,
+    kind: Kind,
+    signed: bool,
+    suffix: &str,
+) -> crate::jitcode::FieldDescr {
     crate::jitcode::FieldDescr {
         name: p.field.to_string(),
         offset: p.offset,
@@ -251,7 +262,7 @@ fn ref_descr<T: ?Sized>(
         kind,
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
-        class: super::place::alias_class(p),
+        class: super::place::alias_class_part(p, suffix),
     }
 }
 
@@ -305,26 +316,22 @@ macro_rules! slice_jit_type {
                 let ptr = b.fresh(Kind::Ref);
                 let len = b.fresh(Kind::Int);
                 let base = addr_of(&p);
-                let mut d = ref_descr(&p, 8, Kind::Ref, false);
+                let mut d = ref_descr_part(&p, 8, Kind::Ref, false, ".ptr");
                 d.offset += ptr_off;
-                d.class += ".ptr";
                 emit_load(b, base, d, ptr);
-                let mut d = ref_descr(&p, 8, Kind::Int, false);
+                let mut d = ref_descr_part(&p, 8, Kind::Int, false, ".len");
                 d.offset += len_off;
-                d.class += ".len";
                 emit_load(b, base, d, len);
                 SliceRef::new(ptr, len)
             }
             fn store(b: &mut Builder, p: Ptr<Self>, v: SliceRef<T>) {
                 let (ptr_off, len_off) = probe_slice_layout();
                 let base = addr_of(&p);
-                let mut d = ref_descr(&p, 8, Kind::Ref, false);
+                let mut d = ref_descr_part(&p, 8, Kind::Ref, false, ".ptr");
                 d.offset += ptr_off;
-                d.class += ".ptr";
                 emit_store(b, base, d, v.ptr);
-                let mut d = ref_descr(&p, 8, Kind::Int, false);
+                let mut d = ref_descr_part(&p, 8, Kind::Int, false, ".len");
                 d.offset += len_off;
-                d.class += ".len";
                 emit_store(b, base, d, v.len);
             }
         }

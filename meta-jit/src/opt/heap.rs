@@ -10,14 +10,18 @@
 //! A location is (descriptor, object) for fields and (descriptor, array, index) for items,
 //! with object and index after `find`; an index is keyed as (base, constant offset)
 //! ([`Optimizer::offset_parts`]), so that `x + 2` computed twice names one item. Aliasing follows the alias classes of [`crate::ir`]'s
-//! descriptors: a store forgets only what it may overwrite, which is a location of its class
-//! other than those provably apart from it: another field at a disjoint offset of the same
-//! object, or another item of the same array whose index differs by a known constant (`i` and
-//! `i + 1`, or two different constants). A residual call forgets every location whose class its
-//! effects may write (immutable fields are never forgotten).
+//! descriptors ([`crate::ir::may_alias`]: one class, or a wide class and one of its precise
+//! classes): a store forgets only what it may overwrite, which is a location of a class that
+//! may alias its own, other than those provably apart from it: another field at a disjoint
+//! byte range of the same object (also of an object at a known displacement from it,
+//! [`Cache::roots`]: the tracer's address of an item of an array of structs), or another item
+//! of the same array whose index differs by a known constant (`i` and `i + 1`, or two
+//! different constants). A residual call forgets every location whose class its effects may
+//! write, or that may alias one (immutable fields are never forgotten).
 //!
 //! Cost: the cache is kept per alias class, fields by object and items by (descriptor, array,
-//! index base), so that a store touches only its own class and, inside it, drops whole groups
+//! index base), so that a store touches only its own class and those related to it (a wide
+//! class's precise ones: one per field of that type), and, inside them, drops whole groups
 //! that may alias: it costs what it forgets plus one step per object (or array) of its class
 //! that it keeps, which are objects the trace allocated. A call costs one step per alias
 //! class. The optimizer stays linear in trace length on long traces of loads and stores.
@@ -35,7 +39,7 @@
 //! ([`Cache::banned`]).
 
 use super::{Optimizer, Step};
-use crate::ir::{Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
+use crate::ir::{wide_class, Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
@@ -77,12 +81,19 @@ impl Class {
 pub struct Cache {
     /// The alias class of each descriptor (by table index): equal numbers may alias.
     classes: Vec<u32>,
+    /// For each class, the other classes that may alias it: a wide class's precise classes,
+    /// a precise class's wide class ([`crate::ir::may_alias`]).
+    related: Vec<SmallVec<[u32; 2]>>,
     /// Whether each descriptor is an immutable field (a call never changes it).
     immutable: Vec<bool>,
     /// What is known, per alias class.
     mem: Vec<Class>,
     /// What was known at the label, to be checked at the loop's `jump`.
     imported: Vec<(Imported, OpRef)>,
+    /// For each object a field op used: the object it lies inside and at which constant
+    /// displacement, when it is an address computed from another (`cast_int_to_ptr(
+    /// cast_ptr_to_int(p) + k)`, an item of an array of structs); `(itself, 0)` otherwise.
+    roots: HashMap<OpRef, (OpRef, i64)>,
     /// Locations whose value the loop carries in a label argument (the body changes them).
     pub carried: HashSet<Imported>,
     /// The carried locations the label got an argument for, in the label's order, with the
@@ -128,9 +139,21 @@ impl Cache {
             .iter()
             .map(|d| d.field().is_some_and(|f| f.immutable))
             .collect();
+        let mut related = vec![SmallVec::new(); classes.len()];
+        for (name, &c) in &names {
+            let wide = wide_class(name);
+            if let Some(&w) = names.get(wide).filter(|_| wide != *name) {
+                related[c as usize].push(w);
+                related[w as usize].push(c);
+            }
+        }
+        for r in &mut related {
+            r.sort_unstable();
+        }
         Cache {
             mem: vec![Class::default(); classes.len()],
             classes,
+            related,
             immutable,
             ..Cache::default()
         }
@@ -143,6 +166,7 @@ impl Cache {
         }
         self.imported.clear();
         self.carried_now.clear();
+        self.roots.clear();
     }
 
     fn class(&self, d: DescrId) -> usize {
@@ -187,7 +211,10 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     use Opcode::*;
     let d = op.descr;
     let known = match op.opcode {
-        GetfieldI | GetfieldF | GetfieldR => o.heap.field((d.unwrap(), op.args[0])),
+        GetfieldI | GetfieldF | GetfieldR => o
+            .heap
+            .field((d.unwrap(), op.args[0]))
+            .or_else(|| same_bytes(o, d.unwrap(), op.args[0])),
         GetarrayitemI | GetarrayitemF | GetarrayitemR => {
             let key = item_key(o, d.unwrap(), op.args[0], op.args[1]);
             o.heap.item(key).map(|(_, v)| v)
@@ -222,9 +249,73 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
     }
 }
 
+/// The object an address lies inside, and at which constant displacement: `p` and `k` for
+/// `cast_int_to_ptr(cast_ptr_to_int(p) + k)` (how the tracer addresses an item of an array of
+/// structs), `(a, 0)` for anything else. Remembered in [`Cache::roots`].
+fn root_of(o: &mut Optimizer, a: OpRef) -> (OpRef, i64) {
+    if let Some(&r) = o.heap.roots.get(&a) {
+        return r;
+    }
+    let root = (|| {
+        let x = match o.producer(a) {
+            Some(op) if op.opcode == Opcode::CastIntToPtr => op.args[0],
+            _ => return None,
+        };
+        let (b, k) = o.offset_parts(x);
+        match o.producer(b) {
+            Some(op) if op.opcode == Opcode::CastPtrToInt => {
+                let p = op.args[0];
+                Some((o.find(p), k))
+            }
+            _ => None,
+        }
+    })()
+    .unwrap_or((a, 0));
+    o.heap.roots.insert(a, root);
+    root
+}
+
+/// What the cache knows of the bytes field `d` of `obj` names, through another object and
+/// descriptor of `d`'s class that name the same bytes the same way: the same object at a known
+/// displacement ([`root_of`]), at the same absolute offset, with the same size, signedness and
+/// kind. (A payload written through `&mut` to it is a field at offset 0 of `p + 8`, and read
+/// as a field at offset 8 of `p`.)
+fn same_bytes(o: &mut Optimizer, d: DescrId, obj: OpRef) -> Option<OpRef> {
+    let c = o.heap.class(d);
+    if o.heap.mem[c].fields.is_empty() {
+        return None;
+    }
+    let (root, disp) = root_of(o, obj);
+    let f = o.out.get_descr(d).field().expect("verified").clone();
+    let at = disp.wrapping_add(i64::from(f.offset));
+    let objs: Vec<OpRef> = o.heap.mem[c].fields.keys().copied().collect();
+    for other in objs {
+        let (r, k) = root_of(o, other);
+        if r != root {
+            continue;
+        }
+        let fs = o.heap.mem[c].fields[&other].clone();
+        for (g, v) in fs {
+            let gf = o.out.get_descr(g).field().expect("verified");
+            let same = k.wrapping_add(i64::from(gf.offset)) == at
+                && (gf.size, gf.signed, gf.kind) == (f.size, f.signed, f.kind);
+            if same {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
 /// Learns from an emitted op.
 pub fn emitted(o: &mut Optimizer, r: OpRef) {
     use Opcode::*;
+    if matches!(
+        o.out.ops[r.index()].opcode,
+        GetfieldI | GetfieldF | GetfieldR | Setfield
+    ) {
+        root_of(o, o.out.ops[r.index()].args[0]);
+    }
     let op = &o.out.ops[r.index()];
     let (opcode, d) = (op.opcode, op.descr);
     // Loads and stores take at most three arguments (calls are read through `d`).
@@ -241,21 +332,48 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
             let obj = args[0];
             let f = o.out.get_descr(d).field().expect("verified");
             let (offset, size) = (f.offset, u32::from(f.size));
-            let (class, age) = class_and_ages(o, d);
-            // Another field of the same object is apart if the two do not overlap.
-            let apart = |k: DescrId| {
-                let g = age.descrs[k.0 as usize].field().expect("verified");
-                k != d && offset.abs_diff(g.offset) >= size.max(u32::from(g.size))
-            };
-            class.fields.retain(|&other, fs| {
-                if other == obj {
-                    fs.retain(|f| apart(f.0));
+            // The displacements of the objects whose fields this store may forget.
+            let c = o.heap.class(d);
+            let objs: Vec<OpRef> = std::iter::once(c)
+                .chain(o.heap.related[c].iter().map(|&k| k as usize))
+                .flat_map(|k| o.heap.mem[k].fields.keys().copied())
+                .collect();
+            for other in objs {
+                root_of(o, other);
+            }
+            let roots = std::mem::take(&mut o.heap.roots);
+            let root = roots[&obj];
+            let start = root.1.wrapping_add(i64::from(offset));
+            forget_classes(o, d, |class, age| {
+                // Another field of the same object is apart if the two do not overlap; so is
+                // one at a known displacement from the same object.
+                let apart = |other: OpRef, k: DescrId| {
+                    let g = age.descrs[k.0 as usize].field().expect("verified");
+                    let at = if other == obj {
+                        (root.0, root.1.wrapping_add(i64::from(g.offset)))
+                    } else {
+                        match roots.get(&other) {
+                            Some(&(p, disp)) => (p, disp.wrapping_add(i64::from(g.offset))),
+                            None => return false,
+                        }
+                    };
+                    let (lo, hi) = (start.min(at.1), start.max(at.1));
+                    let first = if lo == start { size } else { u32::from(g.size) };
+                    (other != obj || k != d)
+                        && at.0 == root.0
+                        && lo != hi
+                        && hi.wrapping_sub(lo) as u64 >= u64::from(first)
+                };
+                class.fields.retain(|&other, fs| {
+                    if age.distinct(obj, other) {
+                        return true;
+                    }
+                    fs.retain(|f| apart(other, f.0));
                     !fs.is_empty()
-                } else {
-                    age.distinct(obj, other)
-                }
+                });
+                class.items.clear();
             });
-            class.items.clear();
+            o.heap.roots = roots;
             let f = o.out.get_descr(d).field().expect("verified");
             let v = o.narrowed(args[1], f.size, f.signed);
             o.heap.set_field((d, obj), v);
@@ -265,17 +383,18 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
             let (p, i) = (args[0], args[1]);
             let key = item_key(o, d, p, i);
             let (base, off) = (key.2, key.3);
-            let (class, age) = class_and_ages(o, d);
-            class.fields.clear();
-            // Items of this array at the same base and another offset are apart; so are items
-            // of an array the trace allocated after the other was computed.
-            class.items.retain(|&(d2, p2, b2), group| {
-                if (d2, p2, b2) == (d, p, base) {
-                    group.remove(&off);
-                    !group.is_empty()
-                } else {
-                    age.distinct(p, p2)
-                }
+            forget_classes(o, d, |class, age| {
+                class.fields.clear();
+                // Items of this array at the same base and another offset are apart; so are
+                // items of an array the trace allocated after the other was computed.
+                class.items.retain(|&(d2, p2, b2), group| {
+                    if (d2, p2, b2) == (d, p, base) {
+                        group.remove(&off);
+                        !group.is_empty()
+                    } else {
+                        age.distinct(p, p2)
+                    }
+                });
             });
             let a = o.out.get_descr(d).array().expect("verified");
             let v = o.narrowed(args[2], a.item_size, a.signed);
@@ -294,7 +413,11 @@ pub fn emitted(o: &mut Optimizer, r: OpRef) {
                 Access::Everything => touched.iter_mut().for_each(|t| *t = true),
                 Access::Descrs(ds) => {
                     for w in ds {
-                        touched[heap.classes[w.0 as usize] as usize] = true;
+                        let c = heap.classes[w.0 as usize];
+                        touched[c as usize] = true;
+                        for &r in &heap.related[c as usize] {
+                            touched[r as usize] = true;
+                        }
                     }
                 }
             }
@@ -325,16 +448,25 @@ struct Ages<'a> {
     label_at: usize,
 }
 
-/// The cache of `d`'s alias class, and what [`Ages::distinct`] needs, borrowed together.
-fn class_and_ages<'a>(o: &'a mut Optimizer, d: DescrId) -> (&'a mut Class, Ages<'a>) {
+/// Runs `forget` on the cache of `d`'s alias class and on those of the classes related to it
+/// (which a store through `d` may write too), with what [`Ages::distinct`] needs.
+fn forget_classes(o: &mut Optimizer, d: DescrId, mut forget: impl FnMut(&mut Class, &Ages)) {
     let c = o.heap.class(d);
+    let ids: SmallVec<[u32; 3]> = std::iter::once(c as u32)
+        .chain(o.heap.related[c].iter().copied())
+        .collect();
     let age = Ages {
         ops: &o.out.ops,
         descrs: &o.out.descrs,
         loop_vars: &o.loop_vars,
         label_at: o.label_at,
     };
-    (&mut o.heap.mem[c], age)
+    for k in ids {
+        let class = &mut o.heap.mem[k as usize];
+        if !class.is_empty() {
+            forget(class, &age);
+        }
+    }
 }
 
 impl Ages<'_> {
@@ -416,6 +548,9 @@ pub fn at_label(o: &mut Optimizer, vars: &HashSet<OpRef>) -> Vec<OpRef> {
     for c in &mut o.heap.mem {
         *c = Class::default();
     }
+    // A displacement known before the label may not hold after it: the object may be a
+    // loop-carried value.
+    o.heap.roots.clear();
     let mut imported = Vec::new();
     let mut boxes = Vec::new();
     o.heap.carried_now.clear();

@@ -7,7 +7,8 @@
 //! the stages, in the one order fixed in [`Optimizer::process`]; a stage passes it on
 //! (possibly rewritten), replaces its result with a value, or removes it. What survives is
 //! emitted, and the stages that learn from emitted ops (CSE table, heap cache, guard facts)
-//! are told. Then [`dce`] drops ops whose results are unused and that have no effect.
+//! are told. Then [`dse`] removes stores overwritten before anything observes them (with the
+//! heap stage), and [`dce`] drops ops whose results are unused and that have no effect.
 //!
 //! The stages, one module each: [`fold`] (constant folding and algebraic simplification),
 //! [`bounds`] (integer ranges deciding comparisons),
@@ -25,6 +26,7 @@
 pub mod bounds;
 pub mod counted;
 pub mod dce;
+pub mod dse;
 pub mod exact;
 pub mod fold;
 pub mod guards;
@@ -280,8 +282,12 @@ fn settle<'a>(mut start: Optimizer<'a>, from: usize, trace: &'a Trace) -> Optimi
     }
 }
 
-/// The backward sweep and (in debug builds) the verifier, on an optimized trace.
+/// The dead-store sweep, the backward sweep and (in debug builds) the verifier, on an
+/// optimized trace.
 fn finish(mut out: Trace, opts: &Options) -> Trace {
+    if opts.heap {
+        out = dse::sweep(out).0;
+    }
     if opts.dce {
         out = dce::sweep(out);
     }

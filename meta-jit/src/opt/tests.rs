@@ -753,6 +753,89 @@ fn heap_item_and_field_of_one_class_may_alias() {
     );
 }
 
+/// Precise classes of the wide class `i64`: two struct fields, the items of `Vec`s, and a
+/// wide field (an access through a `&mut i64` of unseen origin).
+const PRECISE: &str = "descr sx = field(offset=0, size=8, kind=i, signed, alias=i64:S.x)
+descr ty = field(offset=0, size=8, kind=i, signed, alias=i64:T.y)
+descr vitems = array(base=0, item=8, kind=i, signed, alias=i64:Vec)
+descr wide = field(offset=0, size=8, kind=i, signed, alias=i64)
+";
+
+#[test]
+fn heap_precise_classes_are_apart() {
+    // `S.x`, `T.y` and `Vec` items never share memory, whatever the objects.
+    check(
+        &format!("{PRECISE}[p0, p1, i0]\ni1 = getfield_i(p0, descr=sx)\ni2 = getarrayitem_i(p0, i0, descr=vitems)\nsetfield(p1, i0, descr=ty)\ni3 = getfield_i(p0, descr=sx)\nsetfield(p1, 7, descr=sx)\ni4 = getarrayitem_i(p0, i0, descr=vitems)\nfinish(i1, i2, i3, i4)"),
+        &format!("{PRECISE}[p0, p1, i0]\ni1 = getfield_i(p0, descr=sx)\ni2 = getarrayitem_i(p0, i0, descr=vitems)\nsetfield(p1, i0, descr=ty)\nsetfield(p1, 7, descr=sx)\nfinish(i1, i2, i1, i2)"),
+    );
+}
+
+#[test]
+fn heap_a_wide_store_forgets_its_precise_classes() {
+    // A store through a `&mut i64` may be `S.x` of p0 or an item: both load again; a field of
+    // another wide class stays.
+    let t = format!("{PRECISE}[p0, p1, i0]\ni1 = getfield_i(p0, descr=sx)\ni2 = getarrayitem_i(p0, i0, descr=vitems)\ni5 = getfield_i(p0, descr=x)\nsetfield(p1, 5, descr=wide)\ni3 = getfield_i(p0, descr=sx)\ni4 = getarrayitem_i(p0, i0, descr=vitems)\ni6 = getfield_i(p0, descr=x)\nfinish(i1, i2, i3, i4, i5, i6)");
+    check(
+        &t,
+        &format!("{PRECISE}[p0, p1, i0]\ni1 = getfield_i(p0, descr=sx)\ni2 = getarrayitem_i(p0, i0, descr=vitems)\ni5 = getfield_i(p0, descr=x)\nsetfield(p1, 5, descr=wide)\ni3 = getfield_i(p0, descr=sx)\ni4 = getarrayitem_i(p0, i0, descr=vitems)\nfinish(i1, i2, i3, i4, i5, i5)"),
+    );
+}
+
+#[test]
+fn heap_a_precise_store_forgets_the_wide_class() {
+    // p1 may point at p0's `S.x`: what was read through it loads again.
+    let t = format!("{PRECISE}[p0, p1, i0]\ni1 = getfield_i(p1, descr=wide)\nsetfield(p0, i0, descr=sx)\ni2 = getfield_i(p1, descr=wide)\nfinish(i1, i2)");
+    check(&t, &t);
+}
+
+#[test]
+fn heap_fields_at_known_displacements_of_one_object_are_apart() {
+    // Two items of an array of 24-byte structs, addressed as fields (as the tracer does).
+    let t = format!("{PRECISE}[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 24)\np3 = cast_int_to_ptr(i2)\ni4 = getfield_i(p3, descr=sx)\nsetfield(p0, i0, descr=sx)\ni5 = getfield_i(p3, descr=sx)\ni6 = int_add(i1, 16)\np7 = cast_int_to_ptr(i6)\nsetfield(p7, i0, descr=wide)\ni8 = getfield_i(p3, descr=sx)\nfinish(i4, i5, i8)");
+    let want = format!("{PRECISE}[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 24)\np3 = cast_int_to_ptr(i2)\ni4 = getfield_i(p3, descr=sx)\nsetfield(p0, i0, descr=sx)\ni6 = int_add(i1, 16)\np7 = cast_int_to_ptr(i6)\nsetfield(p7, i0, descr=wide)\nfinish(i4, i4, i4)");
+    check(&t, &want);
+    // At a displacement that overlaps (p0 + 20 and p0 + 24 share 4 bytes), it loads again.
+    let t = format!("{PRECISE}[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 24)\np3 = cast_int_to_ptr(i2)\ni4 = getfield_i(p3, descr=sx)\ni6 = int_add(i1, 20)\np7 = cast_int_to_ptr(i6)\nsetfield(p7, i0, descr=wide)\ni8 = getfield_i(p3, descr=sx)\nfinish(i4, i8)");
+    check(&t, &t);
+}
+
+#[test]
+fn heap_the_same_bytes_through_a_displaced_object_are_forwarded() {
+    // A store at offset 0 of p0 + 8 and a load at offset 8 of p0 (same class, size and kind).
+    let t = format!("{PRECISE}descr sx8 = field(offset=8, size=8, kind=i, signed, alias=i64:S.x)\ndescr sx4 = field(offset=8, size=4, kind=i, signed, alias=i64:S.x)\n[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 8)\np3 = cast_int_to_ptr(i2)\nsetfield(p3, i0, descr=sx)\ni4 = getfield_i(p0, descr=sx8)\ni5 = getfield_i(p0, descr=sx4)\nfinish(i4, i5)");
+    let want = format!("{PRECISE}descr sx8 = field(offset=8, size=8, kind=i, signed, alias=i64:S.x)\ndescr sx4 = field(offset=8, size=4, kind=i, signed, alias=i64:S.x)\n[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 8)\np3 = cast_int_to_ptr(i2)\nsetfield(p3, i0, descr=sx)\ni5 = getfield_i(p0, descr=sx4)\nfinish(i0, i5)");
+    check(&t, &want);
+}
+
+#[test]
+fn dead_store_overwritten_before_any_read_goes() {
+    check(
+        "[p0, i0, i1]\nsetfield(p0, i0, descr=x)\ni2 = int_add(i0, i1)\nsetfield(p0, i2, descr=x)\nsetarrayitem(p0, i1, i0, descr=ints)\nsetarrayitem(p0, i1, i2, descr=ints)\nfinish(i2)",
+        "[p0, i0, i1]\ni2 = int_add(i0, i1)\nsetfield(p0, i2, descr=x)\nsetarrayitem(p0, i1, i2, descr=ints)\nfinish(i2)",
+    );
+}
+
+#[test]
+fn dead_store_stays_before_a_guard_a_call_or_a_load_that_may_read_it() {
+    // A guard between: the interpreter sees the first store if the guard fails.
+    let t = "[p0, i0, i1]\nsetfield(p0, i0, descr=x)\nguard_true(i1) []\nsetfield(p0, i1, descr=x)\nfinish()";
+    check(t, t);
+    // A call between may read it.
+    let t = "[p0, i0, i1]\nsetfield(p0, i0, descr=x)\ncall_n(ConstFn(escape), i1, descr=escape)\nsetfield(p0, i1, descr=x)\nfinish()";
+    check(t, t);
+    // A load of the same class (another object: it may be p0) reads it.
+    let t = "[p0, p1, i0, i1]\nsetfield(p0, i0, descr=x)\ni2 = getfield_i(p1, descr=x)\nsetfield(p0, i1, descr=x)\nfinish(i2)";
+    check(t, t);
+    // A load of another class does not.
+    check(
+        "[p0, p1, i0, i1]\nsetfield(p0, i0, descr=x)\ni2 = getfield_i(p1, descr=y)\nsetfield(p0, i1, descr=x)\nfinish(i2)",
+        "[p0, p1, i0, i1]\ni2 = getfield_i(p1, descr=y)\nsetfield(p0, i1, descr=x)\nfinish(i2)",
+    );
+    // Another object: not the same location.
+    let t = "[p0, p1, i0, i1]\nsetfield(p0, i0, descr=x)\nsetfield(p1, i1, descr=x)\nfinish()";
+    check(t, t);
+}
+
 #[test]
 fn heap_items_at_index_plus_constant_are_apart() {
     check(

@@ -119,8 +119,9 @@ pub struct Descrs {
     /// Arrays of unsigned bytes (`new_array` only).
     pub bytes: DescrId,
     /// A signed 64-bit word at offset 0 of a reference into the middle of an object or array:
-    /// alias class `w64`, which `a64` and the items of `arr` share, so that an access through
-    /// it may touch what `a64` or an item names.
+    /// the wide alias class `w64`, whose precise classes are `w64:Obj.a64` (`a64`),
+    /// `w64:Obj.b64` (`b64`) and `w64:arr` (the items of `arr`), so that an access through it
+    /// may touch what `a64` or an item names, while those three never alias each other.
     pub w64: DescrId,
     /// One call descriptor per entry of [`super::funcs::FUNCS`].
     pub funcs: Vec<DescrId>,
@@ -139,7 +140,11 @@ impl Descrs {
                     kind: f.kind,
                     immutable: f.immutable,
                     quasi_immutable: false,
-                    alias: (f.name == "a64").then(|| "w64".to_string()),
+                    alias: match f.name {
+                        "a64" => Some("w64:Obj.a64".to_string()),
+                        "b64" => Some("w64:Obj.b64".to_string()),
+                        _ => None,
+                    },
                 }),
             )
         });
@@ -157,7 +162,7 @@ impl Descrs {
                 item_size: 8,
                 signed: true,
                 kind: Type::Int,
-                alias: Some("w64".to_string()),
+                alias: Some("w64:arr".to_string()),
             }),
         );
         let bytes = t.descr(

@@ -11,16 +11,17 @@
 //! and each op not recorded is one the tracer and then every optimizer stage need not handle.
 //!
 //! A load is only shared while nothing may have changed what it read: every store the
-//! tracer records forgets the fields and array items of its alias class (the optimizer's
-//! aliasing rule, see [`crate::ir`]'s descriptors), and every call that is not elidable
-//! forgets all of them. Each entry also keeps the concrete value the load returned; a later load
+//! tracer records forgets the fields and array items of the alias classes it may alias (the
+//! optimizer's aliasing rule, [`crate::ir::may_alias`]), and every call that is not elidable
+//! and not declared to write nothing forgets all of them. Each entry also keeps the concrete
+//! value the load returned; a later load
 //! that reads another value means a write went unseen, a bug [`HeapCache::field`] asserts
 //! against in debug builds and never acts on (the load is then recorded).
 //!
 //! Owns: the four tables. Must not know: the optimizer, the guest language, how jitcode ops
 //! map to trace ops (its caller, [`super::record`], decides what is a load, a store or a call).
 
-use crate::ir::{DescrId, OpRef, Opcode, Trace, Value};
+use crate::ir::{may_alias, DescrId, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 
 /// What the trace recorded so far that a repeat can reuse.
@@ -82,8 +83,7 @@ impl HeapCache {
     /// item it may have written.
     pub fn stored(&mut self, t: &Trace, d: DescrId) {
         let class = t.get_descr(d).alias_class();
-        let kept =
-            |k: DescrId| k != d && (class.is_none() || t.get_descr(k).alias_class() != class);
+        let kept = |k: DescrId| k != d && !may_alias(class, t.get_descr(k).alias_class());
         self.fields.retain(|&(k, _), _| kept(k));
         self.items.retain(|&(k, _, _), _| kept(k));
     }

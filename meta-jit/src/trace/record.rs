@@ -8,7 +8,7 @@ use super::hints::HintCheck;
 use super::{from_ir, to_ir, Abort, Tracer};
 use crate::check::CheckedBy;
 use crate::ir::semantics::eval_pure;
-use crate::ir::{self, DescrKind, Effects, Op as IrOp, OpArgs, OpRef, Opcode, Type};
+use crate::ir::{self, Access, DescrKind, Effects, Op as IrOp, OpArgs, OpRef, Opcode, Type};
 use crate::jitcode::{
     hintcheck, ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, Kind, Op,
     Register, Value,
@@ -166,6 +166,13 @@ impl Tracer<'_> {
                 Effect::Elidable => Effects::elidable(),
                 Effect::LoopInvariant => Effects::loop_invariant(),
                 Effect::Residual => Effects::anything(),
+                Effect::ResidualWritesNothing => Effects {
+                    elidable: false,
+                    reads: Access::Everything,
+                    writes: Access::Nothing,
+                    can_invalidate: false,
+                    loop_invariant: false,
+                },
             },
         });
         let id = self.named_descr(&format!("call_{}", d.name), kind);
@@ -465,7 +472,7 @@ impl Tracer<'_> {
                 .call(descr.name, descr.dynamic, &vals, res.map(from_ir));
             return dst.zip(res).map(|(d, v)| (d, self.konst(v)));
         }
-        if !elidable {
+        if !elidable && descr.effect != Effect::ResidualWritesNothing {
             self.cache.called();
         }
         let (fun, d) = self.call_descr(descr);
@@ -482,18 +489,24 @@ impl Tracer<'_> {
     }
 }
 
-/// An alias class name the text form can hold: a Rust type name with every character other
-/// than letters, digits and `.` made `_` (two types that become one name share a class, which
+/// An alias class name the text form can hold: the jitcode's `TYPE` or `TYPE|PATH`
+/// ([`crate::jitcode::FieldDescr::class`]) becomes `TYPE` or `TYPE:PATH`, with every character
+/// other than letters, digits and `.` made `_` (two names that become one share a class, which
 /// only makes the optimizer more careful).
 fn alias_name(class: &str) -> String {
-    class
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    match class.split_once('|') {
+        Some((wide, path)) => format!("{}:{}", clean(wide), clean(path)),
+        None => clean(class),
+    }
 }

@@ -546,9 +546,9 @@ impl Builder<'_> {
         }
     }
 
-    /// A reference into the middle of a heap object (at `a64`) or of a heap array (at an
-    /// item), read or written through `w64`: the same memory under another descriptor of the
-    /// same alias class.
+    /// A reference into the middle of a heap object (at `a64` or `b64`) or of a heap array (at
+    /// an item), read or written through `w64`: the same memory under another descriptor, of
+    /// the wide class that the precise classes of `a64`, `b64` and the items belong to.
     fn interior(&mut self, s: &Step) {
         use Opcode::*;
         let fixed = |list: &[OpRef], b: &Self| -> Vec<OpRef> {
@@ -561,10 +561,12 @@ impl Builder<'_> {
             .collect();
         let (base, offset) = if s.y & 1 == 0 {
             let Some(p) = pick(&objs, s.x) else { return };
-            (
-                p,
-                std::mem::offset_of!(crate::testing::heap::Obj, a64) as i64,
-            )
+            let offset = if s.y & 2 == 0 {
+                std::mem::offset_of!(crate::testing::heap::Obj, a64)
+            } else {
+                std::mem::offset_of!(crate::testing::heap::Obj, b64)
+            };
+            (p, offset as i64)
         } else {
             let Some(a) = pick(&arrays, s.x) else { return };
             let Class::Array { len, .. } = self.sim(a).class else {

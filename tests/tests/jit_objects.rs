@@ -177,4 +177,80 @@ fn boxed_loop_agrees_and_allocates_nothing() {
     // The tracer recorded the allocations the interpreter made: three numbers and a pair.
     assert_eq!(rec.matches("new(descr=size_Num)").count(), 3, "{rec}");
     assert_eq!(rec.matches("new(descr=size_Pair)").count(), 1, "{rec}");
+    let opt = lp.optimized.to_string();
+    let body = body(&opt);
+    assert_eq!(body.matches("new(").count(), 0, "{opt}");
+    assert_eq!(body.matches("call").count(), 0, "{opt}");
+}
+
+/// The loop body of a peeled loop: the text after the label.
+fn body(trace: &str) -> &str {
+    &trace[trace.find("label(").expect("a peeled loop")..]
+}
+
+/// `r1` counts to `r2`; `r3 = r1 + 7`; `r0 = (r1 < 600 ? r1 * 2 : r1 - 600) + r3`. From
+/// `r1 = 600` on, the branch of the fold goes the other way: its guard fails in the middle
+/// of an iteration, while `r1` and `r3` are boxes the compiled loop never allocated.
+fn flip_loop() -> Vec<Ins> {
+    vec![
+        Ins::AddK(1, 1, 1),
+        Ins::AddK(3, 1, 7),
+        Ins::Fold(0, 1, 600),
+        Ins::Add(0, 0, 3),
+        Ins::LoopLt(1, 2, 0),
+        Ins::Halt,
+    ]
+}
+
+#[test]
+fn a_guard_failing_mid_loop_rebuilds_the_boxes() {
+    // Bridges off: every failure of the fold's guard deoptimizes, rebuilds the boxes from the
+    // resume data and finishes the iteration in the interpreter.
+    let off = go("off", &flip_loop(), [0, 0, 1000, 0]);
+    let on = go("max_bridges=0", &flip_loop(), [0, 0, 1000, 0]);
+    assert_eq!(on, off);
+    assert_eq!(off, [(1000 - 600) + 1007, 1000, 1000, 1007]);
+    let s = stats();
+    assert!(s.guard_failures >= 1, "{}", s.summary());
+    let lp = &s.traces[0];
+    let opt = lp.optimized.to_string();
+    let body = body(&opt);
+    assert_eq!(body.matches("new(").count(), 0, "{opt}");
+    // The fold's guard in the loop body holds the new `r1` and `r3` as virtual boxes.
+    let guard = body
+        .lines()
+        .find(|l| l.starts_with("guard_true") && l.contains("0@") && l.contains("size_Num"))
+        .unwrap_or_else(|| panic!("no guard with virtuals:\n{opt}"));
+    assert!(guard.matches("size_Num(").count() >= 2, "{guard}");
+}
+
+#[test]
+fn a_guard_whose_resume_data_holds_virtuals_gets_a_bridge() {
+    let off = go("off", &flip_loop(), [0, 0, 1000, 0]);
+    let on = go("on", &flip_loop(), [0, 0, 1000, 0]);
+    assert_eq!(on, off);
+    let s = stats();
+    assert_eq!((s.loops(), s.bridges()), (1, 1), "{}", s.summary());
+    // The bridge took over after a few failures (the other 390 iterations ran in it).
+    assert!(s.guard_failures <= 10, "{}", s.summary());
+    // The bridge's inputs are the guard's saved values (the boxes' fields, not boxes): the
+    // boxes stay virtual through it, and are allocated only where it jumps back to the
+    // loop's entry, which takes real objects.
+    let bridge = s.traces[1].optimized.to_string();
+    let inputs = bridge.lines().find(|l| l.starts_with('[')).unwrap();
+    assert!(inputs.contains("i0"), "{bridge}");
+    let jump_at = bridge.find("jump(").unwrap();
+    let first_new = bridge.find("new(").unwrap_or(jump_at);
+    assert!(
+        bridge[..first_new]
+            .lines()
+            .filter(|l| l.starts_with("guard"))
+            .count()
+            >= 2,
+        "{bridge}"
+    );
+    assert!(
+        bridge[first_new..].lines().all(|l| !l.starts_with("guard")),
+        "{bridge}"
+    );
 }

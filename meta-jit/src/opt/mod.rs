@@ -23,6 +23,7 @@
 //! rebuilt frames, same heap), which the random-trace property tests check.
 
 pub mod bounds;
+pub mod carry;
 pub mod counted;
 pub mod dce;
 pub mod exact;
@@ -140,6 +141,8 @@ pub struct Report {
     pub quasi_immutable: Vec<(usize, String)>,
     /// Set if the loop was peeled ([`unroll`]).
     pub peeled: Option<PeelReport>,
+    /// Per label slot, how the loop carries it (moved into [`PeelReport::carried_virtual`]).
+    pub carried_virtual: Vec<Option<usize>>,
     /// Set if the peeled loop is a counted loop that skips to its last turn ([`counted`]).
     pub counted: bool,
 }
@@ -154,6 +157,10 @@ pub struct PeelReport {
     pub id_offset: u32,
     /// The smallest resume id of a loop body guard.
     pub first_copy_id: u32,
+    /// Per carried input (in `carried` order): `None` when the label has its value, or the
+    /// number of label arguments that carry it as a virtual object's fields ([`carry`]; the
+    /// `jump` passes the leaves in their place). Empty when nothing is carried virtually.
+    pub carried_virtual: Vec<Option<usize>>,
 }
 
 /// Optimizes a trace with the given stages.
@@ -164,7 +171,7 @@ pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
 /// Optimizes a trace and reports what its caller must know.
 pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
     if !opts.unroll || !unroll::peelable(trace) {
-        let (out, report, _) = optimize_rounds(trace, opts);
+        let (out, report, _) = optimize_rounds(trace, opts, false);
         return (out, report);
     }
     // A loop is optimized once as it is, only to learn which inputs its `jump` passes back
@@ -173,10 +180,10 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
         unroll: false,
         ..opts.clone()
     };
-    let (_, _, same_at_jump) = optimize_rounds(trace, &once);
+    let (_, _, same_at_jump) = optimize_rounds(trace, &once, false);
     let p = unroll::peel_with(trace, |k| same_at_jump.get(k) == Some(&true))
         .expect("peelable, checked above");
-    let (mut out, mut report, _) = optimize_rounds(&p.trace, &once);
+    let (mut out, mut report, _) = optimize_rounds(&p.trace, &once, true);
     if opts.counted {
         if let Some(skipping) = counted::skip_to_last_turn(&out) {
             debug_assert_eq!(
@@ -188,7 +195,9 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
             report.counted = true;
         }
     }
+    let carried_virtual = std::mem::take(&mut report.carried_virtual);
     report.peeled = Some(PeelReport {
+        carried_virtual,
         carried: p.carried,
         id_offset: p.id_offset,
         first_copy_id: p.first_copy_id,
@@ -202,8 +211,9 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// after a few rounds nothing is imported. A loop whose `jump` does not keep a range assumed
 /// at the label is optimized again without assuming it (see [`bounds`]). Also returns, for a
 /// loop without label, whether its `jump` passes back each input's own value.
-fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) {
+fn optimize_rounds(trace: &Trace, opts: &Options, peeled: bool) -> (Trace, Report, Vec<bool>) {
     let (mut carried, mut banned) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
+    let mut not_virtual = hashbrown::HashSet::new();
     let mut unassumed = hashbrown::HashSet::new();
     let mut rounds = 0;
     let o = loop {
@@ -212,12 +222,17 @@ fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report, Vec<bool>) 
         o.heap.banned = banned.clone();
         o.heap_import = rounds < 4;
         o.bounds.banned = unassumed.clone();
+        o.virtuals.carry.peeled = peeled;
+        o.virtuals.carry.banned = not_virtual.clone();
         for (i, op) in trace.ops.iter().enumerate() {
             o.process_input(i, op);
         }
-        if o.heap.broken.is_empty() && o.bounds.broken.is_empty() {
+        let carry_broken = std::mem::take(&mut o.virtuals.carry.broken);
+        if o.heap.broken.is_empty() && o.bounds.broken.is_empty() && carry_broken.is_empty() {
+            o.report.carried_virtual = o.virtuals.carry.virtual_slots();
             break o;
         }
+        not_virtual.extend(carry_broken);
         for &(k, known) in &o.heap.broken {
             if known {
                 carried.insert(k);
@@ -608,7 +623,12 @@ impl<'a> Optimizer<'a> {
     /// about those values stops holding, so the stages forget what they know.
     fn label(&mut self, mut op: Op) -> Option<OpRef> {
         let label_at = self.map.len();
-        virtuals::force_all(self);
+        let slots = if self.virtuals.carry.peeled && self.opts.virtuals {
+            carry::at_label(self, &mut op.args)
+        } else {
+            virtuals::force_all(self);
+            vec![carry::Slot::Plain; op.args.len()]
+        };
         // How many input ops (the label's arguments included) each output value stands for.
         let mut shared = hashbrown::HashMap::<OpRef, u32>::new();
         for k in 0..label_at {
@@ -655,8 +675,12 @@ impl<'a> Optimizer<'a> {
             self.heap.clear();
         }
         self.pending_ovf = None;
-        for (a, &v) in input_args.iter().zip(&op.args) {
-            self.map[a.index()] = v;
+        let mut boxes = op.args.clone().into_iter();
+        for (a, slot) in input_args.iter().zip(&slots) {
+            self.map[a.index()] = match slot {
+                carry::Slot::Plain => boxes.next().expect("a box per plain slot"),
+                carry::Slot::Virtual(shape) => carry::rebuild(self, shape, &mut boxes),
+            };
         }
         self.loop_vars = vars;
         self.label_at = self.push(op).index();

@@ -107,14 +107,7 @@ pub fn run(
                 pc += 1;
                 continue;
             }
-            Ins::Halt => {
-                return Gc::new(Regs {
-                    r0: r0,
-                    r1: r1,
-                    r2: r2,
-                    r3: r3,
-                })
-            }
+            Ins::Halt => return Gc::new(Regs { r0, r1, r2, r3 }),
         }
         let boxed = num(x);
         match d {

@@ -40,7 +40,11 @@ pub fn run(code: &Code, mut i: Gc<Num>, mut sum: Gc<Num>, n: i64) -> i64 {
     loop {
         jit_merge_point!();
         match code.ops[pc] {
-            Op::Acc => sum = Gc::new(Num { v: sum.v.wrapping_add(i.v) }),
+            Op::Acc => {
+                sum = Gc::new(Num {
+                    v: sum.v.wrapping_add(i.v),
+                })
+            }
             Op::Inc => i = Gc::new(Num { v: i.v + 1 }),
             Op::LoopLt(t) => {
                 if i.v < n {

@@ -170,6 +170,8 @@ impl Gen<'_> {
     /// object does not fit, a call to `jit_alloc(size, align)` that saves and restores every
     /// caller-saved register itself (so the register allocator's state is the same on both
     /// paths and the fast path spills nothing).
+    // dynasm's `Rq(r)` converts the register number with `.into()`.
+    #[allow(clippy::useless_conversion)]
     fn bump_new(&mut self, i: usize, size: usize, align: usize) {
         use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
         let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as i64;

@@ -16,6 +16,14 @@ use std::cell::{Cell, RefCell};
 thread_local! {
     static TRACKED: RefCell<Option<Vec<(usize, Layout)>>> = const { RefCell::new(None) };
     static NURSERY: Nursery = const { Nursery { top: Cell::new(0), end: Cell::new(0) } };
+    static RESERVED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The bytes this thread has taken from the global allocator for objects so far (nursery
+/// chunks and large objects): what the heap costs, since nothing is freed yet. Tests use it to
+/// check that a compiled loop allocates nothing.
+pub fn reserved_bytes() -> usize {
+    RESERVED.with(|r| r.get())
 }
 
 /// The largest object the nursery serves (bytes).
@@ -88,6 +96,7 @@ pub fn alloc_zeroed(size: usize, align: usize) -> usize {
 }
 
 fn global_zeroed(layout: Layout) -> usize {
+    RESERVED.with(|r| r.set(r.get() + layout.size()));
     // SAFETY: every layout here has a non-zero size.
     let p = unsafe { std::alloc::alloc_zeroed(layout) };
     if p.is_null() {

@@ -95,6 +95,22 @@ pub fn alloc_zeroed(size: usize, align: usize) -> usize {
     p
 }
 
+/// Like [`alloc_zeroed`], but never recorded by a [`Tracker`] (so never freed): the native
+/// `Gc::new`, whose objects safe code may keep after a tracker is dropped.
+pub fn alloc_untracked(size: usize, align: usize) -> usize {
+    let align = if align == 0 { 8 } else { align };
+    if align <= 8 && size <= MAX_SMALL {
+        if let Some(p) = NURSERY.with(|n| n.bump(nursery_size(size))) {
+            return p;
+        }
+    }
+    if tracking() {
+        global_zeroed(Layout::from_size_align(size.max(1), align).expect("bad allocation layout"))
+    } else {
+        alloc_zeroed(size, align)
+    }
+}
+
 fn global_zeroed(layout: Layout) -> usize {
     RESERVED.with(|r| r.set(r.get() + layout.size()));
     // SAFETY: every layout here has a non-zero size.
@@ -112,7 +128,9 @@ pub extern "C" fn jit_alloc(size: usize, align: usize) -> usize {
 
 /// While alive, records every allocation this thread makes through [`alloc_zeroed`], and
 /// frees them all when dropped. For tests and the reference interpreter's users that compare
-/// objects by content ([`Tracker::size_of`]).
+/// objects by content ([`Tracker::size_of`]): objects that traces, jitcode or compiled code
+/// allocate while it lives are freed with it, so nothing may use them afterwards (the native
+/// `Gc::new` is never tracked).
 pub struct Tracker {
     _private: (),
 }

@@ -44,7 +44,8 @@ impl<T: 'static> Gc<T> {
     /// Moves `value` into a new object of the heap.
     pub fn new(value: T) -> Gc<T> {
         let layout = std::alloc::Layout::new::<T>();
-        let addr = alloc_object(layout.size(), layout.align());
+        // Never recorded by an allocation tracker (which frees what it records).
+        let addr = crate::alloc::alloc_untracked(layout.size(), layout.align());
         let ptr = NonNull::new(addr as *mut T).expect("the allocator never returns null");
         // SAFETY: `addr` is a fresh allocation with `T`'s size and alignment, owned by nobody
         // else; writing moves `value` in.

@@ -7,11 +7,11 @@
 //! does not escape the trace (see the book's chapter "Objects, allocation removal and
 //! memory").
 //!
-//! Memory: every object of this heap is allocated by [`alloc_object`] (the native
-//! `Gc::new`, the jitcode runner, the tracer, compiled code through
-//! [`crate::alloc::jit_alloc`], and resume when it rebuilds a virtual object), and is never
-//! freed: a `Gc<T>` is valid for the rest of the program, so no safe code can use one after
-//! it is freed. A collector that frees unreachable objects is the next step (the book's
+//! Memory: every object of this heap comes from the thread's bump-pointer nursery or the
+//! global allocator through one allocation function (the native `Gc::new`, the jitcode runner,
+//! the tracer, compiled code, whose fast path is inline, and resume when it rebuilds a virtual
+//! object), and is never freed: a `Gc<T>` is valid for the rest of the program, so no safe
+//! code can use one after it is freed. A collector that frees unreachable objects is the next step (the book's
 //! chapter says what is decided and what is not); until then a guest program that allocates
 //! without bound grows without bound.
 //!

@@ -15,6 +15,7 @@ pub use hints_macros::{
     JitLayout,
 };
 
+pub use crate::gc::Gc;
 pub use crate::{can_enter_jit, jit_merge_point, promote, record_exact_value, record_known_result};
 
 /// Whether the code runs as traced or compiled code. `false` in the native interpreter; jitcode

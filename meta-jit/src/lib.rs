@@ -46,6 +46,7 @@ macro_rules! internals {
 }
 
 pub mod check;
+pub mod gc;
 pub mod hints;
 pub mod jitcode;
 pub mod log;

@@ -24,4 +24,5 @@ chapters! {
     backend = "backend.md",
     tracing = "tracing.md",
     deopt = "deopt.md",
+    objects = "objects.md",
 }

@@ -54,6 +54,21 @@ fn primitive_call(p: &syn::Path) -> syn::Result<Option<syn::Path>> {
     ))
 }
 
+/// Whether a called path is `Gc::new` (the allocation of an object of the JIT's heap, as
+/// `Gc::new`, `jit::Gc::new` or `meta_jit::gc::Gc::new`).
+fn is_gc_new(p: &syn::Path) -> bool {
+    let n = p.segments.len();
+    n >= 2 && p.segments[n - 1].ident == "new" && p.segments[n - 2].ident == "Gc"
+}
+
+fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        Expr::Group(g) => strip_parens(&g.expr),
+        _ => e,
+    }
+}
+
 fn err(span: &dyn ToTokens, msg: &str) -> syn::Error {
     syn::Error::new_spanned(span, msg)
 }
@@ -198,7 +213,7 @@ impl Lowerer {
                 })))
             }
             Expr::Closure(c) => Err(err(c, "closures are not supported in traced code; write an annotated function instead")),
-            Expr::Struct(s) => Err(err(s, "constructing structs is not supported in traced code; build the value in a `#[dont_look_inside]` function")),
+            Expr::Struct(s) => Err(err(s, "struct literals are only supported in traced code as the argument of `Gc::new` (an object of the JIT's heap, `Gc::new(T { .. })`); build other values in a `#[dont_look_inside]` function")),
             Expr::Array(a) => Err(err(a, "array literals are not supported in traced code; keep the array in a struct field or a `static`")),
             Expr::Repeat(a) => Err(err(a, "array literals are not supported in traced code; keep the array in a struct field or a `static`")),
             Expr::Tuple(t) => Err(err(t, "tuples are not supported in traced code; use separate variables")),
@@ -451,6 +466,61 @@ impl Lowerer {
         Ok(Ok((stmts, names)))
     }
 
+    /// `Gc::new(T { f: e, .. })`: the field values left to right, then the allocation of a
+    /// zeroed `T` and one store per field (see `meta_jit::lower::objects`).
+    fn gc_new(&mut self, c: &syn::ExprCall) -> syn::Result<Lowered> {
+        const USE: &str = "`Gc::new` in traced code takes a struct literal, `Gc::new(T { field: value, .. })` (`T { 0: x }` for a tuple struct), so that the JIT sees the allocation; build other values in a `#[dont_look_inside]` function";
+        let (bb, ll) = (b(), l());
+        let span = c.span();
+        let arg = match c.args.first() {
+            Some(a) if c.args.len() == 1 => strip_parens(a),
+            _ => return Err(err(c, USE)),
+        };
+        let Expr::Struct(s) = arg else {
+            return Err(err(arg, USE));
+        };
+        if let Some(rest) = &s.rest {
+            return Err(err(
+                rest,
+                "`..base` is not supported in `Gc::new(T { .. })` in traced code; list every field",
+            ));
+        }
+        if s.qself.is_some() {
+            return Err(err(
+                s,
+                "qualified paths (`<T as Trait>::X`) are not supported in traced code",
+            ));
+        }
+        let mut ty = s.path.clone();
+        FixSuper.visit_path_mut_pub(&mut ty);
+        let (stmts, names) = match self.args(s.fields.iter().map(|f| f.expr.clone()))? {
+            Ok(x) => x,
+            Err(d) => return Ok(d),
+        };
+        let mut inits = TokenStream::new();
+        for (f, v) in s.fields.iter().zip(&names) {
+            let (name, access) = match &f.member {
+                syn::Member::Named(i) => (i.to_string(), quote!(#i)),
+                syn::Member::Unnamed(idx) => (idx.index.to_string(), quote!(#idx)),
+            };
+            let fspan = f.span();
+            inits.extend(quote_spanned!(fspan=> {
+                let __jit_f = #ll::field(#bb, __jit_o, #name, |__jit_p| {
+                    // SAFETY: only the address of the field is computed (no reference to
+                    // the uninitialized value is created); see `meta_jit::lower::field`.
+                    unsafe { ::core::ptr::addr_of!((*__jit_p).#access) }
+                });
+                #ll::init_field(#bb, __jit_f, #v);
+            }));
+        }
+        Ok(Lowered::value(quote_spanned!(span=> {
+            #stmts
+            let __jit_o = #ll::gc_new::<#ty>(#bb);
+            #inits
+            #ll::gc_value(__jit_o)
+        })))
+    }
+
     fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Lowered> {
         let bb = b();
         let span = c.span();
@@ -462,6 +532,9 @@ impl Lowerer {
                 p,
                 "qualified paths (`<T as Trait>::f`) are not supported in traced code",
             ));
+        }
+        if is_gc_new(&p.path) {
+            return self.gc_new(c);
         }
         if p.path
             .segments

@@ -261,6 +261,7 @@ pub fn for_each_register(op: &mut Op, mut f: impl FnMut(&mut Register)) {
                 f(i)
             }
         }
+        Op::New { dst, .. } => f(dst),
         Op::GetField { dst, base, .. } => {
             f(dst);
             f(base)

@@ -287,6 +287,18 @@ pub struct FieldDescr {
     pub class: String,
 }
 
+/// The size and alignment of an object traced code allocates ([`Op::New`]): RPython's size
+/// descriptor.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct SizeDescr {
+    /// The type's name (for the text form and the JIT log).
+    pub name: String,
+    /// Size in bytes.
+    pub size: usize,
+    /// Alignment in bytes (a power of two).
+    pub align: usize,
+}
+
 /// An array of items laid out `item_size` apart from a data pointer, and the scalar inside each
 /// item that an access reads or writes (for arrays of scalars `item.offset` is 0; for arrays of
 /// structs and enums this is RPython's interior field descriptor).
@@ -513,6 +525,15 @@ pub enum Op {
         index: Option<(Register, usize)>,
         /// Constant byte offset.
         offset: usize,
+    },
+    /// `dst = ` a new zeroed object of `descr`'s size and alignment (`new`), allocated by the
+    /// framework's heap ([`crate::gc`]). The codewriter follows it with the stores that
+    /// initialize the fields.
+    New {
+        /// Result (ref register).
+        dst: Register,
+        /// The object's size.
+        descr: Arc<SizeDescr>,
     },
     /// `dst = *(base + descr.offset)` (`getfield_i/f/r`).
     GetField {

@@ -27,6 +27,7 @@ pub fn each_use(op: &Op, mut f: impl FnMut(Register)) {
             Some((i, _)) => all(&[*base, *i]),
             None => all(&[*base]),
         },
+        Op::New { .. } => {}
         Op::GetField { base, .. } => all(&[*base]),
         Op::SetField { base, src, .. } => all(&[*base, *src]),
         Op::GetArrayItem { base, index, .. } => all(&[*base, *index]),
@@ -68,6 +69,7 @@ pub fn defs(op: &Op) -> Vec<Register> {
         | Op::RefCompare { dst, .. }
         | Op::RefAddr { dst, .. }
         | Op::GetField { dst, .. }
+        | Op::New { dst, .. }
         | Op::GetArrayItem { dst, .. } => vec![*dst],
         Op::Call { dst, .. } => dst.iter().copied().collect(),
         Op::InlineCall { dsts, .. } => dsts.clone(),

@@ -17,5 +17,5 @@ pub mod runner;
 pub use builder::{Builder, Label};
 pub use format::{
     ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, HintSite, IntBinOp,
-    IntTy, IntUnOp, JitCode, JitCodeRef, Kind, LiveRegs, Op, Overflow, Register, Value,
+    IntTy, IntUnOp, JitCode, JitCodeRef, Kind, LiveRegs, Op, Overflow, Register, SizeDescr, Value,
 };

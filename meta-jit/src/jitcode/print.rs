@@ -116,6 +116,13 @@ impl fmt::Display for JitCode {
                     ),
                     None => format!("{} = ref_addr {} + {offset}", r(dst), r(base)),
                 },
+                Op::New { dst, descr } => format!(
+                    "{} = new <{} size {} align {}>",
+                    r(dst),
+                    descr.name,
+                    descr.size,
+                    descr.align
+                ),
                 Op::GetField { dst, base, descr } => format!(
                     "{} = getfield {}, <{} @{}>",
                     r(dst),

@@ -295,6 +295,10 @@ impl<'a> Frame<'a> {
                 }
                 self.refs[usize::from(dst.index)] = addr.wrapping_add(*offset);
             }
+            Op::New { dst, descr } => {
+                let addr = crate::gc::alloc_object(descr.size, descr.align);
+                self.refs[usize::from(dst.index)] = addr;
+            }
             Op::GetField { dst, base, descr } => {
                 // SAFETY: see `run`: the address is that of a live object holding this field.
                 let v = unsafe { load(self.addr(*base) + descr.offset, descr) };

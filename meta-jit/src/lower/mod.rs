@@ -20,6 +20,7 @@ pub mod builtin;
 pub mod builtin_ops;
 pub mod calls;
 pub mod control;
+pub mod objects;
 pub mod ops;
 pub mod place;
 pub mod sum;
@@ -31,6 +32,7 @@ use crate::jitcode::{Builder, Kind, Op, Register};
 
 pub use calls::{arg_regs, call_descr, emit_call, emit_inline_call, emit_known_result};
 pub use control::*;
+pub use objects::{gc_new, gc_value, init_field};
 pub use ops::*;
 pub use place::*;
 pub use sum::{err, ok, some, try_continue, try_output, try_residual, OptionH, ResultH};

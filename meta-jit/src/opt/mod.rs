@@ -24,6 +24,7 @@
 //! rebuilt frames, same heap), which the random-trace property tests check.
 
 pub mod bounds;
+pub mod carry;
 pub mod counted;
 pub mod dce;
 pub mod dse;
@@ -142,6 +143,8 @@ pub struct Report {
     pub quasi_immutable: Vec<(usize, String)>,
     /// Set if the loop was peeled ([`unroll`]).
     pub peeled: Option<PeelReport>,
+    /// Per label slot, how the loop carries it (moved into [`PeelReport::carried_virtual`]).
+    pub carried_virtual: Vec<Option<usize>>,
     /// Set if the peeled loop is a counted loop that skips to its last turn ([`counted`]).
     pub counted: bool,
     /// How many times the part from the label on was optimized (0 for a trace without
@@ -159,6 +162,10 @@ pub struct PeelReport {
     pub id_offset: u32,
     /// The smallest resume id of a loop body guard.
     pub first_copy_id: u32,
+    /// Per carried input (in `carried` order): `None` when the label has its value, or the
+    /// number of label arguments that carry it as a virtual object's fields ([`carry`]; the
+    /// `jump` passes the leaves in their place). Empty when nothing is carried virtually.
+    pub carried_virtual: Vec<Option<usize>>,
 }
 
 /// Optimizes a trace with the given stages.
@@ -184,7 +191,9 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
             report.counted = true;
         }
     }
+    let carried_virtual = std::mem::take(&mut report.carried_virtual);
     report.peeled = Some(PeelReport {
+        carried_virtual,
         carried: p.carried,
         id_offset: p.id_offset,
         first_copy_id: p.first_copy_id,
@@ -199,7 +208,7 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// at the label is optimized again without assuming it (see [`bounds`]).
 fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report) {
     let start = Optimizer::new(trace, opts);
-    let o = settle(start, 0, trace);
+    let o = settle(start, 0, trace, false);
     (finish(o.out, opts), o.report)
 }
 
@@ -228,7 +237,7 @@ fn optimize_peeled(trace: &Trace, opts: &Options) -> (Trace, Report, unroll::Pee
     debug_assert_eq!(peeled.trace.consts.len(), trace.consts.len());
     o.input = &peeled.trace;
     o.out.ops.reserve(peeled.trace.ops.len() - jump_at);
-    let o = settle(o, jump_at, &peeled.trace);
+    let o = settle(o, jump_at, &peeled.trace, true);
     let out = finish(o.out, opts);
     (out, o.report, peeled)
 }
@@ -237,7 +246,12 @@ fn optimize_peeled(trace: &Trace, opts: &Options) -> (Trace, Report, unroll::Pee
 /// `from`), in as many rounds as the loop's label assumptions need. The ops before the label
 /// do not depend on what the label assumes, so they are optimized once, and each round starts
 /// again from a copy of the state at the label.
-fn settle<'a>(mut start: Optimizer<'a>, from: usize, trace: &'a Trace) -> Optimizer<'a> {
+fn settle<'a>(
+    mut start: Optimizer<'a>,
+    from: usize,
+    trace: &'a Trace,
+    peeled: bool,
+) -> Optimizer<'a> {
     let label_at = trace.ops[from..]
         .iter()
         .position(|op| op.opcode == Opcode::Label)
@@ -251,6 +265,7 @@ fn settle<'a>(mut start: Optimizer<'a>, from: usize, trace: &'a Trace) -> Optimi
     };
     let (mut carried, mut banned) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
     let (mut unassumed, mut unseeded) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
+    let mut not_virtual = hashbrown::HashSet::new();
     let (mut rounds, mut tries) = (0, 0);
     loop {
         let mut o = start.snapshot();
@@ -260,15 +275,20 @@ fn settle<'a>(mut start: Optimizer<'a>, from: usize, trace: &'a Trace) -> Optimi
         o.heap.seed = true;
         o.heap_import = rounds < 4;
         o.bounds.banned = unassumed.clone();
+        o.virtuals.carry.peeled = peeled;
+        o.virtuals.carry.banned = not_virtual.clone();
         for (i, op) in trace.ops.iter().enumerate().skip(label_at) {
             o.process_input(i, op);
         }
         tries += 1;
+        let carry_broken = std::mem::take(&mut o.virtuals.carry.broken);
         let heap_settled = o.heap.broken.is_empty() && o.heap.unneeded.is_empty();
-        if heap_settled && o.bounds.broken.is_empty() {
+        if heap_settled && o.bounds.broken.is_empty() && carry_broken.is_empty() {
             o.report.rounds = tries;
+            o.report.carried_virtual = o.virtuals.carry.virtual_slots();
             return o;
         }
+        not_virtual.extend(carry_broken);
         unseeded.extend(o.heap.unneeded.iter().copied());
         for &(k, known) in &o.heap.broken {
             if known {
@@ -703,7 +723,12 @@ impl<'a> Optimizer<'a> {
     /// about those values stops holding, so the stages forget what they know.
     fn label(&mut self, mut op: Op) -> Option<OpRef> {
         let label_at = self.map.len();
-        virtuals::force_all(self);
+        let slots = if self.virtuals.carry.peeled && self.opts.virtuals {
+            carry::at_label(self, &mut op.args)
+        } else {
+            virtuals::force_all(self);
+            vec![carry::Slot::Plain; op.args.len()]
+        };
         // How many input ops (the label's arguments included) each output value stands for.
         let mut shared = hashbrown::HashMap::<OpRef, u32>::new();
         for k in 0..label_at {
@@ -750,8 +775,12 @@ impl<'a> Optimizer<'a> {
             self.heap.clear();
         }
         self.pending_ovf = None;
-        for (a, &v) in input_args.iter().zip(&op.args) {
-            self.map[a.index()] = v;
+        let mut boxes = op.args.clone().into_iter();
+        for (a, slot) in input_args.iter().zip(&slots) {
+            self.map[a.index()] = match slot {
+                carry::Slot::Plain => boxes.next().expect("a box per plain slot"),
+                carry::Slot::Virtual(shape) => carry::rebuild(self, shape, &mut boxes),
+            };
         }
         self.loop_vars = vars;
         self.label_at = self.push(op).index();

@@ -18,17 +18,19 @@ use crate::ir::{DescrId, DescrKind, Op, OpRef, Opcode, Resume, Type, Value, Virt
 /// The virtual objects of one optimization.
 #[derive(Default, Clone)]
 pub struct Virtuals {
-    objs: Vec<Obj>,
+    pub(super) objs: Vec<Obj>,
+    /// Virtual objects a peeled loop carries across its label ([`super::carry`]).
+    pub carry: super::carry::Carry,
 }
 
 #[derive(Clone)]
-struct Obj {
+pub(super) struct Obj {
     /// The size descriptor (struct) or array descriptor (array).
-    descr: DescrId,
+    pub(super) descr: DescrId,
     /// Struct: `(field descriptor, value)`; array: one `(array descriptor, item)` per item.
-    fields: Vec<(DescrId, OpRef)>,
-    is_array: bool,
-    forced: Option<OpRef>,
+    pub(super) fields: Vec<(DescrId, OpRef)>,
+    pub(super) is_array: bool,
+    pub(super) forced: Option<OpRef>,
 }
 
 /// The longest array kept virtual.
@@ -40,7 +42,7 @@ impl Virtuals {
         self.objs[v.index()].forced
     }
 
-    fn add(&mut self, descr: DescrId, fields: Vec<(DescrId, OpRef)>, is_array: bool) -> OpRef {
+    pub(super) fn add(&mut self, descr: DescrId, fields: Vec<(DescrId, OpRef)>, is_array: bool) -> OpRef {
         self.objs.push(Obj {
             descr,
             fields,
@@ -127,6 +129,9 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
         SameAsR if virt(o, 0).is_some() => return Step::Replace(op.args[0]),
         // A fact about a virtual is a fact about its identity; the CSE stage consumes it.
         RecordKnownResult if o.opts.pure => return Step::Next(op),
+        Jump if op.descr.is_none() && o.virtuals.carry.active() => {
+            super::carry::at_jump(o, &mut op);
+        }
         _ => {}
     }
     for k in 0..op.args.len() {

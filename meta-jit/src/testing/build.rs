@@ -22,7 +22,7 @@
 mod steps;
 
 use super::funcs::FUNCS;
-use super::heap::{Arena, Descrs, Heap, HeapSnapshot, ARR_LEN, IMM};
+use super::heap::{Arena, Descrs, Heap, HeapSnapshot, A64, ARR_LEN, IMM, NEXT};
 use super::recipe::{Arg, Case, LoopArg, ResumeSpec, Shape};
 use crate::interp::{self, Outcome, Run, RunError};
 use crate::ir::semantics::{eval_ovf, eval_pure};
@@ -659,6 +659,23 @@ impl<'a> Builder<'a> {
             .retain(|l| !matches!(l, Loc::Item(_, i, _) if varying.contains(i)));
     }
 
+    /// A new object whose `next` is a loop-invariant object (objects always point to live
+    /// objects) and whose `a64` is a recent integer; `None` without an invariant object.
+    fn fresh_for_next_iteration(&mut self, k: u8) -> Option<OpRef> {
+        let fixed: Vec<OpRef> = self
+            .objs
+            .iter()
+            .copied()
+            .filter(|&r| self.sim(r).inv)
+            .collect();
+        let next = pick(&fixed, k)?;
+        let p = self.op_d(Opcode::New, &[], self.d.obj);
+        self.op_d(Opcode::Setfield, &[p, next], self.d.fields[NEXT]);
+        let x = self.int(Arg::Val(k));
+        self.op_d(Opcode::Setfield, &[p, x], self.d.fields[A64]);
+        Some(p)
+    }
+
     fn end(&mut self) {
         match self.case.shape {
             Shape::Straight => {
@@ -673,21 +690,32 @@ impl<'a> Builder<'a> {
             Shape::LoopInputs | Shape::LoopLabel => {
                 self.label();
                 let header = self.header.clone();
-                let vals: Vec<OpRef> = header
-                    .iter()
-                    .map(|&(v, arg)| {
-                        if !arg.varying {
-                            return v;
+                let mut vals: Vec<OpRef> = Vec::with_capacity(header.len());
+                for &(v, arg) in &header {
+                    if !arg.varying {
+                        vals.push(v);
+                        continue;
+                    }
+                    let class = self.sim(v).class;
+                    if matches!(class, Class::Obj) && arg.back % 2 == 1 {
+                        // A fresh object for the next iteration (a boxed value): the loop
+                        // may carry it across its label as its fields.
+                        if let Some(p) = self.fresh_for_next_iteration(arg.back) {
+                            vals.push(p);
+                            continue;
                         }
-                        let list = match self.sim(v).class {
-                            Class::Int => &self.ints,
-                            Class::Float => &self.floats,
-                            Class::Obj => &self.objs,
-                            _ => return v,
-                        };
-                        pick(list, arg.back).unwrap_or(v)
-                    })
-                    .collect();
+                    }
+                    let list = match class {
+                        Class::Int => &self.ints,
+                        Class::Float => &self.floats,
+                        Class::Obj => &self.objs,
+                        _ => {
+                            vals.push(v);
+                            continue;
+                        }
+                    };
+                    vals.push(pick(list, arg.back).unwrap_or(v));
+                }
                 self.op(Opcode::Jump, &vals);
             }
         }

@@ -11,7 +11,7 @@ use crate::ir::semantics::eval_pure;
 use crate::ir::{self, Access, DescrKind, Effects, Op as IrOp, OpArgs, OpRef, Opcode, Type};
 use crate::jitcode::{
     hintcheck, ArrayDescr, CallDescr, Cmp, Effect, FieldDescr, FloatBinOp, FloatUnOp, Kind, Op,
-    Register, Value,
+    Register, SizeDescr, Value,
 };
 
 /// A trace value with the concrete value it has now.
@@ -109,6 +109,21 @@ impl Tracer<'_> {
             alias: Some(alias_name(&d.class)),
         });
         let id = self.named_descr(&format!("{}_{}", d.name, d.offset), kind);
+        self.descr_at.insert(at, id);
+        id
+    }
+
+    fn size_descr(&mut self, d: &'static SizeDescr) -> ir::DescrId {
+        let at = d as *const SizeDescr as usize;
+        if let Some(&id) = self.descr_at.get(&at) {
+            return id;
+        }
+        let kind = DescrKind::Size(ir::SizeDescr {
+            size: d.size as u32,
+            align: d.align as u32,
+        });
+        let short = d.name.rsplit("::").next().unwrap_or(&d.name);
+        let id = self.named_descr(&format!("size_{short}"), kind);
         self.descr_at.insert(at, id);
         id
     }
@@ -302,6 +317,12 @@ impl Tracer<'_> {
                     self.fp.derive(from_ir(u(0).1), from_ir(r.1));
                 }
                 Some((*dst, r))
+            }
+            Op::New { dst, descr } => {
+                // The runner allocated the object; the trace allocates its own.
+                let d = self.size_descr(descr);
+                let r = self.trace.push(IrOp::new(Opcode::New, &[]).with_descr(d));
+                Some((*dst, (r, to_ir(self.value(*dst)))))
             }
             Op::GetField { dst, descr, .. } => {
                 let v = self.value(*dst);

@@ -152,6 +152,12 @@ impl<T> Live for &mut T {
         out.push(Value::Ref(&**self as *const T as usize));
     }
 }
+impl<T: 'static> Live for crate::gc::Gc<T> {
+    #[inline]
+    fn push_values(&self, out: &mut Vals) {
+        out.push(Value::Ref(self.as_ptr() as usize));
+    }
+}
 impl<T> Live for &[T] {
     fn push_values(&self, out: &mut Vals) {
         out.push(Value::Ref(self.as_ptr() as usize));

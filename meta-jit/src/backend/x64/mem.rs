@@ -1,12 +1,21 @@
 //! Memory ops: field and array loads and stores by descriptor (sizes 1, 2, 4, 8; loads sign-
 //! or zero-extend as the descriptor says; stores write the low bytes), and allocation, which
-//! calls [`crate::alloc::jit_alloc`] exactly as the reference interpreter allocates.
+//! calls [`crate::alloc::jit_alloc`] exactly as the reference interpreter allocates, after an
+//! inline bump-pointer fast path for small objects ([`crate::alloc::Nursery`]).
 
 use super::asm::{self, Addr, Src};
 use super::lower::{fits_i32, Gen};
 use super::moves::parallel_move;
 use super::regs::*;
 use crate::ir::{DescrKind, Op, OpRef, Opcode, Type};
+
+/// Bytes `bump_new`'s slow path saves the caller-saved registers in (8 general and 15 float
+/// registers, rounded up to keep the stack 16-aligned).
+const SAVE_AREA: i32 = 192;
+const _: () = assert!(
+    8 * (GPR_CALLER_SAVED.len() as i32 + XMM_ALLOCATABLE as i32) <= SAVE_AREA
+        && SAVE_AREA % 16 == 0
+);
 
 /// Where a memory op reads or writes, and how wide.
 struct Access {
@@ -157,10 +166,82 @@ impl Gen<'_> {
         }
     }
 
-    /// `new` and `new_array`: a call to `jit_alloc(size, align)`.
+    /// `new` of a small object: the nursery's bump pointer advanced inline; only when the
+    /// object does not fit, a call to `jit_alloc(size, align)` that saves and restores every
+    /// caller-saved register itself (so the register allocator's state is the same on both
+    /// paths and the fast path spills nothing).
+    // dynasm's `Rq(r)` converts the register number with `.into()`.
+    #[allow(clippy::useless_conversion)]
+    fn bump_new(&mut self, i: usize, size: usize, align: usize) {
+        use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+        let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as i64;
+        let nursery = crate::alloc::nursery_addr() as i64;
+        let step = crate::alloc::nursery_size(size) as i32;
+        let (size, align) = (size as i64, align as i64);
+        let r = self.ra.def(&mut self.a, i, None).n();
+        let (slow, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
+        let a = &mut self.a;
+        dynasm!(a
+            ; .arch x64
+            ; mov r11, QWORD nursery
+            ; mov Rq(r), [r11]
+            ; add Rq(r), step
+            ; cmp Rq(r), [r11 + 8]
+            ; ja =>slow
+            ; mov [r11], Rq(r)
+            ; sub Rq(r), step
+            ; jmp =>done
+            ; =>slow
+            ; sub rsp, SAVE_AREA
+        );
+        // The stack stays 16-aligned: the save area is a multiple of 16.
+        for (k, &g) in GPR_CALLER_SAVED.iter().enumerate() {
+            if g != r {
+                let off = 8 * k as i32;
+                dynasm!(a ; .arch x64 ; mov [rsp + off], Rq(g));
+            }
+        }
+        for x in 0..XMM_ALLOCATABLE {
+            let off = 8 * (GPR_CALLER_SAVED.len() as i32 + x as i32);
+            dynasm!(a ; .arch x64 ; movsd [rsp + off], Rx(x));
+        }
+        dynasm!(a
+            ; .arch x64
+            ; mov rdi, QWORD size
+            ; mov rsi, QWORD align
+            ; mov rax, QWORD f
+            ; call rax
+            ; mov r11, rax
+        );
+        for x in 0..XMM_ALLOCATABLE {
+            let off = 8 * (GPR_CALLER_SAVED.len() as i32 + x as i32);
+            dynasm!(a ; .arch x64 ; movsd Rx(x), [rsp + off]);
+        }
+        for (k, &g) in GPR_CALLER_SAVED.iter().enumerate() {
+            if g != r {
+                let off = 8 * k as i32;
+                dynasm!(a ; .arch x64 ; mov Rq(g), [rsp + off]);
+            }
+        }
+        dynasm!(a
+            ; .arch x64
+            ; add rsp, SAVE_AREA
+            ; mov Rq(r), r11
+            ; =>done
+        );
+    }
+
+    /// `new` and `new_array`: a call to `jit_alloc(size, align)` (`new` of a small object:
+    /// [`Self::bump_new`]).
     pub(super) fn alloc_object(&mut self, i: usize, op: &Op) {
         let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as u64;
         let d = &self.t.get_descr(op.descr.expect("verified")).kind;
+        if let (Opcode::New, DescrKind::Size(s)) = (op.opcode, d) {
+            if s.align <= 8 && s.size as usize <= crate::alloc::MAX_SMALL {
+                let (size, align) = (s.size as usize, s.align as usize);
+                return self.bump_new(i, size, align);
+            }
+        }
         self.ra.before_call(&mut self.a);
         match (op.opcode, d) {
             (Opcode::New, DescrKind::Size(s)) => {

@@ -1,0 +1,13 @@
+use meta_jit::hints::*;
+
+#[derive(JitLayout)]
+pub struct Num {
+    pub v: i64,
+}
+
+#[look_inside]
+fn f(g: Gc<Num>) -> Gc<Gc<Num>> {
+    Gc::new(g)
+}
+
+fn main() {}

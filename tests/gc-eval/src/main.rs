@@ -1,0 +1,112 @@
+//! Allocation of `N` short-lived 8-byte objects (each one replaces the previous, which becomes
+//! garbage), one mode per process so that the peak RSS is the mode's own:
+//! - `nursery`: `meta_jit::gc::Gc::new` (bump pointer, never freed);
+//! - `malloc`: `Box::new` then drop (the global allocator's free list);
+//! - `arena`: gc-arena's `Gc::new` inside `mutate_root`, collecting the debt every 4096
+//!   allocations (`collect_debt`, incremental);
+//! - `barrier-arena` / `barrier-cell`: `N` stores into one object, through gc-arena's write
+//!   barrier (`Gc::write` + `RefLock`) or a plain `Cell`.
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::time::Instant;
+
+use gc_arena::lock::RefLock;
+use gc_arena::{Arena, Collect, Gc, Rootable};
+
+#[derive(Collect)]
+#[collect(require_static)]
+struct Num {
+    v: i64,
+}
+
+#[derive(Collect)]
+#[collect(no_drop)]
+struct Root<'gc> {
+    cur: Gc<'gc, Num>,
+    cell: Gc<'gc, RefLock<Num>>,
+}
+
+fn peak_rss_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        / 1024
+}
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "nursery".into());
+    let n: i64 = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000_000);
+    let t = Instant::now();
+    let sum = match mode.as_str() {
+        "nursery" => {
+            let mut cur = meta_jit::gc::Gc::new(Num { v: 0 });
+            for _ in 0..n {
+                cur = black_box(meta_jit::gc::Gc::new(Num { v: cur.v + 1 }));
+            }
+            cur.v
+        }
+        "malloc" => {
+            let mut cur = Box::new(Num { v: 0 });
+            for _ in 0..n {
+                cur = black_box(Box::new(Num { v: cur.v + 1 }));
+            }
+            cur.v
+        }
+        "arena" => {
+            let mut arena = Arena::<Rootable![Root<'_>]>::new(|mc| Root {
+                cur: Gc::new(mc, Num { v: 0 }),
+                cell: Gc::new(mc, RefLock::new(Num { v: 0 })),
+            });
+            let mut left = n;
+            while left > 0 {
+                let batch = left.min(4096);
+                arena.mutate_root(|mc, root| {
+                    for _ in 0..batch {
+                        root.cur = black_box(Gc::new(mc, Num { v: root.cur.v + 1 }));
+                    }
+                });
+                left -= batch;
+                arena.collect_debt();
+            }
+            arena.mutate(|_, root| root.cur.v)
+        }
+        "barrier-arena" => {
+            let arena = Arena::<Rootable![Root<'_>]>::new(|mc| Root {
+                cur: Gc::new(mc, Num { v: 0 }),
+                cell: Gc::new(mc, RefLock::new(Num { v: 0 })),
+            });
+            arena.mutate(|mc, root| {
+                for i in 0..n {
+                    let c = black_box(root.cell);
+                    Gc::write(mc, c).unlock().borrow_mut().v += i;
+                }
+                root.cell.borrow().v
+            })
+        }
+        "barrier-cell" => {
+            let c = Box::new(Cell::new(0i64));
+            for i in 0..n {
+                let c = black_box(&c);
+                c.set(c.get() + i);
+            }
+            c.get()
+        }
+        m => panic!("unknown mode {m}"),
+    };
+    let dt = t.elapsed().as_secs_f64();
+    println!(
+        "{mode:>14}: {n} ops in {:.1} ms, {:.2} ns/op, peak RSS {} MB (result {sum})",
+        dt * 1e3,
+        dt * 1e9 / n as f64,
+        peak_rss_mb()
+    );
+}

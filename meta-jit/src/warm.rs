@@ -75,6 +75,9 @@ struct GuardInfo {
     /// How many times a bridge was traced from it (an inner loop traced first lets it try
     /// again, up to `max_aborts` times).
     attempts: u32,
+    /// After `max_aborts` attempts stopped at inner loops, the guard tries again after
+    /// `trace_eagerness << backoff` more failures (the inner loops may have code by then).
+    backoff: u32,
     /// The compiled trace it belongs to.
     trace: TraceId,
     /// Its guest position, rendered when the log shows positions.
@@ -693,6 +696,7 @@ impl JitDriver {
                         failures: 0,
                         bridge_tried: false,
                         attempts: 0,
+                        backoff: 0,
                         trace: id,
                         location,
                     },
@@ -778,8 +782,8 @@ impl JitDriver {
                     let parent = Rc::clone(&state.compiled[&ended.trace]);
                     // An invalidated trace is thrown away at the next entry, not bridged.
                     let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
-                    let due =
-                        !invalidated && !g.bridge_tried && g.failures >= params.trace_eagerness;
+                    let needed = params.trace_eagerness.saturating_mul(1 << g.backoff);
+                    let due = !invalidated && !g.bridge_tried && g.failures >= needed;
                     let bridge = due && Self::bridge_room(state, params, ended.trace);
                     let g = state
                         .guards

@@ -1,0 +1,42 @@
+//! How often compiled code hands control back to the interpreter on the bench programs: every
+//! guard failure without a bridge costs a deoptimization and a new entry into compiled code.
+//! The figures are deterministic (the JIT's decisions depend only on the program and the
+//! parameters), so the bounds are exact regressions tests, not timings.
+
+fn run(name: &str) -> (meta_jit::warm::Stats, Vec<meta_jit::log::GuardCount>) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
+    let src = std::fs::read(dir.join(format!("{name}.bf"))).unwrap();
+    let want = std::fs::read(dir.join(format!("{name}.out"))).unwrap();
+    let program = bf::parse(&src).unwrap();
+    bf::interpret::with_driver(|d| {
+        d.reset();
+        d.set_params("on").unwrap();
+    });
+    let mut out = Vec::new();
+    let mut input: &[u8] = b"";
+    let mut tape = bf::Tape::new();
+    let mut io = bf::Io::new(&mut input, &mut out);
+    bf::run(&program, &mut tape, &mut io).unwrap();
+    assert!(out == want, "{name}: wrong output");
+    bf::interpret::with_driver(|d| (d.stats(), d.guard_counts()))
+}
+
+#[test]
+fn a_bridge_stopped_by_an_inner_loop_is_traced_again_once_that_loop_has_code() {
+    // On mandelbrot.bf, the bridge of one guard passes an inner loop `[-]` that goes round
+    // twice at every entry: its own trace always leaves it on its last turn and ends in
+    // another loop, so it is dropped until its `max_aborts`-th try compiles it. The bridge
+    // stopped at it four times and then got no bridge at all: that guard failed 28,491 times
+    // into the interpreter (72,631 failures in all). It now tries again after doubled waits.
+    let (stats, guards) = run("mandelbrot");
+    let worst = guards.iter().max_by_key(|g| g.failures).unwrap();
+    assert!(
+        worst.failures <= 1_000,
+        "guard {} of trace {} failed {} times\n{}",
+        worst.id,
+        worst.trace,
+        worst.failures,
+        stats.summary()
+    );
+    assert!(stats.guard_failures < 50_000, "{}", stats.summary());
+}

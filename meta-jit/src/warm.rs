@@ -631,6 +631,7 @@ impl JitDriver {
             );
         }
         let guard_at = located.guards(&trace);
+        state.stats.recorded_ops += trace.ops.len();
         let t0 = Instant::now();
         let (opt, report) = optimize_with_report(&trace, &params.enable_opts);
         state.stats.optimizing += t0.elapsed();

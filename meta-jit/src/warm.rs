@@ -76,7 +76,7 @@ struct GuardInfo {
     /// again, up to `max_aborts` times).
     attempts: u32,
     /// After `max_aborts` attempts stopped at inner loops, the guard tries again after
-    /// `trace_eagerness << backoff` more failures (the inner loops may have code by then).
+    /// `eagerness << backoff` more failures (the inner loops may have code by then).
     backoff: u32,
     /// The compiled trace it belongs to.
     trace: TraceId,
@@ -107,6 +107,8 @@ struct State {
     /// bridges each loop has (see `Params::max_bridges`).
     root: HashMap<TraceId, TraceId>,
     bridges: HashMap<TraceId, u32>,
+    /// Bridges compiled, and the ops recorded in them (see `Params::eagerness`).
+    bridge_ops: (usize, usize),
     /// Heap bytes of the optimized traces in `compiled` ([`Trace::heap_bytes`]).
     trace_bytes: usize,
     stats: Stats,
@@ -129,6 +131,7 @@ impl State {
             next_guard: 0,
             root: HashMap::new(),
             bridges: HashMap::new(),
+            bridge_ops: (0, 0),
             trace_bytes: 0,
             stats: Stats::default(),
             viewer: None,
@@ -632,6 +635,10 @@ impl JitDriver {
         }
         let guard_at = located.guards(&trace);
         state.stats.recorded_ops += trace.ops.len();
+        if parent.is_some() {
+            state.bridge_ops.0 += 1;
+            state.bridge_ops.1 += trace.ops.len();
+        }
         let t0 = Instant::now();
         let (opt, report) = optimize_with_report(&trace, &params.enable_opts);
         state.stats.optimizing += t0.elapsed();
@@ -783,7 +790,8 @@ impl JitDriver {
                     let parent = Rc::clone(&state.compiled[&ended.trace]);
                     // An invalidated trace is thrown away at the next entry, not bridged.
                     let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
-                    let needed = params.trace_eagerness.saturating_mul(1 << g.backoff);
+                    let (n, ops) = state.bridge_ops;
+                    let needed = params.eagerness(n, ops).saturating_mul(1 << g.backoff);
                     let due = !invalidated && !g.bridge_tried && g.failures >= needed;
                     let bridge = due && Self::bridge_room(state, params, ended.trace);
                     let g = state

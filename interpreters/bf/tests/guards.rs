@@ -44,3 +44,27 @@ fn a_bridge_stopped_by_an_inner_loop_is_traced_again_once_that_loop_has_code() {
         assert!(stats.guard_failures < all, "{name}: {}", stats.summary());
     }
 }
+
+#[test]
+fn guards_get_bridges_sooner_while_bridges_are_short() {
+    // With a bridge after 200 failures of its guard whatever it costs, mandelbrot.bf failed
+    // 44,960 guards into the interpreter (200 bridges), primes.bf 16,023 (67), nested.bf
+    // 10,124 (43). Their bridges record about 40 to 60 ops on average, so guards now get
+    // theirs after 20 failures: 7,119 (258 bridges), 4,841 (86) and 3,049 (63).
+    for (name, most) in [("mandelbrot", 9_000), ("primes", 6_000), ("nested", 4_000)] {
+        let (stats, _) = run(name);
+        assert!(stats.guard_failures <= most, "{name}: {}", stats.summary());
+    }
+    // collatz.bf's bridges are long (about 1,400 recorded ops): 200 failures still.
+    let (stats, guards) = run("collatz");
+    let bridged = guards.iter().filter(|g| g.bridged).count();
+    assert!(bridged > 0 && stats.bridges() > 50, "{}", stats.summary());
+    assert!(
+        guards
+            .iter()
+            .filter(|g| g.bridged)
+            .all(|g| g.failures >= 200),
+        "{}",
+        stats.summary()
+    );
+}

@@ -13,6 +13,14 @@ pub struct Params {
     pub threshold: u32,
     /// How many times a guard fails before a bridge is traced from it.
     pub trace_eagerness: u32,
+    /// How many times a guard fails before a bridge is traced from it while bridges are
+    /// short: once [`SHORT_AFTER`] bridges are compiled and they recorded fewer than
+    /// `short_bridge_ops` ops on average (never more than `trace_eagerness`). A short bridge
+    /// costs less to compile than the interpreter's share of a few dozen failures.
+    pub trace_eagerness_short: u32,
+    /// The average length, in recorded ops, under which bridges count as short (see
+    /// `trace_eagerness_short`); 0 turns the short eagerness off.
+    pub short_bridge_ops: u32,
     /// The longest trace, in ops, before tracing aborts.
     pub trace_limit: usize,
     /// After this many aborts at one location, it is never traced again; before that, each
@@ -45,6 +53,8 @@ impl Default for Params {
             enabled: true,
             threshold: 1039,
             trace_eagerness: 200,
+            trace_eagerness_short: 20,
+            short_bridge_ops: 200,
             trace_limit: 6000,
             max_aborts: 4,
             max_bridges: 100,
@@ -56,11 +66,28 @@ impl Default for Params {
     }
 }
 
+/// How many bridges are compiled before their average length decides the eagerness (see
+/// [`Params::trace_eagerness_short`]).
+pub const SHORT_AFTER: usize = 4;
+
 impl Params {
+    /// How many failures of a guard trace a bridge from it, when `bridges` bridges were
+    /// compiled so far with `ops` recorded ops in all.
+    pub fn eagerness(&self, bridges: usize, ops: usize) -> u32 {
+        let short = bridges >= SHORT_AFTER && ops < self.short_bridge_ops as usize * bridges;
+        if short {
+            self.trace_eagerness_short.min(self.trace_eagerness)
+        } else {
+            self.trace_eagerness
+        }
+    }
+
     /// The names [`Params::set`] takes, as `name=value`.
     pub const NAMES: &'static [&'static str] = &[
         "threshold",
         "trace_eagerness",
+        "trace_eagerness_short",
+        "short_bridge_ops",
         "trace_limit",
         "max_aborts",
         "max_bridges",
@@ -71,7 +98,7 @@ impl Params {
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
+    /// `trace_eagerness_short`, `short_bridge_ops`, `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
     /// `opt::Options::parse`, `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
@@ -89,6 +116,10 @@ impl Params {
                 None if item == "on" => self.enabled = true,
                 Some(("threshold", v)) => self.threshold = num(v, 1, u32_max)? as u32,
                 Some(("trace_eagerness", v)) => self.trace_eagerness = num(v, 1, u32_max)? as u32,
+                Some(("trace_eagerness_short", v)) => {
+                    self.trace_eagerness_short = num(v, 1, u32_max)? as u32
+                }
+                Some(("short_bridge_ops", v)) => self.short_bridge_ops = num(v, 0, u32_max)? as u32,
                 Some(("trace_limit", v)) => self.trace_limit = num(v, 1, u32_max)? as usize,
                 Some(("max_aborts", v)) => self.max_aborts = num(v, 0, u32_max)? as u32,
                 Some(("max_bridges", v)) => self.max_bridges = num(v, 0, u32_max)? as u32,
@@ -126,6 +157,25 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::Params;
+
+    #[test]
+    fn short_bridges_make_guards_eager() {
+        let p = Params::default();
+        // Too few bridges to tell, or long ones: the usual eagerness.
+        assert_eq!(p.eagerness(0, 0), 200);
+        assert_eq!(p.eagerness(3, 30), 200);
+        assert_eq!(p.eagerness(4, 800), 200);
+        assert_eq!(p.eagerness(10, 5_000), 200);
+        // Short on average: eager.
+        assert_eq!(p.eagerness(4, 799), 20);
+        assert_eq!(p.eagerness(100, 4_000), 20);
+        // Never less eager than `trace_eagerness`, and off with `short_bridge_ops=0`.
+        let mut q = p.clone();
+        q.set("trace_eagerness=5").unwrap();
+        assert_eq!(q.eagerness(100, 100), 5);
+        q.set("trace_eagerness=200,short_bridge_ops=0").unwrap();
+        assert_eq!(q.eagerness(100, 100), 200);
+    }
 
     #[test]
     fn values_are_set() {

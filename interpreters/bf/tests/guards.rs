@@ -1,7 +1,7 @@
 //! How often compiled code hands control back to the interpreter on the bench programs: every
 //! guard failure without a bridge costs a deoptimization and a new entry into compiled code.
-//! The figures are deterministic (the JIT's decisions depend only on the program and the
-//! parameters), so the bounds are exact regressions tests, not timings.
+//! The figures are counts, not timings; they move a little from run to run (the counters of
+//! loop headers are hashed by address, so collisions differ), so the bounds leave a margin.
 
 fn run(name: &str) -> (meta_jit::warm::Stats, Vec<meta_jit::log::GuardCount>) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
@@ -27,7 +27,8 @@ fn a_bridge_stopped_by_an_inner_loop_is_traced_again_once_that_loop_has_code() {
     // twice at every entry: its own trace always leaves it on its last turn and ends in
     // another loop, so it is dropped until its `max_aborts`-th try compiles it. The bridge
     // stopped at it four times and then got no bridge at all: that guard failed 28,491 times
-    // into the interpreter (72,631 failures in all). It now tries again after doubled waits:
+    // into the interpreter (72,631 failures in all). It now tries again after doubled waits
+    // (measured with the eagerness of 200 for all):
     // 400 failures (45,025 in all). On primes.bf, the same: 30,705 of 45,528, now 800 of
     // 16,023.
     for (name, all) in [("mandelbrot", 50_000), ("primes", 20_000)] {
@@ -46,25 +47,17 @@ fn a_bridge_stopped_by_an_inner_loop_is_traced_again_once_that_loop_has_code() {
 }
 
 #[test]
-fn guards_get_bridges_sooner_while_bridges_are_short() {
+fn guards_wait_for_their_bridge_in_proportion_to_the_bridges_length() {
     // With a bridge after 200 failures of its guard whatever it costs, mandelbrot.bf failed
     // 44,960 guards into the interpreter (200 bridges), primes.bf 16,023 (67), nested.bf
     // 10,124 (43). Their bridges record about 40 to 60 ops on average, so guards now get
-    // theirs after 20 failures: 7,119 (258 bridges), 4,841 (86) and 3,049 (63).
-    for (name, most) in [("mandelbrot", 9_000), ("primes", 6_000), ("nested", 4_000)] {
+    // theirs after about 20 to 30 failures: 7,940 (256 bridges), 5,975 (77) and 3,029 (59).
+    for (name, most) in [("mandelbrot", 9_000), ("primes", 7_000), ("nested", 4_000)] {
         let (stats, _) = run(name);
         assert!(stats.guard_failures <= most, "{name}: {}", stats.summary());
     }
-    // collatz.bf's bridges are long (about 1,400 recorded ops): 200 failures still.
-    let (stats, guards) = run("collatz");
-    let bridged = guards.iter().filter(|g| g.bridged).count();
-    assert!(bridged > 0 && stats.bridges() > 50, "{}", stats.summary());
-    assert!(
-        guards
-            .iter()
-            .filter(|g| g.bridged)
-            .all(|g| g.failures >= 200),
-        "{}",
-        stats.summary()
-    );
+    // collatz.bf's bridges are long (about 1,400 recorded ops on average): its guards wait
+    // longer, and it compiles 57 bridges instead of 82.
+    let (stats, _) = run("collatz");
+    assert!((40..=65).contains(&stats.bridges()), "{}", stats.summary());
 }

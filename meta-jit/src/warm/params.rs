@@ -11,16 +11,14 @@ pub struct Params {
     pub enabled: bool,
     /// How many times a loop header is passed before it is traced.
     pub threshold: u32,
-    /// How many times a guard fails before a bridge is traced from it.
+    /// How many times a guard fails before a bridge is traced from it: for the first
+    /// [`SCALE_AFTER`] bridges, and then when the bridges compiled so far recorded
+    /// `bridge_ops` ops on average; scaled by their average length otherwise (see
+    /// [`Params::eagerness`]).
     pub trace_eagerness: u32,
-    /// How many times a guard fails before a bridge is traced from it while bridges are
-    /// short: once [`SHORT_AFTER`] bridges are compiled and they recorded fewer than
-    /// `short_bridge_ops` ops on average (never more than `trace_eagerness`). A short bridge
-    /// costs less to compile than the interpreter's share of a few dozen failures.
-    pub trace_eagerness_short: u32,
-    /// The average length, in recorded ops, under which bridges count as short (see
-    /// `trace_eagerness_short`); 0 turns the short eagerness off.
-    pub short_bridge_ops: u32,
+    /// The average bridge length, in recorded ops, at which a guard waits `trace_eagerness`
+    /// failures; 0 turns the scaling off.
+    pub bridge_ops: u32,
     /// The longest trace, in ops, before tracing aborts.
     pub trace_limit: usize,
     /// After this many aborts at one location, it is never traced again; before that, each
@@ -53,8 +51,7 @@ impl Default for Params {
             enabled: true,
             threshold: 1039,
             trace_eagerness: 200,
-            trace_eagerness_short: 20,
-            short_bridge_ops: 200,
+            bridge_ops: 400,
             trace_limit: 6000,
             max_aborts: 4,
             max_bridges: 100,
@@ -66,28 +63,39 @@ impl Default for Params {
     }
 }
 
-/// How many bridges are compiled before their average length decides the eagerness (see
-/// [`Params::trace_eagerness_short`]).
-pub const SHORT_AFTER: usize = 4;
+/// How many bridges are compiled before their average length scales the eagerness (see
+/// [`Params::eagerness`]).
+pub const SCALE_AFTER: usize = 4;
+
+/// The fewest failures the scaling of [`Params::eagerness`] goes down to (unless
+/// `trace_eagerness` is set lower: then that).
+pub const MIN_EAGERNESS: u64 = 20;
 
 impl Params {
     /// How many failures of a guard trace a bridge from it, when `bridges` bridges were
-    /// compiled so far with `ops` recorded ops in all.
+    /// compiled so far with `ops` recorded ops in all: `trace_eagerness` times the average
+    /// bridge length over `bridge_ops`, from a tenth of `trace_eagerness` to 5 times it, and
+    /// not below [`MIN_EAGERNESS`] unless `trace_eagerness` itself is lower. A failure without a bridge costs about as much as a few recorded ops
+    /// cost to compile: a guard whose bridge will be short gets it sooner, and one whose
+    /// bridge will be long (a loop body that branches many ways duplicates its tail in every
+    /// bridge) waits until its failures are worth it.
     pub fn eagerness(&self, bridges: usize, ops: usize) -> u32 {
-        let short = bridges >= SHORT_AFTER && ops < self.short_bridge_ops as usize * bridges;
-        if short {
-            self.trace_eagerness_short.min(self.trace_eagerness)
-        } else {
-            self.trace_eagerness
+        if bridges < SCALE_AFTER || self.bridge_ops == 0 {
+            return self.trace_eagerness;
         }
+        let e = u64::from(self.trace_eagerness);
+        let scaled = e * ops as u64 / (bridges as u64 * u64::from(self.bridge_ops));
+        let low = e.min((e / 10).max(MIN_EAGERNESS));
+        scaled
+            .clamp(low, e.saturating_mul(5))
+            .min(u64::from(u32::MAX)) as u32
     }
 
     /// The names [`Params::set`] takes, as `name=value`.
     pub const NAMES: &'static [&'static str] = &[
         "threshold",
         "trace_eagerness",
-        "trace_eagerness_short",
-        "short_bridge_ops",
+        "bridge_ops",
         "trace_limit",
         "max_aborts",
         "max_bridges",
@@ -98,7 +106,7 @@ impl Params {
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `trace_eagerness_short`, `short_bridge_ops`, `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
+    /// `bridge_ops`, `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
     /// `opt::Options::parse`, `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
@@ -116,10 +124,7 @@ impl Params {
                 None if item == "on" => self.enabled = true,
                 Some(("threshold", v)) => self.threshold = num(v, 1, u32_max)? as u32,
                 Some(("trace_eagerness", v)) => self.trace_eagerness = num(v, 1, u32_max)? as u32,
-                Some(("trace_eagerness_short", v)) => {
-                    self.trace_eagerness_short = num(v, 1, u32_max)? as u32
-                }
-                Some(("short_bridge_ops", v)) => self.short_bridge_ops = num(v, 0, u32_max)? as u32,
+                Some(("bridge_ops", v)) => self.bridge_ops = num(v, 0, u32_max)? as u32,
                 Some(("trace_limit", v)) => self.trace_limit = num(v, 1, u32_max)? as usize,
                 Some(("max_aborts", v)) => self.max_aborts = num(v, 0, u32_max)? as u32,
                 Some(("max_bridges", v)) => self.max_bridges = num(v, 0, u32_max)? as u32,
@@ -159,21 +164,27 @@ mod tests {
     use super::Params;
 
     #[test]
-    fn short_bridges_make_guards_eager() {
+    fn the_eagerness_follows_the_bridges_length() {
         let p = Params::default();
-        // Too few bridges to tell, or long ones: the usual eagerness.
+        // Too few bridges to tell: `trace_eagerness`.
         assert_eq!(p.eagerness(0, 0), 200);
-        assert_eq!(p.eagerness(3, 30), 200);
-        assert_eq!(p.eagerness(4, 800), 200);
-        assert_eq!(p.eagerness(10, 5_000), 200);
-        // Short on average: eager.
-        assert_eq!(p.eagerness(4, 799), 20);
-        assert_eq!(p.eagerness(100, 4_000), 20);
-        // Never less eager than `trace_eagerness`, and off with `short_bridge_ops=0`.
+        assert_eq!(p.eagerness(3, 30_000), 200);
+        // 400 ops on average: `trace_eagerness`; in proportion around it.
+        assert_eq!(p.eagerness(4, 1_600), 200);
+        assert_eq!(p.eagerness(10, 1_000), 50);
+        assert_eq!(p.eagerness(10, 14_000), 700);
+        // From a tenth to 5 times.
+        assert_eq!(p.eagerness(100, 100), 20);
+        assert_eq!(p.eagerness(4, 1_000_000), 1_000);
+        // A small eagerness is not made smaller, only larger for long bridges; scaling off
+        // with `bridge_ops=0`.
         let mut q = p.clone();
-        q.set("trace_eagerness=5").unwrap();
-        assert_eq!(q.eagerness(100, 100), 5);
-        q.set("trace_eagerness=200,short_bridge_ops=0").unwrap();
+        q.set("trace_eagerness=2").unwrap();
+        assert_eq!(q.eagerness(100, 100), 2);
+        assert_eq!(q.eagerness(4, 1_000_000), 10);
+        q.set("trace_eagerness=1000").unwrap();
+        assert_eq!(q.eagerness(100, 100), 100);
+        q.set("trace_eagerness=200,bridge_ops=0").unwrap();
         assert_eq!(q.eagerness(100, 100), 200);
     }
 

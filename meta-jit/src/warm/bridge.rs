@@ -52,7 +52,7 @@ impl JitDriver {
             trace,
             frames,
             Limits {
-                trace_limit: params.trace_limit,
+                trace_limit: params.bridge_limit.min(params.trace_limit),
                 check_hints: params.check_hints,
             },
             first_guard,
@@ -146,6 +146,12 @@ impl JitDriver {
                     why = format!("{why}, at {}", unsafe { self.locate(&m.greens) });
                 }
                 self.aborted(state, &why);
+                // A bridge too long to compile still tells how long bridges are here (see
+                // `Params::eagerness`): it counts as one of the limit's length.
+                if reason == Abort::TooLong {
+                    state.bridge_ops.0 += 1;
+                    state.bridge_ops.1 += params.bridge_limit.min(params.trace_limit);
+                }
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }))
             }

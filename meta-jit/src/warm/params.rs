@@ -21,6 +21,11 @@ pub struct Params {
     pub bridge_ops: u32,
     /// The longest trace, in ops, before tracing aborts.
     pub trace_limit: usize,
+    /// The longest bridge, in ops (at most `trace_limit`): a longer one aborts, and its guard
+    /// goes to the interpreter. A bridge duplicates the guest code after its guard up to the
+    /// next compiled loop; past a few thousand ops, compiling that tail costs more than the
+    /// interpreter running it for the failures that follow.
+    pub bridge_limit: usize,
     /// After this many aborts at one location, it is never traced again; before that, each
     /// abort doubles the count needed to trace it again. A loop trace that ends in another
     /// loop is dropped like an abort, except the last time: then it is compiled.
@@ -53,6 +58,7 @@ impl Default for Params {
             trace_eagerness: 200,
             bridge_ops: 400,
             trace_limit: 6000,
+            bridge_limit: 2000,
             max_aborts: 4,
             max_bridges: 100,
             max_memory_kb: 32768,
@@ -97,6 +103,7 @@ impl Params {
         "trace_eagerness",
         "bridge_ops",
         "trace_limit",
+        "bridge_limit",
         "max_aborts",
         "max_bridges",
         "max_memory_kb",
@@ -106,7 +113,7 @@ impl Params {
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `bridge_ops`, `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
+    /// `bridge_ops`, `trace_limit`, `bridge_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
     /// `opt::Options::parse`, `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
@@ -126,6 +133,7 @@ impl Params {
                 Some(("trace_eagerness", v)) => self.trace_eagerness = num(v, 1, u32_max)? as u32,
                 Some(("bridge_ops", v)) => self.bridge_ops = num(v, 0, u32_max)? as u32,
                 Some(("trace_limit", v)) => self.trace_limit = num(v, 1, u32_max)? as usize,
+                Some(("bridge_limit", v)) => self.bridge_limit = num(v, 1, u32_max)? as usize,
                 Some(("max_aborts", v)) => self.max_aborts = num(v, 0, u32_max)? as u32,
                 Some(("max_bridges", v)) => self.max_bridges = num(v, 0, u32_max)? as u32,
                 Some(("max_memory_kb", v)) => self.max_memory_kb = num(v, 0, u32_max)? as u32,
@@ -186,6 +194,15 @@ mod tests {
         assert_eq!(q.eagerness(100, 100), 100);
         q.set("trace_eagerness=200,bridge_ops=0").unwrap();
         assert_eq!(q.eagerness(100, 100), 200);
+    }
+
+    #[test]
+    fn bridges_have_their_own_limit() {
+        let mut p = Params::default();
+        assert_eq!((p.trace_limit, p.bridge_limit), (6000, 2000));
+        p.set("bridge_limit=50").unwrap();
+        assert_eq!(p.bridge_limit, 50);
+        assert!(p.set("bridge_limit=0").is_err());
     }
 
     #[test]

@@ -66,7 +66,7 @@ fn guards_wait_for_their_bridge_in_proportion_to_the_bridges_length() {
 fn bridges_longer_than_the_bridge_limit_are_not_compiled() {
     // collatz.bf's bridges recorded up to 3,600 ops each, 60,000 in all with the bridge
     // eagerness scaled (trace_limit 6000 for all). With `bridge_limit` 2000 the longest ones
-    // abort and their guards go to the interpreter: 37 bridges, about 20,000 recorded ops.
+    // abort and their guards go to the interpreter: 37 bridges, about 9,600 recorded ops.
     let (stats, _) = run("collatz");
     assert!(stats.recorded_ops < 35_000, "{}", stats.summary());
     assert!(

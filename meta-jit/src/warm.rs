@@ -75,6 +75,9 @@ struct GuardInfo {
     /// How many times a bridge was traced from it (an inner loop traced first lets it try
     /// again, up to `max_aborts` times).
     attempts: u32,
+    /// After `max_aborts` attempts stopped at inner loops, the guard tries again after
+    /// `eagerness << backoff` more failures (the inner loops may have code by then).
+    backoff: u32,
     /// The compiled trace it belongs to.
     trace: TraceId,
     /// Its guest position, rendered when the log shows positions.
@@ -104,6 +107,8 @@ struct State {
     /// bridges each loop has (see `Params::max_bridges`).
     root: HashMap<TraceId, TraceId>,
     bridges: HashMap<TraceId, u32>,
+    /// Bridges compiled, and the ops recorded in them (see `Params::eagerness`).
+    bridge_ops: (usize, usize),
     /// Heap bytes the live traces keep besides their code: each optimized trace in
     /// `compiled` ([`Trace::heap_bytes`]), its fingerprint, its guards' entries and the
     /// backend's tables for it. `trace_cost` has each trace's share.
@@ -129,6 +134,7 @@ impl State {
             next_guard: 0,
             root: HashMap::new(),
             bridges: HashMap::new(),
+            bridge_ops: (0, 0),
             trace_bytes: 0,
             trace_cost: HashMap::new(),
             stats: Stats::default(),
@@ -632,6 +638,11 @@ impl JitDriver {
             );
         }
         let guard_at = located.guards(&trace);
+        state.stats.recorded_ops += trace.ops.len();
+        if parent.is_some() {
+            state.bridge_ops.0 += 1;
+            state.bridge_ops.1 += trace.ops.len();
+        }
         let t0 = Instant::now();
         let (opt, report) = optimize_with_report(&trace, &params.enable_opts);
         state.stats.optimizing += t0.elapsed();
@@ -697,6 +708,7 @@ impl JitDriver {
                         failures: 0,
                         bridge_tried: false,
                         attempts: 0,
+                        backoff: 0,
                         trace: id,
                         location,
                     },
@@ -791,8 +803,9 @@ impl JitDriver {
                     let parent = Rc::clone(&state.compiled[&ended.trace]);
                     // An invalidated trace is thrown away at the next entry, not bridged.
                     let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
-                    let due =
-                        !invalidated && !g.bridge_tried && g.failures >= params.trace_eagerness;
+                    let (n, ops) = state.bridge_ops;
+                    let needed = params.eagerness(n, ops).saturating_mul(1 << g.backoff);
+                    let due = !invalidated && !g.bridge_tried && g.failures >= needed;
                     let bridge = due && Self::bridge_room(state, params, ended.trace);
                     let g = state
                         .guards

@@ -11,6 +11,11 @@
 //! median with `--median`). Every run's output is compared with the program's `.out` file; a
 //! difference is reported and makes the exit status 1.
 //!
+//! Beside the times, the compile cost of the JIT runs: the traces compiled (loops and
+//! bridges), the ops recorded in them, the time spent tracing, optimizing and emitting code
+//! (of the run with the least), and that time per recorded op. The child reports them on a
+//! last line of its stderr.
+//!
 //! The C translation folds runs of `+-<>` as the parser does (it is made from the parsed ops),
 //! uses an `unsigned char` tape of `bf::MAX_CELLS` cells (the most the interpreter's tape grows
 //! to) with no bounds checks, `putchar` for `.` and `getchar` for `,` (0 at the end of input).
@@ -22,6 +27,9 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: bench [--runs N] [--median] [NAME...]";
+
+/// How a JIT child's last stderr line starts: then traces, recorded ops, compile seconds.
+const COST: &str = "bench-cost:";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -74,6 +82,15 @@ fn child(args: &[String]) -> ExitCode {
     }
     let (r, flushed) = bf::run_stdio(&program, bf::run);
     flushed.expect("stdout is writable");
+    if mode == "on" {
+        let (traces, ops, secs) = bf::interpret::with_driver(|d| {
+            d.with_stats(|s| {
+                let t = s.tracing + s.optimizing + s.compiling;
+                (s.traces.len(), s.recorded_ops, t.as_secs_f64())
+            })
+        });
+        eprintln!("{COST} {traces} {ops} {secs}");
+    }
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -99,6 +116,8 @@ struct Entry {
     /// The gcc-compiled translation, if gcc is there and compiled it.
     exe: Option<PathBuf>,
     times: [Vec<Duration>; 3],
+    /// The JIT runs' compile cost: traces, recorded ops, the least compile time seen.
+    cost: Option<(usize, usize, f64)>,
     mismatches: usize,
 }
 
@@ -143,6 +162,7 @@ fn bench(runs: usize, median: bool, names: &[String]) -> Result<bool, String> {
             expected,
             exe,
             times: Default::default(),
+            cost: None,
             mismatches: 0,
         });
     }
@@ -164,7 +184,13 @@ fn bench(runs: usize, median: bool, names: &[String]) -> Result<bool, String> {
                         None => continue,
                     },
                 };
-                let (t, out, ok) = time(&mut cmd)?;
+                let (t, out, ok, cost) = time(&mut cmd)?;
+                if let Some(c) = cost {
+                    p.cost = Some(match p.cost {
+                        Some(old) if old.2 <= c.2 => old,
+                        _ => c,
+                    });
+                }
                 if !ok || out != p.expected {
                     p.mismatches += 1;
                     eprintln!(
@@ -198,15 +224,26 @@ fn label(m: Mode) -> &'static str {
     }
 }
 
-/// Runs a command with empty stdin; its wall time, its stdout, whether it exited with 0.
-fn time(cmd: &mut Command) -> Result<(Duration, Vec<u8>, bool), String> {
+/// What a child's run gave: its wall time, its stdout, whether it exited with 0, and the
+/// compile cost it reported (traces, recorded ops, seconds).
+type Timed = (Duration, Vec<u8>, bool, Option<(usize, usize, f64)>);
+
+/// Runs a command with empty stdin. Its stderr is passed on, but for the cost line.
+fn time(cmd: &mut Command) -> Result<Timed, String> {
     let start = Instant::now();
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{cmd:?}: {e}"))?;
+    let mut stderr = child.stderr.take().unwrap();
+    // Read on a thread: a child that fills the stderr pipe would block before its stdout ends.
+    let errs = std::thread::spawn(move || {
+        let mut e = Vec::new();
+        let _ = stderr.read_to_end(&mut e);
+        e
+    });
     let mut out = Vec::new();
     child
         .stdout
@@ -215,7 +252,26 @@ fn time(cmd: &mut Command) -> Result<(Duration, Vec<u8>, bool), String> {
         .read_to_end(&mut out)
         .map_err(|e| e.to_string())?;
     let status = child.wait().map_err(|e| e.to_string())?;
-    Ok((start.elapsed(), out, status.success()))
+    let elapsed = start.elapsed();
+    let errs = errs
+        .join()
+        .map_err(|_| "reading stderr failed".to_string())?;
+    let mut cost = None;
+    for line in String::from_utf8_lossy(&errs).lines() {
+        match line
+            .strip_prefix(COST)
+            .map(|r| r.split_whitespace().collect::<Vec<_>>())
+        {
+            Some(v) if v.len() == 3 => {
+                cost = match (v[0].parse(), v[1].parse(), v[2].parse()) {
+                    (Ok(t), Ok(o), Ok(s)) => Some((t, o, s)),
+                    _ => None,
+                }
+            }
+            _ => eprintln!("{line}"),
+        }
+    }
+    Ok((elapsed, out, status.success(), cost))
 }
 
 /// Translates to C and compiles with `gcc -O2`; None (with a warning) if gcc fails.
@@ -302,14 +358,26 @@ fn table(programs: &[Entry], runs: usize, median: bool) -> String {
     );
     let _ = writeln!(
         s,
-        "| program | --no-jit | jit | gcc -O2 | no-jit/jit | jit/gcc | output |"
+        "| program | --no-jit | jit | gcc -O2 | no-jit/jit | jit/gcc | traces | ops | compile ms | µs/op | output |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for p in programs {
         let [n, j, g] = [&p.times[0], &p.times[1], &p.times[2]].map(|v| pick(v));
+        let cost = match p.cost {
+            Some((traces, ops, t)) => format!(
+                "{traces} | {ops} | {:.1} | {}",
+                t * 1e3,
+                if ops > 0 {
+                    format!("{:.2}", t * 1e6 / ops as f64)
+                } else {
+                    "-".to_string()
+                }
+            ),
+            None => "- | - | - | -".to_string(),
+        };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {cost} | {} |",
             p.name,
             secs(n),
             secs(j),

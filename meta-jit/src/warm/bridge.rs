@@ -13,6 +13,10 @@ use crate::ir::Trace;
 use crate::jitcode::Value;
 use crate::trace::{to_ir, Abort, Close, Fingerprint, Limits, Traced, Tracer};
 
+/// How many times a guard's wait for another bridge attempt doubles, after `max_aborts`
+/// attempts stopped at inner loops, before it gets no bridge.
+const MAX_BACKOFF: u32 = 8;
+
 /// How a bridge's tracing ended.
 pub(super) enum BridgeEnd {
     /// Continue in compiled loop number `.0` with these reds.
@@ -48,7 +52,7 @@ impl JitDriver {
             trace,
             frames,
             Limits {
-                trace_limit: params.trace_limit,
+                trace_limit: params.bridge_limit.min(params.trace_limit),
                 check_hints: params.check_hints,
             },
             first_guard,
@@ -110,12 +114,19 @@ impl JitDriver {
                 ..
             } => {
                 // The guard gets a bridge at its next failure, which can jump into the loop.
-                // Not more than `max_aborts` times: a bridge that always stops at an inner
-                // loop it cannot jump into is not traced forever.
+                // Not more than `max_aborts` times in a row: then after twice as many failures
+                // as last time (the inner loop may have code by then, its own trace having
+                // aborted until now), so that a bridge that always stops at an inner loop it
+                // cannot jump into is traced a few times only.
                 if let Some(g) = state.guards.get_mut(&r.id) {
+                    g.bridge_tried = false;
                     if g.attempts < params.max_aborts {
-                        g.bridge_tried = false;
                         g.failures = params.trace_eagerness.saturating_sub(1);
+                    } else if g.backoff < MAX_BACKOFF {
+                        g.failures = 0;
+                        g.backoff += 1;
+                    } else {
+                        g.bridge_tried = true;
                     }
                 }
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
@@ -135,6 +146,12 @@ impl JitDriver {
                     why = format!("{why}, at {}", unsafe { self.locate(&m.greens) });
                 }
                 self.aborted(state, &why);
+                // A bridge too long to compile still tells how long bridges are here (see
+                // `Params::eagerness`): it counts as one of the limit's length.
+                if reason == Abort::TooLong {
+                    state.bridge_ops.0 += 1;
+                    state.bridge_ops.1 += params.bridge_limit.min(params.trace_limit);
+                }
                 // SAFETY: the tracer left the interpreter in the state of `frames`.
                 BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }))
             }

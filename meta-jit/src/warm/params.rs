@@ -11,10 +11,21 @@ pub struct Params {
     pub enabled: bool,
     /// How many times a loop header is passed before it is traced.
     pub threshold: u32,
-    /// How many times a guard fails before a bridge is traced from it.
+    /// How many times a guard fails before a bridge is traced from it: for the first
+    /// [`SCALE_AFTER`] bridges, and then when the bridges compiled so far recorded
+    /// `bridge_ops` ops on average; scaled by their average length otherwise (see
+    /// [`Params::eagerness`]).
     pub trace_eagerness: u32,
+    /// The average bridge length, in recorded ops, at which a guard waits `trace_eagerness`
+    /// failures; 0 turns the scaling off.
+    pub bridge_ops: u32,
     /// The longest trace, in ops, before tracing aborts.
     pub trace_limit: usize,
+    /// The longest bridge, in ops (at most `trace_limit`): a longer one aborts, and its guard
+    /// goes to the interpreter. A bridge duplicates the guest code after its guard up to the
+    /// next compiled loop; past a few thousand ops, compiling that tail costs more than the
+    /// interpreter running it for the failures that follow.
+    pub bridge_limit: usize,
     /// After this many aborts at one location, it is never traced again; before that, each
     /// abort doubles the count needed to trace it again. A loop trace that ends in another
     /// loop is dropped like an abort, except the last time: then it is compiled.
@@ -46,7 +57,9 @@ impl Default for Params {
             enabled: true,
             threshold: 1039,
             trace_eagerness: 200,
+            bridge_ops: 400,
             trace_limit: 6000,
+            bridge_limit: 2000,
             max_aborts: 4,
             max_bridges: 100,
             max_memory_kb: 16384,
@@ -57,12 +70,41 @@ impl Default for Params {
     }
 }
 
+/// How many bridges are compiled before their average length scales the eagerness (see
+/// [`Params::eagerness`]).
+pub const SCALE_AFTER: usize = 4;
+
+/// The fewest failures the scaling of [`Params::eagerness`] goes down to (unless
+/// `trace_eagerness` is set lower: then that).
+pub const MIN_EAGERNESS: u64 = 20;
+
 impl Params {
+    /// How many failures of a guard trace a bridge from it, when `bridges` bridges were
+    /// compiled so far with `ops` recorded ops in all: `trace_eagerness` times the average
+    /// bridge length over `bridge_ops`, from a tenth of `trace_eagerness` to 5 times it, and
+    /// not below [`MIN_EAGERNESS`] unless `trace_eagerness` itself is lower. A failure without a bridge costs about as much as a few recorded ops
+    /// cost to compile: a guard whose bridge will be short gets it sooner, and one whose
+    /// bridge will be long (a loop body that branches many ways duplicates its tail in every
+    /// bridge) waits until its failures are worth it.
+    pub fn eagerness(&self, bridges: usize, ops: usize) -> u32 {
+        if bridges < SCALE_AFTER || self.bridge_ops == 0 {
+            return self.trace_eagerness;
+        }
+        let e = u64::from(self.trace_eagerness);
+        let scaled = e * ops as u64 / (bridges as u64 * u64::from(self.bridge_ops));
+        let low = e.min((e / 10).max(MIN_EAGERNESS));
+        scaled
+            .clamp(low, e.saturating_mul(5))
+            .min(u64::from(u32::MAX)) as u32
+    }
+
     /// The names [`Params::set`] takes, as `name=value`.
     pub const NAMES: &'static [&'static str] = &[
         "threshold",
         "trace_eagerness",
+        "bridge_ops",
         "trace_limit",
+        "bridge_limit",
         "max_aborts",
         "max_bridges",
         "max_memory_kb",
@@ -72,7 +114,7 @@ impl Params {
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
-    /// `trace_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
+    /// `bridge_ops`, `trace_limit`, `bridge_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
     /// `opt::Options::parse`, `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
@@ -90,7 +132,9 @@ impl Params {
                 None if item == "on" => self.enabled = true,
                 Some(("threshold", v)) => self.threshold = num(v, 1, u32_max)? as u32,
                 Some(("trace_eagerness", v)) => self.trace_eagerness = num(v, 1, u32_max)? as u32,
+                Some(("bridge_ops", v)) => self.bridge_ops = num(v, 0, u32_max)? as u32,
                 Some(("trace_limit", v)) => self.trace_limit = num(v, 1, u32_max)? as usize,
+                Some(("bridge_limit", v)) => self.bridge_limit = num(v, 1, u32_max)? as usize,
                 Some(("max_aborts", v)) => self.max_aborts = num(v, 0, u32_max)? as u32,
                 Some(("max_bridges", v)) => self.max_bridges = num(v, 0, u32_max)? as u32,
                 Some(("max_memory_kb", v)) => self.max_memory_kb = num(v, 0, u32_max)? as u32,
@@ -127,6 +171,40 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::Params;
+
+    #[test]
+    fn the_eagerness_follows_the_bridges_length() {
+        let p = Params::default();
+        // Too few bridges to tell: `trace_eagerness`.
+        assert_eq!(p.eagerness(0, 0), 200);
+        assert_eq!(p.eagerness(3, 30_000), 200);
+        // 400 ops on average: `trace_eagerness`; in proportion around it.
+        assert_eq!(p.eagerness(4, 1_600), 200);
+        assert_eq!(p.eagerness(10, 1_000), 50);
+        assert_eq!(p.eagerness(10, 14_000), 700);
+        // From a tenth to 5 times.
+        assert_eq!(p.eagerness(100, 100), 20);
+        assert_eq!(p.eagerness(4, 1_000_000), 1_000);
+        // A small eagerness is not made smaller, only larger for long bridges; scaling off
+        // with `bridge_ops=0`.
+        let mut q = p.clone();
+        q.set("trace_eagerness=2").unwrap();
+        assert_eq!(q.eagerness(100, 100), 2);
+        assert_eq!(q.eagerness(4, 1_000_000), 10);
+        q.set("trace_eagerness=1000").unwrap();
+        assert_eq!(q.eagerness(100, 100), 100);
+        q.set("trace_eagerness=200,bridge_ops=0").unwrap();
+        assert_eq!(q.eagerness(100, 100), 200);
+    }
+
+    #[test]
+    fn bridges_have_their_own_limit() {
+        let mut p = Params::default();
+        assert_eq!((p.trace_limit, p.bridge_limit), (6000, 2000));
+        p.set("bridge_limit=50").unwrap();
+        assert_eq!(p.bridge_limit, 50);
+        assert!(p.set("bridge_limit=0").is_err());
+    }
 
     #[test]
     fn values_are_set() {

@@ -72,6 +72,9 @@ pub struct Stats {
     /// Compiled traces thrown away because what they folded no longer holds (another object
     /// lives at a green's address).
     pub invalidated: usize,
+    /// Ops recorded in the traces that were then compiled (before optimization; aborted
+    /// traces not counted): what the compile times below were spent on, mostly.
+    pub recorded_ops: usize,
     /// Time spent tracing.
     pub tracing: Duration,
     /// Time spent optimizing.

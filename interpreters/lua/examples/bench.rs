@@ -72,6 +72,20 @@ fn main() {
             _ => only.push(a),
         }
     }
+    // The interpreter measured is this workspace's `lua` binary beside this example: build it
+    // now (a no-op when it is up to date), so that a stale binary is never measured.
+    let mut build = std::process::Command::new(env!("CARGO"));
+    build.args(["build", "-q", "-p", "lua", "--bin", "lua"]);
+    if !cfg!(debug_assertions) {
+        build.arg("--release");
+    }
+    match build.status() {
+        Ok(s) if s.success() => {}
+        other => {
+            eprintln!("bench: building the lua binary failed: {other:?}");
+            std::process::exit(1);
+        }
+    }
     let me = std::env::current_exe().expect("the bench binary");
     let lua = me
         .parent()

@@ -278,7 +278,7 @@ pub struct FieldDescr {
     /// The field rarely changes (`#[jit(quasi_immutable)]`): loads from a constant object fold
     /// under `guard_not_invalidated`, and a write invalidates machine code that folded it.
     pub quasi_immutable: bool,
-    /// The alias class (see [`crate::ir::may_alias`]): the stored type's name (safe Rust reaches
+    /// The alias class (see `ir::may_alias`): the stored type's name (safe Rust reaches
     /// a `u8` only as a `u8`, wherever it lives) for an access through a reference of unseen
     /// origin; `TYPE|PATH` for one whose access path the codewriter saw (`i64|S.f`, the field
     /// `f` of struct `S`), which aliases only the same path and the wide `TYPE`; or a name of

@@ -80,7 +80,7 @@ pub struct Ptr<T: ?Sized> {
 }
 
 /// How the codewriter reached a place: what decides its alias class ([`place::alias_class`],
-/// the rule in [`crate::ir::may_alias`]).
+/// the rule in `ir::may_alias`).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 pub enum Origin {
     /// Through a reference whose origin it cannot see (an argument, a loaded reference or

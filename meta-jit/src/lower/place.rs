@@ -110,7 +110,7 @@ pub fn alias_class<T: ?Sized>(p: &Ptr<T>) -> String {
 
 /// The alias class of the part `suffix` (`".ptr"`, `".len"`, or `""` for all) of a place
 /// holding a `T`: the wide class `T` when the place's origin is unseen, `T|PATH` when the
-/// codewriter saw the path (the rule is [`crate::ir::may_alias`]'s), the field's own name for a
+/// codewriter saw the path (the rule is `ir::may_alias`'s), the field's own name for a
 /// place only the framework reaches.
 pub fn alias_class_part<T: ?Sized>(p: &Ptr<T>, suffix: &str) -> String {
     if p.flags.private {

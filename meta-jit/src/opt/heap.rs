@@ -14,7 +14,7 @@
 //! classes): a store forgets only what it may overwrite, which is a location of a class that
 //! may alias its own, other than those provably apart from it: another field at a disjoint
 //! byte range of the same object (also of an object at a known displacement from it,
-//! [`Cache::roots`]: the tracer's address of an item of an array of structs), or another item
+//! `Cache::roots`: the tracer's address of an item of an array of structs), or another item
 //! of the same array whose index differs by a known constant (`i` and `i + 1`, or two
 //! different constants). A residual call forgets every location whose class its effects may
 //! write, or that may alias one (immutable fields are never forgotten).

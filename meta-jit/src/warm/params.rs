@@ -12,7 +12,7 @@ pub struct Params {
     /// How many times a loop header is passed before it is traced.
     pub threshold: u32,
     /// How many times a guard fails before a bridge is traced from it: for the first
-    /// [`SCALE_AFTER`] bridges, and then when the bridges compiled so far recorded
+    /// `SCALE_AFTER` (4) bridges, and then when the bridges compiled so far recorded
     /// `bridge_ops` ops on average; scaled by their average length otherwise (see
     /// [`Params::eagerness`]).
     pub trace_eagerness: u32,
@@ -82,7 +82,7 @@ impl Params {
     /// How many failures of a guard trace a bridge from it, when `bridges` bridges were
     /// compiled so far with `ops` recorded ops in all: `trace_eagerness` times the average
     /// bridge length over `bridge_ops`, from a tenth of `trace_eagerness` to 5 times it, and
-    /// not below [`MIN_EAGERNESS`] unless `trace_eagerness` itself is lower. A failure without a bridge costs about as much as a few recorded ops
+    /// not below `MIN_EAGERNESS` (20) unless `trace_eagerness` itself is lower. A failure without a bridge costs about as much as a few recorded ops
     /// cost to compile: a guard whose bridge will be short gets it sooner, and one whose
     /// bridge will be long (a loop body that branches many ways duplicates its tail in every
     /// bridge) waits until its failures are worth it.

@@ -366,6 +366,15 @@ impl Opcode {
         )
     }
 
+    /// Whether this op loads a field or an array item (not a quasi-immutable field's check).
+    pub fn is_load(self) -> bool {
+        use Opcode::*;
+        matches!(
+            self,
+            GetfieldI | GetfieldF | GetfieldR | GetarrayitemI | GetarrayitemF | GetarrayitemR
+        )
+    }
+
     /// Whether this op is a trace input.
     pub fn is_input(self) -> bool {
         matches!(self, Opcode::InputI | Opcode::InputF | Opcode::InputR)

@@ -8,18 +8,7 @@ use crate::ir::{Op, OpRef, Opcode, Trace};
 /// Whether an op may go when its value is unused.
 fn removable(op: &Op) -> bool {
     use Opcode::*;
-    op.opcode.is_pure()
-        || matches!(
-            op.opcode,
-            GetfieldI
-                | GetfieldF
-                | GetfieldR
-                | GetarrayitemI
-                | GetarrayitemF
-                | GetarrayitemR
-                | New
-                | NewArray
-        )
+    op.opcode.is_pure() || op.opcode.is_load() || matches!(op.opcode, New | NewArray)
 }
 
 fn uses(op: &Op) -> impl Iterator<Item = OpRef> + '_ {

@@ -611,20 +611,11 @@ fn carried_values(o: &mut Optimizer) -> Vec<OpRef> {
 /// Whether `v` is a value the trace computed (not an input, a load or a constant).
 fn computed(o: &Optimizer, v: OpRef) -> bool {
     use Opcode::*;
-    v.is_op()
-        && !matches!(
-            o.out.ops[v.index()].opcode,
-            GetfieldI
-                | GetfieldF
-                | GetfieldR
-                | GetarrayitemI
-                | GetarrayitemF
-                | GetarrayitemR
-                | SameAsI
-                | SameAsF
-                | SameAsR
-        )
-        && !o.out.ops[v.index()].opcode.is_input()
+    if !v.is_op() {
+        return false;
+    }
+    let op = o.out.ops[v.index()].opcode;
+    !op.is_load() && !op.is_input() && !matches!(op, SameAsI | SameAsF | SameAsR)
 }
 
 /// At the loop's `jump`: every imported location must still hold what it held at the label,

@@ -94,6 +94,9 @@ pub struct Cache {
     /// displacement, when it is an address computed from another (`cast_int_to_ptr(
     /// cast_ptr_to_int(p) + k)`, an item of an array of structs); `(itself, 0)` otherwise.
     roots: HashMap<OpRef, (OpRef, i64)>,
+    /// The other way round: for an object, the objects [`Cache::roots`] found at a known
+    /// displacement from it (so a load looks at those only, not at every object of its class).
+    displaced: HashMap<OpRef, SmallVec<[OpRef; 2]>>,
     /// Locations whose value the loop carries in a label argument (the body changes them).
     pub carried: HashSet<Imported>,
     /// The carried locations the label got an argument for, in the label's order, with the
@@ -167,6 +170,7 @@ impl Cache {
         self.imported.clear();
         self.carried_now.clear();
         self.roots.clear();
+        self.displaced.clear();
     }
 
     fn class(&self, d: DescrId) -> usize {
@@ -272,6 +276,9 @@ fn root_of(o: &mut Optimizer, a: OpRef) -> (OpRef, i64) {
     })()
     .unwrap_or((a, 0));
     o.heap.roots.insert(a, root);
+    if root.0 != a {
+        o.heap.displaced.entry(root.0).or_default().push(a);
+    }
     root
 }
 
@@ -288,7 +295,11 @@ fn same_bytes(o: &mut Optimizer, d: DescrId, obj: OpRef) -> Option<OpRef> {
     let (root, disp) = root_of(o, obj);
     let f = o.out.get_descr(d).field().expect("verified").clone();
     let at = disp.wrapping_add(i64::from(f.offset));
-    let objs: Vec<OpRef> = o.heap.mem[c].fields.keys().copied().collect();
+    // The objects that may name the same bytes: the root and those displaced from it.
+    let objs: SmallVec<[OpRef; 4]> = std::iter::once(root)
+        .chain(o.heap.displaced.get(&root).into_iter().flatten().copied())
+        .filter(|other| o.heap.mem[c].fields.contains_key(other))
+        .collect();
     for other in objs {
         let (r, k) = root_of(o, other);
         if r != root {
@@ -551,6 +562,7 @@ pub fn at_label(o: &mut Optimizer, vars: &HashSet<OpRef>) -> Vec<OpRef> {
     // A displacement known before the label may not hold after it: the object may be a
     // loop-carried value.
     o.heap.roots.clear();
+    o.heap.displaced.clear();
     let mut imported = Vec::new();
     let mut boxes = Vec::new();
     o.heap.carried_now.clear();
@@ -573,7 +585,11 @@ pub fn at_label(o: &mut Optimizer, vars: &HashSet<OpRef>) -> Vec<OpRef> {
             imported.push((k, v));
         }
         match k {
-            Imported::Field(k) => o.heap.set_field(k, v),
+            Imported::Field(k) => {
+                // Its displacement, as every object with a known field has one.
+                root_of(o, k.1);
+                o.heap.set_field(k, v)
+            }
             Imported::Item(k) => o.heap.set_item(k, i, v),
         }
     }

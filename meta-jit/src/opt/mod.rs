@@ -143,8 +143,6 @@ pub struct Report {
     pub quasi_immutable: Vec<(usize, String)>,
     /// Set if the loop was peeled ([`unroll`]).
     pub peeled: Option<PeelReport>,
-    /// Per label slot, how the loop carries it (moved into [`PeelReport::carried_virtual`]).
-    pub carried_virtual: Vec<Option<usize>>,
     /// Set if the peeled loop is a counted loop that skips to its last turn ([`counted`]).
     pub counted: bool,
     /// How many times the part from the label on was optimized (0 for a trace without
@@ -179,7 +177,7 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
         let (out, report) = optimize_rounds(trace, opts);
         return (out, report);
     }
-    let (mut out, mut report, p) = optimize_peeled(trace, opts);
+    let (mut out, mut report, p, carried_virtual) = optimize_peeled(trace, opts);
     if opts.counted {
         if let Some(skipping) = counted::skip_to_last_turn(&out) {
             debug_assert_eq!(
@@ -191,7 +189,6 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
             report.counted = true;
         }
     }
-    let carried_virtual = std::mem::take(&mut report.carried_virtual);
     report.peeled = Some(PeelReport {
         carried_virtual,
         carried: p.carried,
@@ -218,8 +215,12 @@ fn optimize_rounds(trace: &Trace, opts: &Options) -> (Trace, Report) {
 /// loop-invariant in the peeled loop. The optimizer then goes on into the peeled trace's
 /// label and body, whose preamble is the same ops at the same positions. Rounds (see
 /// [`optimize_rounds`]) start again from the state at the end of the preamble, so each costs
-/// the body only.
-fn optimize_peeled(trace: &Trace, opts: &Options) -> (Trace, Report, unroll::Peeled) {
+/// the body only. Also returns how the label carries each carried input
+/// ([`PeelReport::carried_virtual`]).
+fn optimize_peeled(
+    trace: &Trace,
+    opts: &Options,
+) -> (Trace, Report, unroll::Peeled, Vec<Option<usize>>) {
     let once = Options {
         unroll: false,
         ..opts.clone()
@@ -238,8 +239,9 @@ fn optimize_peeled(trace: &Trace, opts: &Options) -> (Trace, Report, unroll::Pee
     o.input = &peeled.trace;
     o.out.ops.reserve(peeled.trace.ops.len() - jump_at);
     let o = settle(o, jump_at, &peeled.trace, true);
+    let carried_virtual = o.virtuals.carry.virtual_slots();
     let out = finish(o.out, opts);
-    (out, o.report, peeled)
+    (out, o.report, peeled, carried_virtual)
 }
 
 /// Optimizes `trace.ops[from..]`, starting from `start` (which has optimized the ops before
@@ -266,14 +268,16 @@ fn settle<'a>(
     let (mut carried, mut banned) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
     let (mut unassumed, mut unseeded) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
     let mut not_virtual = hashbrown::HashSet::new();
-    let (mut rounds, mut tries) = (0, 0);
+    // Rounds so far, and those of them in which the heap cache had something to settle (after
+    // four of those, the label imports nothing).
+    let (mut tries, mut heap_rounds) = (0, 0);
     loop {
         let mut o = start.snapshot();
         o.heap.carried = carried.clone();
         o.heap.banned = banned.clone();
         o.heap.unseeded = unseeded.clone();
         o.heap.seed = true;
-        o.heap_import = rounds < 4;
+        o.heap_import = heap_rounds < 4;
         o.bounds.banned = unassumed.clone();
         o.virtuals.carry.peeled = peeled;
         o.virtuals.carry.banned = not_virtual.clone();
@@ -285,7 +289,6 @@ fn settle<'a>(
         let heap_settled = o.heap.broken.is_empty() && o.heap.unneeded.is_empty();
         if heap_settled && o.bounds.broken.is_empty() && carry_broken.is_empty() {
             o.report.rounds = tries;
-            o.report.carried_virtual = o.virtuals.carry.virtual_slots();
             return o;
         }
         not_virtual.extend(carry_broken);
@@ -298,7 +301,7 @@ fn settle<'a>(
             }
         }
         unassumed.extend(o.bounds.broken.iter().copied());
-        rounds += usize::from(!heap_settled);
+        heap_rounds += usize::from(!heap_settled);
     }
 }
 

@@ -109,10 +109,9 @@ struct State {
     bridges: HashMap<TraceId, u32>,
     /// Bridges compiled, and the ops recorded in them (see `Params::eagerness`).
     bridge_ops: (usize, usize),
-    /// Heap bytes the live traces keep besides their code: each optimized trace in
-    /// `compiled` ([`Trace::heap_bytes`]), its fingerprint, its guards' entries and the
-    /// backend's tables for it. `trace_cost` has each trace's share.
-    trace_bytes: usize,
+    /// Heap bytes each live trace keeps besides its code: its optimized trace in `compiled`
+    /// ([`Trace::heap_bytes`]), its fingerprint, its guards' entries and the backend's tables
+    /// for it.
     trace_cost: HashMap<TraceId, usize>,
     stats: Stats,
     /// What the trace viewer shows, when `METAJIT_LOG` asks for it.
@@ -135,7 +134,6 @@ impl State {
             root: HashMap::new(),
             bridges: HashMap::new(),
             bridge_ops: (0, 0),
-            trace_bytes: 0,
             trace_cost: HashMap::new(),
             stats: Stats::default(),
             viewer: None,
@@ -573,7 +571,8 @@ impl JitDriver {
 
     /// Whether the live traces leave room under `max_memory_kb` for another.
     fn code_room(state: &State, params: &Params) -> bool {
-        state.backend.code_memory() + state.trace_bytes < params.max_memory_kb as usize * 1024
+        let kept: usize = state.trace_cost.values().sum();
+        state.backend.code_memory() + kept < params.max_memory_kb as usize * 1024
     }
 
     /// Whether a guard of trace `t` may get a bridge: its loop has fewer than `max_bridges`,
@@ -752,7 +751,6 @@ impl JitDriver {
                 .map_or(0, |m| m.fingerprint.heap_bytes())
             + state.backend.info(id).map_or(0, |i| i.table_bytes)
             + guards * (std::mem::size_of::<(u32, GuardInfo)>() + 1);
-        state.trace_bytes += cost;
         state.trace_cost.insert(id, cost);
         state.compiled.insert(id, Rc::clone(&opt));
         state.stats.traces.push(TraceRecord {

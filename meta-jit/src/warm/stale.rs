@@ -234,7 +234,7 @@ impl JitDriver {
         let freed = state.backend.free(t);
         for f in &freed {
             state.compiled.remove(f);
-            state.trace_bytes -= state.trace_cost.remove(f).unwrap_or(0);
+            state.trace_cost.remove(f);
             match state.root.remove(f) {
                 Some(r) if r != *f => {
                     if let Some(n) = state.bridges.get_mut(&r) {

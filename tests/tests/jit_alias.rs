@@ -278,10 +278,30 @@ fn objs() -> Vec<Obj> {
 
 const PARAMS: &str = "on,threshold=3,trace_eagerness=2";
 
-/// Runs `ops` on layout A with the JIT off, then on, checks that both end the same, and
-/// returns what the driver did.
+/// Runs `$code` on a fresh VM from `$fresh` through the portal `$run`, with the JIT off, then
+/// on, checks that both end the same, and returns what the driver did.
+macro_rules! off_then_on {
+    ($run:ident, $code:expr, $fresh:expr) => {{
+        let (code, fresh) = ($code, $fresh);
+        let mut vm_off = fresh();
+        $run::with_driver(|d| {
+            d.reset();
+            d.set_params("off").unwrap();
+        });
+        let off = $run(&code, &mut vm_off);
+        let mut vm_on = fresh();
+        $run::with_driver(|d| {
+            d.reset();
+            d.set_params(PARAMS).unwrap();
+        });
+        let on = $run(&code, &mut vm_on);
+        assert_eq!((on, &vm_on), (off, &vm_off));
+        $run::with_driver(|d| d.with_stats(|s| s.clone()))
+    }};
+}
+
+/// Layout A: one register file of tagged structs.
 fn go_a(ops: &[Ins], regs: usize) -> Stats {
-    let code = Code { ops: ops.to_vec() };
     let fresh = || VmA {
         regs: vec![
             Val {
@@ -293,45 +313,18 @@ fn go_a(ops: &[Ins], regs: usize) -> Stats {
         ],
         objs: objs(),
     };
-    let mut vm_off = fresh();
-    run_a::with_driver(|d| {
-        d.reset();
-        d.set_params("off").unwrap();
-    });
-    let off = run_a(&code, &mut vm_off);
-    let mut vm_on = fresh();
-    run_a::with_driver(|d| {
-        d.reset();
-        d.set_params(PARAMS).unwrap();
-    });
-    let on = run_a(&code, &mut vm_on);
-    assert_eq!((on, &vm_on), (off, &vm_off));
-    run_a::with_driver(|d| d.with_stats(|s| s.clone()))
+    off_then_on!(run_a, Code { ops: ops.to_vec() }, fresh)
 }
 
-/// [`go_a`] for layout B.
+/// Layout B: one vector per type.
 fn go_b(ops: &[Ins], regs: usize) -> Stats {
-    let code = Code { ops: ops.to_vec() };
     let fresh = || VmB {
         tags: vec![INT; regs],
         ints: vec![0; regs],
         floats: vec![0.0; regs],
         objs: objs(),
     };
-    let mut vm_off = fresh();
-    run_b::with_driver(|d| {
-        d.reset();
-        d.set_params("off").unwrap();
-    });
-    let off = run_b(&code, &mut vm_off);
-    let mut vm_on = fresh();
-    run_b::with_driver(|d| {
-        d.reset();
-        d.set_params(PARAMS).unwrap();
-    });
-    let on = run_b(&code, &mut vm_on);
-    assert_eq!((on, &vm_on), (off, &vm_off));
-    run_b::with_driver(|d| d.with_stats(|s| s.clone()))
+    off_then_on!(run_b, Code { ops: ops.to_vec() }, fresh)
 }
 
 /// The ops of the only loop's body (after its label), as opcode names (loads and stores by
@@ -582,20 +575,7 @@ fn a_counting_loop_over_a_vec_of_enums_traces_like_per_type_vecs() {
     let fresh = || VmC {
         regs: vec![Value::Whole(0); 4],
     };
-    let mut vm_off = fresh();
-    run_c::with_driver(|d| {
-        d.reset();
-        d.set_params("off").unwrap();
-    });
-    let off = run_c(&code, &mut vm_off);
-    let mut vm_on = fresh();
-    run_c::with_driver(|d| {
-        d.reset();
-        d.set_params(PARAMS).unwrap();
-    });
-    let on = run_c(&code, &mut vm_on);
-    assert_eq!((on, &vm_on), (off, &vm_off));
-    let (c, tc) = body(&run_c::with_driver(|d| d.with_stats(|s| s.clone())));
+    let (c, tc) = body(&off_then_on!(run_c, code, fresh));
     let (b, tb) = body(&go_b(COUNT, 4));
     // The payload written through the binding `x` keeps its precise class (a `let` that is
     // not `mut` keeps the path): nothing in the trace is of the wide class `i64`.

@@ -12,8 +12,13 @@
 //! portal with a value, which the expansion returns. When the JIT is off or the location is
 //! cold, the cost is a thread-local flag test, a hash of the greens and a counter increment.
 //!
-//! The driver is per thread and not reentrant: while it traces or runs compiled code, a nested
-//! call of the portal (from a residual call) runs in the interpreter only.
+//! The driver is per thread and reentrant: compiled code may call a function that runs the
+//! portal again, and that nested run counts, traces, compiles and enters compiled code like
+//! the outer one (the state is borrowed step by step, never while compiled code or the
+//! blackhole interpreter runs; see [`JitDriver::drive`]). What a nested run frees while outer
+//! code waits in a call stays until that code returns (the backend's graveyard and the
+//! driver's `zombies`). Only while the driver traces does a nested run of the portal stay in
+//! the interpreter: the tracer holds the state.
 //!
 //! Before it enters compiled code, the driver checks that the objects the greens reference are
 //! still those the code was traced on (`stale`): a freed program's address may hold another
@@ -46,7 +51,6 @@ use crate::resume;
 use crate::trace::{
     from_ir, to_ir, Abort, Close, Codes, Fingerprint, Limits, Mark, Traced, Tracer,
 };
-use bridge::BridgeEnd;
 
 pub use native::{can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, Vals};
 pub use params::Params;
@@ -97,6 +101,9 @@ struct State {
     /// The optimized trace of every compiled trace, by trace id (shared: a guard failure
     /// reads its trace's resume data while the driver's state changes).
     compiled: HashMap<TraceId, Rc<Trace>>,
+    /// Traces thrown away while compiled code waited in a call (the portal ran again): a
+    /// waiting run may still leave through one of their guards. Emptied when no run is left.
+    zombies: HashMap<TraceId, Rc<Trace>>,
     /// What every live compiled trace folded, where it came from and where it continues.
     meta: HashMap<TraceId, stale::TraceMeta>,
     /// For each loop entered lately, the traces its code may reach, in checking order.
@@ -127,6 +134,7 @@ impl State {
             abort_facts: HashMap::new(),
             loops: Vec::new(),
             compiled: HashMap::new(),
+            zombies: HashMap::new(),
             meta: HashMap::new(),
             closures: HashMap::new(),
             guards: HashMap::new(),
@@ -278,8 +286,18 @@ impl JitDriver {
     /// Forgets every compiled trace, counter and statistic (parameters stay). Not needed when
     /// a program is freed and another one takes its address: the driver notices that by
     /// itself (see the module doc).
+    ///
+    /// # Panics
+    /// When compiled code of this driver waits in a call (reset from inside the portal run
+    /// again): its code must stay.
     pub fn reset(&self) {
-        *self.state.borrow_mut() = State::new();
+        let mut state = self.state.borrow_mut();
+        assert!(
+            state.backend.running() == 0,
+            "JitDriver::reset while compiled code of the driver waits in a call"
+        );
+        *state = State::new();
+        drop(state);
         self.counters.borrow_mut().iter_mut().for_each(|c| *c = 0);
     }
 
@@ -315,15 +333,14 @@ impl JitDriver {
             .get(&key)
             .copied()
             .unwrap_or(CellState::Counting { aborts: 0 });
-        match cell {
+        let next = match cell {
             CellState::Compiled { loop_no } => {
                 state.stats.entries += 1;
-                // SAFETY: forwarded.
-                Some(unsafe { self.run_compiled(&mut state, &params, loop_no, reds) })
+                Next::enter(loop_no, reds)
             }
             CellState::DontTrace => {
                 self.counters.borrow_mut()[slot] = 0;
-                None
+                return None;
             }
             CellState::Counting { aborts } => {
                 let needed = params.threshold.saturating_mul(1 << aborts.min(16));
@@ -335,9 +352,49 @@ impl JitDriver {
                     return None;
                 }
                 // SAFETY: forwarded.
-                Some(unsafe {
-                    self.trace_loop(&mut state, &params, key, aborts, greens, reds, false)
-                })
+                unsafe { self.trace_loop(&mut state, &params, key, aborts, greens, reds, false) }
+            }
+        };
+        drop(state);
+        // SAFETY: forwarded: what `next` holds is the interpreter's state now.
+        Some(unsafe { self.drive(&params, next) })
+    }
+
+    /// Carries out `next` and what follows from it until the interpreter takes over. The
+    /// driver's state is borrowed for each step and never while compiled code or the
+    /// blackhole interpreter runs: a call they make may run the portal again, and that call
+    /// may trace, compile and run code of its own (the portal is reentrant). This loop is
+    /// also why tracing, compiled code and bridges that follow each other do not nest native
+    /// frames.
+    ///
+    /// # Safety
+    /// `next` describes the interpreter's state: its values are the portal's at that point.
+    unsafe fn drive(&self, params: &Params, mut next: Next) -> Resumed {
+        loop {
+            next = match next {
+                Next::Done(r) => return r,
+                // SAFETY: the frames are the interpreter's state.
+                Next::Blackhole(frames) => return landed(unsafe { blackhole::run(frames) }),
+                Next::TraceHere(frames, why) => {
+                    // SAFETY: forwarded; the blackhole interpreter stops at once, at the merge
+                    // point.
+                    match unsafe { blackhole::run(frames) } {
+                        Landed::MergePoint { greens, reds } => {
+                            let mut state = self.state.borrow_mut();
+                            // SAFETY: the interpreter stands at this merge point.
+                            unsafe { self.trace_here(&mut state, params, &greens, &reds, why) }
+                        }
+                        Landed::Return(v) => Next::Done(Resumed::Return(v)),
+                    }
+                }
+                Next::Enter {
+                    loop_no,
+                    inputs,
+                    fresh,
+                } => {
+                    // SAFETY: forwarded.
+                    unsafe { self.run_compiled(params, loop_no, inputs, fresh) }
+                }
             }
         }
     }
@@ -352,7 +409,7 @@ impl JitDriver {
         greens: &[Value],
         reds: &[Value],
         entered: bool,
-    ) -> Resumed {
+    ) -> Next {
         let portal = (self.portal)();
         let t0 = Instant::now();
         let first_guard = state.next_guard;
@@ -407,9 +464,9 @@ impl JitDriver {
                         let why = unsafe { self.abort_text(why, &start, &marks) };
                         self.loop_aborted(state, params, key, aborts, &why, fingerprint);
                         state.stats.entries += 1;
-                        // SAFETY: the tracer left the interpreter at the merge point with
-                        // these greens and reds, the entry of `next`.
-                        return unsafe { self.run_compiled(state, params, next, &reds) };
+                        // The tracer left the interpreter at the merge point with these greens
+                        // and reds, the entry of `next`.
+                        return Next::enter(next, &reds);
                     }
                     _ => {}
                 }
@@ -444,18 +501,18 @@ impl JitDriver {
                             _ => None,
                         };
                         let Some(next) = next else {
-                            return merge_point(at, reds);
+                            return Next::Done(merge_point(at, reds));
                         };
                         state.stats.entries += 1;
-                        // SAFETY: the tracer left the interpreter at the merge point with
-                        // these greens and reds, the entry of `next`.
-                        unsafe { self.run_compiled(state, params, next, &reds) }
+                        // The tracer left the interpreter at the merge point with these greens
+                        // and reds, the entry of `next`.
+                        Next::enter(next, &reds)
                     }
                     Err((e, fingerprint)) => {
                         self.aborted(state, &format!("compilation failed: {e}"));
                         state.abort_facts.insert(key.clone(), fingerprint);
                         state.cells.insert(key, CellState::DontTrace);
-                        merge_point(at, reds)
+                        Next::Done(merge_point(at, reds))
                     }
                 }
             }
@@ -467,17 +524,13 @@ impl JitDriver {
                 // Not this location's fault: it is traced again at its next visit, and the
                 // inner loop now.
                 self.counters.borrow_mut()[Self::slot(&start)] = params.threshold;
-                // SAFETY: the tracer left the interpreter in the state of `frames`.
-                unsafe { self.trace_here(state, params, frames, Abort::InnerLoop) }
+                Next::TraceHere(frames, Abort::InnerLoop)
             }
             Traced::Aborted {
                 reason: Abort::Reentered,
                 frames,
                 ..
-            } => {
-                // SAFETY: the tracer left the interpreter in the state of `frames`.
-                unsafe { self.trace_here(state, params, frames, Abort::Reentered) }
-            }
+            } => Next::TraceHere(frames, Abort::Reentered),
             Traced::Aborted {
                 reason,
                 frames,
@@ -487,8 +540,8 @@ impl JitDriver {
                 // SAFETY: the interpreter stands in the program the trace ran.
                 let why = unsafe { self.abort_text(&reason.to_string(), &start, &marks) };
                 self.loop_aborted(state, params, key, aborts, &why, fingerprint);
-                // SAFETY: the tracer left the interpreter in the state of `frames`.
-                landed(unsafe { blackhole::run(frames) })
+                // The tracer left the interpreter in the state of `frames`.
+                Next::Blackhole(frames)
             }
         }
     }
@@ -504,8 +557,8 @@ impl JitDriver {
         }
     }
 
-    /// A trace stopped at a loop header (`frames` stand at that merge point) to trace the
-    /// loop there now, from there (`why`):
+    /// A trace stopped at a loop header (the interpreter stands at that merge point, with
+    /// `greens` and `reds`) to trace the loop there now, from there (`why`):
     /// - [`Abort::InnerLoop`]: the trace passed an inner loop's header twice; the inner
     ///   loop is traced instead of unrolled into the outer trace or bridge (which is traced
     ///   again later and then jumps into it);
@@ -513,38 +566,33 @@ impl JitDriver {
     ///   its entry; this time it closes wherever it comes back.
     ///
     /// # Safety
-    /// `frames` are the interpreter's state at that merge point.
+    /// The interpreter stands at that merge point with these greens and reds.
     unsafe fn trace_here(
         &self,
         state: &mut State,
         params: &Params,
-        frames: Vec<crate::jitcode::runner::Frame<'static>>,
+        greens: &[Value],
+        reds: &[Value],
         why: Abort,
-    ) -> Resumed {
+    ) -> Next {
         if why == Abort::InnerLoop {
             state.stats.inner_loops_first += 1;
         } else {
             state.stats.retraced += 1;
         }
-        // SAFETY: forwarded; the blackhole interpreter stops at once, at the merge point.
-        match unsafe { blackhole::run(frames) } {
-            Landed::MergePoint { greens, reds } => {
-                if self.log.abort {
-                    // SAFETY: the interpreter stands at this merge point.
-                    let at = unsafe { self.locate(&greens) };
-                    log::line("abort", &format!("{}: {why}, at {at}", self.name));
-                }
-                let key = Self::key(&greens);
-                let aborts = match state.cells.get(&key) {
-                    Some(CellState::Counting { aborts }) => *aborts,
-                    _ => 0,
-                };
-                let entered = why == Abort::Reentered;
-                // SAFETY: the interpreter stands at the merge point with these greens and reds.
-                unsafe { self.trace_loop(state, params, key, aborts, &greens, &reds, entered) }
-            }
-            Landed::Return(v) => Resumed::Return(v),
+        if self.log.abort {
+            // SAFETY: the interpreter stands at this merge point.
+            let at = unsafe { self.locate(greens) };
+            log::line("abort", &format!("{}: {why}, at {at}", self.name));
         }
+        let key = Self::key(greens);
+        let aborts = match state.cells.get(&key) {
+            Some(CellState::Counting { aborts }) => *aborts,
+            _ => 0,
+        };
+        let entered = why == Abort::Reentered;
+        // SAFETY: forwarded.
+        unsafe { self.trace_loop(state, params, key, aborts, greens, reds, entered) }
     }
 
     /// A loop trace of the location `key` (which had aborted `aborts` times) aborted: it is
@@ -763,97 +811,148 @@ impl JitDriver {
         Ok(id)
     }
 
-    /// Runs compiled loop `loop_no` from its merge point (`reds`), until the interpreter must
-    /// take over. Every time the driver enters a loop, it first checks that what the loop's
-    /// code folded still holds (see [`stale`]).
+    /// Runs compiled loop `loop_no` from its merge point (`inputs`, its reds) until it exits,
+    /// and says what follows: the next loop, a bridge's tracing that went on, or where the
+    /// interpreter takes over. Every time the driver enters a loop, it first checks that what
+    /// the loop's code folded still holds (see [`stale`]). `fresh`: the interpreter enters
+    /// (not a jump from compiled code), as the trace viewer counts entries.
+    ///
+    /// The state is not borrowed while the code runs (see [`JitDriver::drive`]).
     unsafe fn run_compiled(
         &self,
-        state: &mut State,
         params: &Params,
-        mut loop_no: u32,
-        reds: &[Value],
-    ) -> Resumed {
-        let mut inputs: Vec<crate::ir::Value> = reds.iter().map(|v| to_ir(*v)).collect();
-        if let (Some(v), Some(l)) = (&mut state.viewer, state.loops.get(loop_no as usize)) {
-            v.entered(l.0 .0);
-        }
-        loop {
+        loop_no: u32,
+        inputs: Vec<crate::ir::Value>,
+        fresh: bool,
+    ) -> Next {
+        let mut run = {
+            let mut state = self.state.borrow_mut();
+            let state = &mut *state;
+            if fresh {
+                if let (Some(v), Some(l)) = (&mut state.viewer, state.loops.get(loop_no as usize)) {
+                    v.entered(l.0 .0);
+                }
+            }
             // SAFETY: the interpreter stands at the merge point of the loop with its greens,
             // and `inputs` are its reds: the objects the greens reference are live.
             let id = match unsafe { self.check_entry(state, loop_no) } {
                 Ok(id) => id,
                 Err(greens) => {
-                    return merge_point(greens, inputs.into_iter().map(from_ir).collect())
+                    return Next::Done(merge_point(
+                        greens,
+                        inputs.into_iter().map(from_ir).collect(),
+                    ))
                 }
             };
-            let ended = state
+            state
                 .backend
-                .run(id, &inputs)
-                .expect("compiled loops take the reds");
-            match ended.outcome {
-                Outcome::GuardFailed { id: gid, op, saved } => {
-                    state.stats.guard_failures += 1;
-                    let g = state
-                        .guards
-                        .get_mut(&gid)
-                        .expect("every guard is registered");
-                    g.failures += 1;
-                    let parent = Rc::clone(&state.compiled[&ended.trace]);
-                    // An invalidated trace is thrown away at the next entry, not bridged.
-                    let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
-                    let (n, ops) = state.bridge_ops;
-                    let needed = params.eagerness(n, ops).saturating_mul(1 << g.backoff);
-                    let due = !invalidated && !g.bridge_tried && g.failures >= needed;
-                    let bridge = due && Self::bridge_room(state, params, ended.trace);
-                    let g = state
-                        .guards
-                        .get_mut(&gid)
-                        .expect("every guard is registered");
-                    // Traced now, or never (its loop has all the bridges it may have).
-                    g.bridge_tried |= due;
-                    g.attempts += u32::from(bridge);
-                    if self.log.guard_each || (bridge && self.log.guard) {
-                        let at = g
-                            .location
-                            .as_deref()
-                            .map_or(String::new(), |l| format!(" at {l}"));
-                        log::line(
-                            "guard",
-                            &format!(
-                                "guard {gid} of trace {} failed ({} times){}{at}",
-                                ended.trace.0,
-                                g.failures,
-                                if bridge { ", tracing a bridge" } else { "" }
-                            ),
-                        );
-                    }
-                    let r = parent.ops[op].resume.as_ref().expect("a guard");
-                    if bridge {
-                        // SAFETY: the guard's exit left the interpreter in its resume state.
-                        match unsafe {
-                            self.trace_bridge(state, params, &parent, ended.trace, op, &saved)
-                        } {
-                            BridgeEnd::Jump(next, values) => {
-                                loop_no = next;
-                                inputs = values;
-                                continue;
-                            }
-                            BridgeEnd::Resumed(r) => return r,
-                        }
-                    }
-                    let frames = resume::frames(&state.codes, &parent, r, &saved);
-                    // SAFETY: the frames are the interpreter's state at the failed guard.
-                    return landed(unsafe { blackhole::run(frames) });
+                .enter(id, &inputs, u64::MAX)
+                .expect("compiled loops take the reds")
+        };
+        // SAFETY: entered above and left below; the functions traces call keep the contract
+        // of `crate::call` (they may run the portal again: the state is not borrowed).
+        let code = unsafe { run.call() };
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let ended = state.backend.leave(run, code);
+        // A trace thrown away while it waited in a call (the portal ran again meanwhile) is
+        // still here for its resume data, and gets no bridge.
+        let live = state.compiled.contains_key(&ended.trace);
+        let exited = state
+            .compiled
+            .get(&ended.trace)
+            .or_else(|| state.zombies.get(&ended.trace))
+            .map(Rc::clone);
+        if state.backend.running() == 0 {
+            state.backend.reap();
+            state.zombies.clear();
+        }
+        match ended.outcome {
+            Outcome::GuardFailed { id: gid, op, saved } => {
+                state.stats.guard_failures += 1;
+                let parent = exited.expect("a trace that was left is compiled or kept");
+                let g = state
+                    .guards
+                    .get_mut(&gid)
+                    .expect("every guard is registered");
+                g.failures += 1;
+                // An invalidated trace is thrown away at the next entry, not bridged.
+                let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
+                let (n, ops) = state.bridge_ops;
+                let needed = params.eagerness(n, ops).saturating_mul(1 << g.backoff);
+                let due = live && !invalidated && !g.bridge_tried && g.failures >= needed;
+                let bridge = due && Self::bridge_room(state, params, ended.trace);
+                let g = state
+                    .guards
+                    .get_mut(&gid)
+                    .expect("every guard is registered");
+                // Traced now, or never (its loop has all the bridges it may have).
+                g.bridge_tried |= due;
+                g.attempts += u32::from(bridge);
+                if self.log.guard_each || (bridge && self.log.guard) {
+                    let at = g
+                        .location
+                        .as_deref()
+                        .map_or(String::new(), |l| format!(" at {l}"));
+                    log::line(
+                        "guard",
+                        &format!(
+                            "guard {gid} of trace {} failed ({} times){}{at}",
+                            ended.trace.0,
+                            g.failures,
+                            if bridge { ", tracing a bridge" } else { "" }
+                        ),
+                    );
                 }
-                Outcome::Finish(values) => {
-                    return Resumed::MergePoint(values.into_iter().map(from_ir).collect())
+                if bridge {
+                    // SAFETY: the guard's exit left the interpreter in its resume state.
+                    return unsafe {
+                        self.trace_bridge(state, params, &parent, ended.trace, op, &saved)
+                    };
                 }
-                Outcome::Jump { target, args } => {
-                    loop_no = target;
-                    inputs = args;
-                }
-                Outcome::Iterations(_) => unreachable!("the runtime does not count iterations"),
+                let r = parent.ops[op].resume.as_ref().expect("a guard");
+                // The frames are the interpreter's state at the failed guard.
+                Next::Blackhole(resume::frames(&state.codes, &parent, r, &saved))
             }
+            Outcome::Finish(values) => Next::Done(Resumed::MergePoint(
+                values.into_iter().map(from_ir).collect(),
+            )),
+            Outcome::Jump { target, args } => Next::Enter {
+                loop_no: target,
+                inputs: args,
+                fresh: false,
+            },
+            Outcome::Iterations(_) => unreachable!("the runtime does not count iterations"),
+        }
+    }
+}
+
+/// What the driver does next (see [`JitDriver::drive`]).
+enum Next {
+    /// Enter compiled loop `loop_no` with these reds (`fresh`: from the interpreter).
+    Enter {
+        loop_no: u32,
+        inputs: Vec<crate::ir::Value>,
+        fresh: bool,
+    },
+    /// Run the blackhole interpreter on these frames (the interpreter's state) to the next
+    /// merge point or the portal's return; the interpreter goes on from there.
+    Blackhole(Vec<crate::jitcode::runner::Frame<'static>>),
+    /// Run the blackhole interpreter on these frames, which stand at a merge point, and trace
+    /// the loop there (see [`JitDriver::trace_here`]).
+    TraceHere(Vec<crate::jitcode::runner::Frame<'static>>, Abort),
+    /// The interpreter goes on from here.
+    Done(Resumed),
+}
+
+impl Next {
+    /// Enter compiled loop `loop_no` from the interpreter, which stands at its merge point
+    /// with these reds.
+    fn enter(loop_no: u32, reds: &[Value]) -> Next {
+        Next::Enter {
+            loop_no,
+            inputs: reds.iter().map(|v| to_ir(*v)).collect(),
+            fresh: true,
         }
     }
 }

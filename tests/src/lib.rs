@@ -24,5 +24,6 @@ chapters! {
     backend = "backend.md",
     tracing = "tracing.md",
     deopt = "deopt.md",
+    calls = "calls.md",
     objects = "objects.md",
 }

@@ -6,8 +6,11 @@
 //! W^X: the pages a new trace is written to are made read-write, written, and made read-execute
 //! again; no page is ever writable and executable at once. The last page of the previous trace
 //! may be one of them, so its code is not executable for that moment: the backend writes code
-//! only while no code of its own runs (compiling needs the backend mutably, running borrows
-//! it). Pages of a chunk not written yet are not accessible at all. Nothing writes to code
+//! only while none of its code executes. Code may wait in a call meanwhile (the portal run
+//! again from compiled code compiles a trace), but it is suspended on this thread and its page
+//! is executable again before the call returns; a chunk is not unmapped while a run of the
+//! backend waits (see `Backend::enter`). Pages of a chunk not written yet are not accessible
+//! at all. Nothing writes to code
 //! after that; what changes at run time (bridge addresses, the invalidation flag) lives in a
 //! separate data block.
 //!

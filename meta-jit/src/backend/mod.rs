@@ -42,6 +42,7 @@ use crate::ir::verify::verify;
 use crate::ir::{Trace, Type, Value};
 use code::{CodeArena, CodeMemory};
 use hashbrown::HashMap;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use x64::regs::Loc;
@@ -102,7 +103,46 @@ pub struct Backend {
     arena: CodeArena,
     targets: HashMap<u32, TraceId>,
     frame_values: usize,
+    /// The deadframe lengths of the runs entered and not left yet, innermost last (see
+    /// [`Backend::enter`]): code may be suspended in a call while the portal runs again.
+    running: RefCell<Vec<usize>>,
+    /// Traces freed while code was running: their code and tables stay until no run is left
+    /// (a suspended run may return into them), see [`Backend::reap`].
+    graveyard: Vec<(TraceId, Compiled)>,
 }
+
+/// A run of compiled code entered and not left yet: [`Backend::enter`], then
+/// [`Running::call`], then [`Backend::leave`].
+pub struct Running {
+    entry: usize,
+    frame: Vec<u64>,
+}
+
+impl Running {
+    /// Runs the compiled code until one of its exits; returns the raw exit code for
+    /// [`Backend::leave`].
+    ///
+    /// # Safety
+    /// The backend that entered this run has not left it, and every function the trace calls
+    /// keeps the contract of `crate::call`.
+    pub unsafe fn call(&mut self) -> u64 {
+        // SAFETY: `entry` is the native entry of code the backend generated (the prologue of
+        // `x64::compile`); it follows the C ABI with one pointer argument. The code stays
+        // mapped while the run is not left (a trace freed meanwhile waits in the graveyard).
+        // The deadframe holds at least `1 + frame_values` words for every trace this run can
+        // reach: the backend's maximum when the run was entered, and a trace compiled since
+        // then needs no more than the shortest deadframe of the runs entered (checked by
+        // `compile_inner`).
+        unsafe {
+            let entry: extern "C" fn(*mut u64) -> u64 = std::mem::transmute(self.entry);
+            entry(self.frame.as_mut_ptr())
+        }
+    }
+}
+
+/// Words a deadframe has at least: room for the traces compiled while a run is suspended
+/// (a trace that needs more is not compiled then).
+const DEADFRAME_MIN: usize = 256;
 
 /// Invalidates one compiled trace when asked (see [`Backend::invalidation`]).
 #[derive(Clone, Debug)]
@@ -195,6 +235,7 @@ impl Backend {
         parent: Option<(TraceId, usize, &[Loc])>,
     ) -> Result<TraceId, CompileError> {
         verify(t).map_err(|e| CompileError(e.to_string()))?;
+        self.reap();
         let id = TraceId(self.traces.len() as u32);
         let guards = t.ops.iter().filter(|op| op.opcode.is_guard()).count();
         let data: Arc<[AtomicU64]> = (0..1 + guards).map(|_| AtomicU64::new(0)).collect();
@@ -223,6 +264,15 @@ impl Backend {
             inputs_at: parent.map(|p| p.2),
         };
         let asm = x64::compile(t, &link)?;
+        if let Some(&least) = self.running.borrow().iter().min() {
+            if 1 + asm.frame_values > least {
+                return Err(CompileError(format!(
+                    "the trace hands back {} values, more than the deadframe of a run waiting \
+                     in a call holds",
+                    asm.frame_values
+                )));
+            }
+        }
         for op in &t.ops {
             if let Some(d) = op.descr {
                 if let crate::ir::DescrKind::Target(n) = t.get_descr(d).kind {
@@ -302,6 +352,22 @@ impl Backend {
         inputs: &[Value],
         max_iterations: u64,
     ) -> Result<Ended, RunError> {
+        let mut run = self.enter(id, inputs, max_iterations)?;
+        // SAFETY: entered just now and left just after.
+        let code = unsafe { run.call() };
+        Ok(self.leave(run, code))
+    }
+
+    /// Enters trace `id` with `inputs` (see [`Backend::run_with`] for `max_iterations`): the
+    /// run's code and everything it can reach stay in place until [`Backend::leave`], even if
+    /// they are freed meanwhile (the driver lets the portal run again while code waits in a
+    /// call). Runs are left in the reverse order they were entered.
+    pub fn enter(
+        &self,
+        id: TraceId,
+        inputs: &[Value],
+        max_iterations: u64,
+    ) -> Result<Running, RunError> {
         let c = self
             .get(id)
             .ok_or_else(|| RunError(format!("no trace {id:?}")))?;
@@ -317,25 +383,35 @@ impl Backend {
                 return Err(RunError(format!("input {k} is {v:?}, not {t:?}")));
             }
         }
-        let mut frame = vec![0u64; 1 + self.frame_values.max(inputs.len())];
+        let mut frame = vec![0u64; 1 + self.frame_values.max(inputs.len()).max(DEADFRAME_MIN)];
         // The interpreter stops when the count of back-edges reaches the limit (at the first
         // one for a limit of 0), compiled code when the counter drops to 0 or below.
         frame[0] = max_iterations.clamp(1, i64::MAX as u64);
         for (k, v) in inputs.iter().enumerate() {
             frame[1 + k] = v.bits();
         }
-        // SAFETY: `code.addr()` is the native entry of code this backend generated (the
-        // prologue of `x64::compile`), alive while `self` is borrowed; it follows the C ABI
-        // with one pointer argument. The deadframe holds `1 + frame_values` words, more than
-        // any trace of this backend reads or writes, since `frame_values` is the maximum over
-        // all of them. Functions the trace calls keep the contract of `crate::call`.
-        let code = unsafe {
-            let entry: extern "C" fn(*mut u64) -> u64 = std::mem::transmute(c.code.addr());
-            entry(frame.as_mut_ptr())
-        };
+        self.running.borrow_mut().push(frame.len());
+        Ok(Running {
+            entry: c.code.addr(),
+            frame,
+        })
+    }
+
+    /// Leaves a run that returned `code` from [`Running::call`]: how it ended. Call
+    /// [`Backend::reap`] afterwards to free what was freed while it ran.
+    pub fn leave(&self, run: Running, code: u64) -> Ended {
+        let left = self.running.borrow_mut().pop();
+        debug_assert_eq!(left, Some(run.frame.len()), "runs are left innermost first");
+        let frame = run.frame;
         let (tid, exit) = (TraceId((code >> 32) as u32), (code & 0xffff_ffff) as usize);
         let ended = self
             .get(tid)
+            .or_else(|| {
+                self.graveyard
+                    .iter()
+                    .find(|(t, _)| *t == tid)
+                    .map(|(_, c)| c)
+            })
             .and_then(|c| c.exits.get(exit))
             .expect("compiled code returns the code of one of this backend's exits");
         let values: Vec<Value> = ended
@@ -360,10 +436,25 @@ impl Backend {
             },
             ExitKind::Iterations => Outcome::Iterations(values),
         };
-        Ok(Ended {
+        Ended {
             trace: tid,
             outcome,
-        })
+        }
+    }
+
+    /// How many runs are entered and not left (more than one while the portal runs again
+    /// from a call that compiled code made).
+    pub fn running(&self) -> usize {
+        self.running.borrow().len()
+    }
+
+    /// Frees the code of the traces freed while code was running, once no run is left.
+    pub fn reap(&mut self) {
+        if self.running() == 0 {
+            for (_, c) in std::mem::take(&mut self.graveyard) {
+                self.arena.free(c.code);
+            }
+        }
     }
 
     /// Marks trace `id` invalidated: its `guard_not_invalidated` guards fail from now on.
@@ -404,7 +495,12 @@ impl Backend {
             }
             self.targets.retain(|_, v| *v != t);
             todo.extend(c.entered_from.iter().copied());
-            self.arena.free(c.code);
+            if self.running() == 0 {
+                self.arena.free(c.code);
+            } else {
+                // A suspended run may return into it: freed when no run is left.
+                self.graveyard.push((t, c));
+            }
             freed.push(t);
         }
         freed

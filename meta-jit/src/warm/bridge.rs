@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::{blackhole, landed, merge_point, resume, stale, JitDriver, Params, State};
+use super::{merge_point, resume, stale, JitDriver, Next, Params, State};
 use crate::backend::TraceId;
 use crate::ir::Trace;
 use crate::jitcode::Value;
@@ -17,17 +17,9 @@ use crate::trace::{to_ir, Abort, Close, Fingerprint, Limits, Traced, Tracer};
 /// attempts stopped at inner loops, before it gets no bridge.
 const MAX_BACKOFF: u32 = 8;
 
-/// How a bridge's tracing ended.
-pub(super) enum BridgeEnd {
-    /// Continue in compiled loop number `.0` with these reds.
-    Jump(u32, Vec<crate::ir::Value>),
-    /// The interpreter continues from here.
-    Resumed(super::Resumed),
-}
-
 impl JitDriver {
     /// Traces, compiles and attaches a bridge from guard `op` of trace `parent_id` (`parent`,
-    /// as compiled), which failed with `saved`.
+    /// as compiled), which failed with `saved`; says what the driver does next.
     ///
     /// # Safety
     /// The guard's exit left the interpreter in the guard's resume state.
@@ -39,7 +31,7 @@ impl JitDriver {
         parent_id: TraceId,
         op: usize,
         saved: &[crate::ir::Value],
-    ) -> BridgeEnd {
+    ) -> Next {
         let r = parent.ops[op].resume.as_ref().expect("a guard");
         let (trace, frames) = resume::bridge_frames(&state.codes, parent, r, saved);
         let t0 = Instant::now();
@@ -104,8 +96,12 @@ impl JitDriver {
                     self.aborted(state, &format!("bridge compilation failed: {e}"));
                 }
                 match close {
-                    Close::Jump(n) => BridgeEnd::Jump(n, reds.iter().map(|v| to_ir(*v)).collect()),
-                    _ => BridgeEnd::Resumed(merge_point(greens, reds)),
+                    Close::Jump(n) => Next::Enter {
+                        loop_no: n,
+                        inputs: reds.iter().map(|v| to_ir(*v)).collect(),
+                        fresh: false,
+                    },
+                    _ => Next::Done(merge_point(greens, reds)),
                 }
             }
             Traced::Aborted {
@@ -129,10 +125,8 @@ impl JitDriver {
                         g.bridge_tried = true;
                     }
                 }
-                // SAFETY: the tracer left the interpreter in the state of `frames`.
-                BridgeEnd::Resumed(unsafe {
-                    self.trace_here(state, params, frames, Abort::InnerLoop)
-                })
+                // The tracer left the interpreter in the state of `frames`.
+                Next::TraceHere(frames, Abort::InnerLoop)
             }
             Traced::Aborted {
                 reason,
@@ -152,8 +146,8 @@ impl JitDriver {
                     state.bridge_ops.0 += 1;
                     state.bridge_ops.1 += params.bridge_limit.min(params.trace_limit);
                 }
-                // SAFETY: the tracer left the interpreter in the state of `frames`.
-                BridgeEnd::Resumed(landed(unsafe { blackhole::run(frames) }))
+                // The tracer left the interpreter in the state of `frames`.
+                Next::Blackhole(frames)
             }
         }
     }

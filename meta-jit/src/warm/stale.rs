@@ -232,8 +232,14 @@ impl JitDriver {
     /// Frees trace `t` and every trace that jumps into it; their cells start over.
     fn throw_away(&self, state: &mut State, t: TraceId, why: &str) {
         let freed = state.backend.free(t);
+        let waiting = state.backend.running() > 0;
         for f in &freed {
-            state.compiled.remove(f);
+            if let Some(t) = state.compiled.remove(f) {
+                if waiting {
+                    // A run waiting in a call may leave through its guards (see `zombies`).
+                    state.zombies.insert(*f, t);
+                }
+            }
             state.trace_cost.remove(f);
             match state.root.remove(f) {
                 Some(r) if r != *f => {

@@ -15,7 +15,7 @@
 //! The driver is per thread and reentrant: compiled code may call a function that runs the
 //! portal again, and that nested run counts, traces, compiles and enters compiled code like
 //! the outer one (the state is borrowed step by step, never while compiled code or the
-//! blackhole interpreter runs; see [`JitDriver::drive`]). What a nested run frees while outer
+//! blackhole interpreter runs; see `JitDriver::drive`). What a nested run frees while outer
 //! code waits in a call stays until that code returns (the backend's graveyard and the
 //! driver's `zombies`). Only while the driver traces does a nested run of the portal stay in
 //! the interpreter: the tracer holds the state.

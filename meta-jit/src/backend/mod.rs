@@ -109,6 +109,9 @@ pub struct Backend {
     /// Traces freed while code was running: their code and tables stay until no run is left
     /// (a suspended run may return into them), see [`Backend::reap`].
     graveyard: Vec<(TraceId, Compiled)>,
+    /// Deadframes of runs that were left, for the next runs (a loop entered often does not
+    /// allocate one each time).
+    spare: RefCell<Vec<Vec<u64>>>,
 }
 
 /// A run of compiled code entered and not left yet: [`Backend::enter`], then
@@ -383,7 +386,11 @@ impl Backend {
                 return Err(RunError(format!("input {k} is {v:?}, not {t:?}")));
             }
         }
-        let mut frame = vec![0u64; 1 + self.frame_values.max(inputs.len()).max(DEADFRAME_MIN)];
+        let len = 1 + self.frame_values.max(inputs.len()).max(DEADFRAME_MIN);
+        let mut frame = self.spare.borrow_mut().pop().unwrap_or_default();
+        // Only what the code reads is set: the counter and the inputs (an exit writes every
+        // value it hands back before the driver reads it).
+        frame.resize(len.max(frame.len()), 0);
         // The interpreter stops when the count of back-edges reaches the limit (at the first
         // one for a limit of 0), compiled code when the counter drops to 0 or below.
         frame[0] = max_iterations.clamp(1, i64::MAX as u64);
@@ -423,6 +430,7 @@ impl Backend {
                 Saved::Const(v) => *v,
             })
             .collect();
+        self.spare.borrow_mut().push(frame);
         let outcome = match ended.kind {
             ExitKind::Guard { id, op, .. } => Outcome::GuardFailed {
                 id,

@@ -34,7 +34,7 @@ pub(crate) mod quasi;
 mod stale;
 mod stats;
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::thread::LocalKey;
@@ -101,6 +101,9 @@ struct State {
     /// The optimized trace of every compiled trace, by trace id (shared: a guard failure
     /// reads its trace's resume data while the driver's state changes).
     compiled: HashMap<TraceId, Rc<Trace>>,
+    /// Bridges that end where the portal returns: their `finish` hands back the portal's
+    /// return values, not greens and reds at a merge point.
+    returns: HashSet<TraceId>,
     /// Traces thrown away while compiled code waited in a call (the portal ran again): a
     /// waiting run may still leave through one of their guards. Emptied when no run is left.
     zombies: HashMap<TraceId, Rc<Trace>>,
@@ -135,6 +138,7 @@ impl State {
             loops: Vec::new(),
             compiled: HashMap::new(),
             zombies: HashMap::new(),
+            returns: HashSet::new(),
             meta: HashMap::new(),
             closures: HashMap::new(),
             guards: HashMap::new(),
@@ -914,9 +918,14 @@ impl JitDriver {
                 // The frames are the interpreter's state at the failed guard.
                 Next::Blackhole(resume::frames(&state.codes, &parent, r, &saved))
             }
-            Outcome::Finish(values) => Next::Done(Resumed::MergePoint(
-                values.into_iter().map(from_ir).collect(),
-            )),
+            Outcome::Finish(values) => {
+                let values = values.into_iter().map(from_ir).collect();
+                if state.returns.contains(&ended.trace) {
+                    Next::Done(Resumed::Return(values))
+                } else {
+                    Next::Done(Resumed::MergePoint(values))
+                }
+            }
             Outcome::Jump { target, args } => Next::Enter {
                 loop_no: target,
                 inputs: args,

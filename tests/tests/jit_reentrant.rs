@@ -210,6 +210,11 @@ fn a_loop_run_again_from_compiled_code_runs_its_own_compiled_code() {
     // function 1's loop only from the interpreter's first turns of function 0 (before its
     // loop was compiled): 4 entries in all.
     assert!(s.entries >= 990, "{}", s.summary());
+    // Function 1's loop leaves through a guard in each call, and the path from there to the
+    // portal's return is a bridge that returns: 999 failures into the interpreter before
+    // bridges could end at a return, a few now.
+    assert!(s.guard_failures <= 10, "{}", s.summary());
+    assert!(s.bridges() >= 1, "{}", s.summary());
 }
 
 #[test]

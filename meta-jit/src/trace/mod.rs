@@ -73,6 +73,9 @@ pub enum Close {
     Jump(u32),
     /// `finish` with the greens and the reds: the interpreter continues from there.
     Finish,
+    /// A bridge reached the portal's return: `finish` with the returned values (the
+    /// [`Traced::Closed`] reds), which the portal returns.
+    Return,
     /// Go on tracing, unless these greens are those of a loop header (a merge point right
     /// after `can_enter_jit!`) the trace passed before: then the trace has unrolled an inner
     /// loop once, and it aborts with [`Abort::InnerLoop`] at this merge point, so that the
@@ -233,6 +236,8 @@ pub struct Tracer<'c> {
     at_header: bool,
     /// The greens (as bits) of the loop headers the trace passed.
     headers: HashSet<Vec<u64>>,
+    /// A bridge: the portal's return ends it ([`Close::Return`]) instead of aborting it.
+    returns: bool,
     /// What the trace recorded that a repeat can reuse.
     cache: heapcache::HeapCache,
     /// The merge points passed.
@@ -306,6 +311,7 @@ impl<'c> Tracer<'c> {
     ) -> Tracer<'c> {
         let mut t = Tracer::empty(codes, portal, trace, limits, first_guard, trusted);
         t.frames = frames;
+        t.returns = true;
         t
     }
 
@@ -341,6 +347,7 @@ impl<'c> Tracer<'c> {
             descr_at: HashMap::new(),
             at_header: false,
             headers: HashSet::new(),
+            returns: false,
             cache: heapcache::HeapCache::default(),
             marks: Vec::new(),
             scratch: Vec::new(),
@@ -498,7 +505,22 @@ impl<'c> Tracer<'c> {
             }
             Op::Return { values } => {
                 if self.frames.len() == 1 {
-                    return Step::Stop(self.abort_here(Abort::PortalReturned));
+                    if !self.returns {
+                        return Step::Stop(self.abort_here(Abort::PortalReturned));
+                    }
+                    // A bridge ends where the portal returns: the trace returns the values.
+                    let shadows: Vec<OpRef> = values.iter().map(|&r| self.shadow(r)).collect();
+                    let reds: Vec<Value> = values.iter().map(|&r| self.value(r)).collect();
+                    self.trace.emit(Opcode::Finish, &shadows);
+                    self.frames.clear();
+                    return Step::Stop(Traced::Closed {
+                        trace: std::mem::take(&mut self.trace),
+                        close: Close::Return,
+                        greens: Vec::new(),
+                        reds,
+                        fingerprint: std::mem::take(&mut self.fp),
+                        marks: std::mem::take(&mut self.marks),
+                    });
                 }
                 let vals: Vec<(Value, OpRef)> = values
                     .iter()
@@ -596,6 +618,7 @@ impl<'c> Tracer<'c> {
         });
         match close {
             Close::Continue => return None,
+            Close::Return => unreachable!("the driver decides no return at a merge point"),
             Close::Reenter => return Some(self.abort_here(Abort::Reentered)),
             Close::TraceFirst => {
                 if header

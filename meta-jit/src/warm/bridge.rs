@@ -90,10 +90,14 @@ impl JitDriver {
                     from.map_or(String::new(), |f| format!(" at {f}"))
                 );
                 let named = (header, located);
-                if let Err((e, _)) =
-                    self.compile(state, params, trace, parent, origin, fingerprint, named)
-                {
-                    self.aborted(state, &format!("bridge compilation failed: {e}"));
+                match self.compile(state, params, trace, parent, origin, fingerprint, named) {
+                    Ok(id) if matches!(close, Close::Return) => {
+                        state.returns.insert(id);
+                    }
+                    Ok(_) => {}
+                    Err((e, _)) => {
+                        self.aborted(state, &format!("bridge compilation failed: {e}"));
+                    }
                 }
                 match close {
                     Close::Jump(n) => Next::Enter {
@@ -101,6 +105,8 @@ impl JitDriver {
                         inputs: reds.iter().map(|v| to_ir(*v)).collect(),
                         fresh: false,
                     },
+                    // The tracer ran the portal's return.
+                    Close::Return => Next::Done(super::Resumed::Return(reds)),
                     _ => Next::Done(merge_point(greens, reds)),
                 }
             }

@@ -96,7 +96,7 @@ fn enums_are_copied() {
             mov(&mut n, a, b);
             mov::run_jitcode(&mut j, a, b);
             assert_eq!(n.regs, j.regs, "mov {a} {b}");
-            assert_eq!(get::run_jitcode(&j, a), vm().regs[b]);
+            assert_eq!(get::run_jitcode(&j, a), get(&n, a));
         }
         let (mut n, mut j) = (vm(), vm());
         assert_eq!(stash(&mut n, a), stash::run_jitcode(&mut j, a));
@@ -109,4 +109,194 @@ fn enums_are_copied() {
         !text.contains("switch"),
         "a variant expression stores one variant: {text}"
     );
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+pub struct Point {
+    pub x: i64,
+    pub y: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+pub struct Body {
+    pub pos: Point,
+    pub old: Point,
+    pub id: u8,
+}
+
+#[look_inside]
+fn norm1(p: &Point) -> f64 {
+    let q = *p;
+    q.x as f64 + q.y
+}
+
+#[look_inside]
+fn save(b: &mut Body) {
+    b.old = b.pos;
+}
+
+#[look_inside]
+fn copy_point(dst: &mut Point, src: &Point) {
+    *dst = *src;
+}
+
+#[look_inside]
+fn step(b: &mut Body, dx: i64) -> i64 {
+    let mut p = b.pos;
+    p.x += dx;
+    b.pos = p;
+    let whole = *b;
+    whole.pos.x + whole.old.x + whole.id as i64
+}
+
+#[look_inside]
+fn place(b: &mut Body, x: i64) {
+    b.pos = Point { x, y: 0.5 };
+}
+
+#[look_inside]
+fn first_of(bodies: &[Body]) -> Body {
+    bodies[0]
+}
+
+fn body() -> Body {
+    Body {
+        pos: Point { x: 3, y: 1.25 },
+        old: Point { x: -7, y: 0.0 },
+        id: 5,
+    }
+}
+
+#[test]
+fn structs_are_copied_by_value() {
+    let p = Point { x: 4, y: 0.5 };
+    assert_eq!(norm1::run_jitcode(&p), norm1(&p));
+    let (mut n, mut j) = (body(), body());
+    save(&mut n);
+    save::run_jitcode(&mut j);
+    assert_eq!(n, j);
+    assert_eq!(j.old, j.pos);
+    let (mut n, mut j) = (body(), body());
+    assert_eq!(step(&mut n, 10), step::run_jitcode(&mut j, 10));
+    assert_eq!(n, j);
+    assert_eq!(j.pos.x, 13);
+    copy_point(&mut n.old, &body().pos);
+    copy_point::run_jitcode(&mut j.old, &body().pos);
+    assert_eq!(n, j);
+    place(&mut n, -2);
+    place::run_jitcode(&mut j, -2);
+    assert_eq!(n, j);
+    assert_eq!(first_of::run_jitcode(&[j, body()]), first_of(&[j, body()]));
+}
+
+#[look_inside]
+fn set_from(vm: &mut Vm, a: usize, tag: u8, x: i64) {
+    vm.regs[a] = match tag % 4 {
+        0 => Val::Int(x),
+        1 => Val::Float(x as f64),
+        2 => Val::Nil,
+        _ => Val::Pair {
+            a: x as i32,
+            b: tag,
+        },
+    };
+}
+
+#[test]
+fn quickcheck_stores_and_copies() {
+    fn p(ops: Vec<(u8, u8, u8, i64)>) -> TestResult {
+        let (mut n, mut j) = (vm(), vm());
+        for (k, a, b, x) in ops {
+            let (a, b) = (usize::from(a % 4), usize::from(b % 4));
+            match k % 3 {
+                0 => {
+                    let tag = (b as u8).wrapping_add(k);
+                    set_from(&mut n, a, tag, x);
+                    set_from::run_jitcode(&mut j, a, tag, x);
+                }
+                1 => {
+                    mov(&mut n, a, b);
+                    mov::run_jitcode(&mut j, a, b);
+                }
+                _ => {
+                    assert_eq!(stash(&mut n, a), stash::run_jitcode(&mut j, a));
+                }
+            }
+            if n.regs != j.regs || n.acc != j.acc {
+                return TestResult::failed();
+            }
+        }
+        TestResult::passed()
+    }
+    QuickCheck::new()
+        .tests(300)
+        .quickcheck(p as fn(Vec<(u8, u8, u8, i64)>) -> TestResult);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[repr(u8)]
+#[jit(scalar)]
+pub enum Cmp {
+    Lt,
+    Eq,
+    Gt,
+}
+
+#[look_inside]
+fn arith(vm: &mut Vm, d: usize, a: usize, b: usize) -> bool {
+    match (vm.regs[a], vm.regs[b]) {
+        (Val::Int(x), Val::Int(y)) => {
+            vm.regs[d] = Val::Int(x.wrapping_add(y));
+            true
+        }
+        (Val::Float(x), Val::Float(y)) => {
+            vm.regs[d] = Val::Float(x + y);
+            true
+        }
+        (Val::Int(x), Val::Float(y)) if y > 0.0 => {
+            vm.regs[d] = Val::Float(x as f64 + y);
+            true
+        }
+        (Val::Nil, _) | (_, Val::Nil) => false,
+        _ => {
+            vm.regs[d] = Val::Nil;
+            false
+        }
+    }
+}
+
+#[look_inside]
+fn order(c: Cmp, flip: bool, x: i64) -> i64 {
+    match (c, flip, x) {
+        (Cmp::Lt, false, _) => -1,
+        (Cmp::Lt, true, ..) => 1,
+        (Cmp::Eq, _, 0) => 100,
+        (Cmp::Eq, _, 1..=9) => x,
+        (Cmp::Gt, f, y) => {
+            if f {
+                -y
+            } else {
+                y
+            }
+        }
+        _ => 0,
+    }
+}
+
+#[test]
+fn match_on_tuples() {
+    for a in 0..4 {
+        for b in 0..4 {
+            let (mut n, mut j) = (vm(), vm());
+            assert_eq!(arith(&mut n, 2, a, b), arith::run_jitcode(&mut j, 2, a, b));
+            assert_eq!(n.regs, j.regs, "arith {a} {b}");
+        }
+    }
+    for c in [Cmp::Lt, Cmp::Eq, Cmp::Gt] {
+        for flip in [false, true] {
+            for x in [-3, 0, 1, 5, 9, 10] {
+                assert_eq!(order(c, flip, x), order::run_jitcode(c, flip, x), "{c:?} {flip} {x}");
+            }
+        }
+    }
 }

@@ -402,11 +402,14 @@ impl Lowerer {
                 let p = self.place(e)?;
                 let pt = p.ts;
                 let v = combine(quote!(#ll::read(#bb, __jit_p)));
+                // Spanned at the assignment, so that a type traced code does not store is an
+                // error there.
+                let write = quote_spanned!(span=> write);
                 Ok(Lowered::value(quote_spanned!(span=> {
                     let __jit_r = #rt;
                     let __jit_p = #pt;
                     let __jit_v = #v;
-                    #ll::write(#bb, __jit_p, __jit_v);
+                    #ll::#write(#bb, __jit_p, __jit_v);
                 })))
             }
             Expr::Path(p) => Err(err(p, "assignment to something that is not a local variable of this function (a `static`?) is not supported in traced code")),
@@ -569,10 +572,11 @@ impl Lowerer {
             Ok(x) => x,
             Err(d) => return Ok(d),
         };
+        let pspan = path.span();
         let check = if tuple {
-            quote!(|__jit_v| matches!(__jit_v, #path(..)))
+            quote_spanned!(pspan=> |__jit_v| matches!(__jit_v, #path(..)))
         } else {
-            quote!(|__jit_v| matches!(__jit_v, #path { .. }))
+            quote_spanned!(pspan=> |__jit_v| matches!(__jit_v, #path { .. }))
         };
         let mut inits = TokenStream::new();
         for ((key, member, e), v) in fields.iter().zip(&names) {

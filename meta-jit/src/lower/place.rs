@@ -202,11 +202,11 @@ pub fn addr_of<A: Addressable>(_b: &mut Builder, a: A) -> A::Ref {
 }
 
 /// Reads the value stored at a place (a place expression in a value context).
-pub fn read<T: Stored, P: PlaceOf<T>>(b: &mut Builder, p: P) -> T::Handle {
+pub fn read<P: PlaceOf<T>, T: Stored>(b: &mut Builder, p: P) -> T::Handle {
     p.read_value(b)
 }
 /// Writes `v` into a place (`place = v`).
-pub fn write<T: Stored, P: PlaceOf<T>>(b: &mut Builder, p: P, v: T::Handle) {
+pub fn write<P: PlaceOf<T>, T: Stored>(b: &mut Builder, p: P, v: T::Handle) {
     p.write_value(b, v)
 }
 

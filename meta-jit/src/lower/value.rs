@@ -27,6 +27,12 @@ pub const MAX_VALUE_REGS: usize = 24;
 
 /// Where the fields of a struct or enum live in the registers of its [`Val`]. Implemented by
 /// `#[derive(JitLayout)]` for the types whose fields are all values traced code can hold.
+#[diagnostic::on_unimplemented(
+    message = "traced code cannot build a value of `{Self}`",
+    label = "a struct or variant expression of type `{Self}`",
+    note = "add `#[derive(meta_jit::hints::JitLayout)]` to `{Self}` (an enum also needs `#[repr(u8)]` or \
+            `#[repr(C, u8)]`); every field must be a value traced code holds in registers"
+)]
 pub trait JitValue: Sized {
     /// Whether the value starts with an enum's tag register.
     const ENUM: bool;
@@ -231,6 +237,15 @@ impl<S: JitValue + PlaceTarget<Struct = S>> FieldBase<S> for RegPlace<S> {
 
 /// A place holding a `T`: in memory ([`Ptr`]) or in registers ([`RegPlace`]). Reads and writes
 /// of places go through [`super::read`] and [`super::write`].
+#[diagnostic::on_unimplemented(
+    message = "`{T}` cannot be copied between memory and registers by traced code",
+    label = "this place has type `{T}`",
+    note = "traced code loads and stores integers, `bool`, `char`, `f64`, references, slices, and `Copy` \
+            structs and enums with `#[derive(JitLayout)]` whose fields are such values (not `Option` or \
+            `Result`, whose layout Rust does not define); a type that is not `Copy` is not copied, since \
+            assigning it drops the old value natively: take a reference (`&place`), match on it in place, \
+            or write it in a `#[dont_look_inside]` function"
+)]
 pub trait PlaceOf<T: Stored> {
     /// Reads the value.
     fn read_value(self, b: &mut Builder) -> T::Handle;

@@ -300,3 +300,31 @@ fn match_on_tuples() {
         }
     }
 }
+
+#[look_inside]
+fn sum_of(vm: &Vm, a: usize, b: usize) -> f64 {
+    let x = vm.regs[a];
+    let y = vm.regs[b];
+    let fx = match x {
+        Val::Int(i) => i as f64,
+        Val::Float(f) => f,
+        Val::Pair { a, .. } => a as f64,
+        Val::Nil => 0.0,
+    };
+    match (x, y) {
+        (Val::Nil, _) => -1.0,
+        (_, Val::Int(j)) => fx + j as f64,
+        (_, Val::Float(g)) => fx + g,
+        _ => fx,
+    }
+}
+
+#[test]
+fn enum_values_in_variables_are_matched() {
+    let v = vm();
+    for a in 0..4 {
+        for b in 0..4 {
+            assert_eq!(sum_of(&v, a, b), sum_of::run_jitcode(&v, a, b), "{a} {b}");
+        }
+    }
+}

@@ -508,7 +508,7 @@ impl Lowerer {
                 let v = if by_value {
                     quote!(#ll::bind_by_value(#bb, #fp))
                 } else {
-                    quote!(#fp)
+                    quote!(#ll::value::bind_field(#bb, #fp))
                 };
                 let bind = bind_fn(pi);
                 binds.extend(

@@ -47,7 +47,8 @@ pub trait JitValue: Sized {
 }
 
 /// A struct or enum value held in registers: for an enum its tag, then the registers of each
-/// field of each variant (those of the variants it is not hold zeros or stale values).
+/// field of each variant (the registers of the variants other than the one it holds hold zeros
+/// or stale values).
 pub struct Val<T> {
     /// The tag register (enums only).
     pub tag: Option<Register>,
@@ -478,4 +479,73 @@ pub unsafe fn take_field<E: JitValue, F: JitType>(rest: &[Value], variant: &str,
     let (s, n) = E::value_slot(variant, field);
     // SAFETY: forwarded contract.
     unsafe { F::from_values(&mut rest[s..s + n].iter().copied()) }
+}
+
+impl<E: JitEnum + JitValue> super::place::Scrutinee for Val<E> {
+    fn discriminant(self, _b: &mut Builder) -> super::Reg<i64> {
+        super::Reg::new(self.tag.expect("an enum's tag"))
+    }
+}
+
+impl<E: JitEnum + JitValue> super::place::VariantKey for Val<E> {
+    type Value = E;
+    fn variant_key(&self, name: &str) -> i64 {
+        E::variant_tag(name)
+    }
+}
+
+impl<E: JitEnum + JitValue> super::place::PathKey<E> for Val<E> {
+    fn path_key(&self, name: &str, _v: E) -> i64 {
+        E::variant_tag(name)
+    }
+}
+
+impl<E: JitEnum + JitValue> Payload for Val<E> {
+    type Field<F> = RegPlace<F>;
+    fn payload_of<F>(self, _b: &mut Builder, variant: &str, field: &str) -> RegPlace<F> {
+        let (s, n) = E::value_slot(variant, field);
+        RegPlace::new(&self.payload_regs()[s..s + n])
+    }
+}
+
+impl<F: JitType> super::place::SubScrutinee for RegPlace<F>
+where
+    F::Handle: super::place::Scrutinee,
+{
+    type S = F::Handle;
+    fn sub_scrutinee(self, _b: &mut Builder) -> F::Handle {
+        self.handle()
+    }
+}
+
+/// What a binding in a pattern on a value that is not a place gets: a reference to the field of
+/// an enum in memory, the field's value for a value in registers.
+pub trait FieldBinding {
+    /// The bound handle.
+    type Bound: Handle;
+    /// The binding's value.
+    fn bound(self) -> Self::Bound;
+}
+impl<F> FieldBinding for Ptr<F> {
+    type Bound = Ptr<F>;
+    fn bound(self) -> Ptr<F> {
+        self
+    }
+}
+impl<F: super::types::Scalar> FieldBinding for super::Reg<F> {
+    type Bound = super::Reg<F>;
+    fn bound(self) -> super::Reg<F> {
+        self
+    }
+}
+impl<F: JitType> FieldBinding for RegPlace<F> {
+    type Bound = F::Handle;
+    fn bound(self) -> F::Handle {
+        self.handle()
+    }
+}
+
+/// A binding of a payload field in a pattern matched through a reference or on a value.
+pub fn bind_field<P: FieldBinding>(_b: &mut Builder, p: P) -> P::Bound {
+    p.bound()
 }

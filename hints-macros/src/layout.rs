@@ -378,7 +378,9 @@ fn struct_values(input: &DeriveInput, s: &syn::DataStruct) -> syn::Result<TokenS
     let members: Vec<&TokenStream> = fields.iter().map(|f| &f.member).collect();
     let jt = value_where(
         input,
-        &tys.iter().map(|t| quote!(#t: #ll::JitType)).collect::<Vec<_>>(),
+        &tys.iter()
+            .map(|t| quote!(#t: #ll::JitType))
+            .collect::<Vec<_>>(),
     );
     let mut st_bounds = vec![quote!(#name #tg: ::core::marker::Copy)];
     st_bounds.extend(tys.iter().map(|t| quote!(#t: #ll::Stored)));
@@ -517,7 +519,7 @@ fn enum_values(input: &DeriveInput, e: &syn::DataEnum) -> syn::Result<TokenStrea
                 return unsafe { Self::#vid { #( #members: #v_::take_field::<Self, #tys>(&rest, #vname, #keys), )* } };
             }
         ));
-        load_arms.extend(quote!(#vname => { #( #v_::load_variant_field::<Self, #tys>(b, p, v, #vname, #keys); )* })); 
+        load_arms.extend(quote!(#vname => { #( #v_::load_variant_field::<Self, #tys>(b, p, v, #vname, #keys); )* }));
         store_arms.extend(quote!(#vname => { #( #v_::store_variant_field::<Self, #tys>(b, p, v, #vname, #keys); )* }));
     }
     let jt = value_where(

@@ -64,7 +64,12 @@ fn stash(vm: &mut Vm, i: usize) -> i64 {
 
 fn vm() -> Vm {
     Vm {
-        regs: vec![Val::Int(1), Val::Float(2.5), Val::Nil, Val::Pair { a: -3, b: 4 }],
+        regs: vec![
+            Val::Int(1),
+            Val::Float(2.5),
+            Val::Nil,
+            Val::Pair { a: -3, b: 4 },
+        ],
         acc: Val::Int(9),
     }
 }
@@ -103,7 +108,10 @@ fn enums_are_copied() {
         assert_eq!((n.regs, n.acc), (j.regs, j.acc));
     }
     let text = mov::jitcode().to_string();
-    assert!(text.contains("switch"), "a copy dispatches on the tag: {text}");
+    assert!(
+        text.contains("switch"),
+        "a copy dispatches on the tag: {text}"
+    );
     let text = add_into::jitcode().to_string();
     assert!(
         !text.contains("switch"),
@@ -295,7 +303,11 @@ fn match_on_tuples() {
     for c in [Cmp::Lt, Cmp::Eq, Cmp::Gt] {
         for flip in [false, true] {
             for x in [-3, 0, 1, 5, 9, 10] {
-                assert_eq!(order(c, flip, x), order::run_jitcode(c, flip, x), "{c:?} {flip} {x}");
+                assert_eq!(
+                    order(c, flip, x),
+                    order::run_jitcode(c, flip, x),
+                    "{c:?} {flip} {x}"
+                );
             }
         }
     }
@@ -325,6 +337,70 @@ fn enum_values_in_variables_are_matched() {
     for a in 0..4 {
         for b in 0..4 {
             assert_eq!(sum_of(&v, a, b), sum_of::run_jitcode(&v, a, b), "{a} {b}");
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+pub struct Span(pub u32, pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[repr(u8)]
+pub enum Operand {
+    Imm(i64),
+    Reg(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[repr(C, u8)]
+pub enum Insn {
+    Load { dst: u8, src: Operand },
+    Mark(Span),
+    Nop,
+}
+
+#[derive(Debug, PartialEq, JitLayout)]
+pub struct Prog {
+    pub code: [Insn; 3],
+}
+
+#[look_inside]
+fn rewrite(p: &mut Prog, i: usize, j: usize, v: i64) -> u32 {
+    p.code[i] = p.code[j];
+    p.code[j] = Insn::Load {
+        src: Operand::Imm(v),
+        dst: 2,
+    };
+    let span = Span(7, v as u32);
+    p.code[(i + 1) % 3] = Insn::Mark(span);
+    match p.code[i] {
+        Insn::Load { src, .. } => match src {
+            Operand::Imm(x) => x as u32,
+            Operand::Reg(r) => r as u32 + 1000,
+        },
+        Insn::Mark(s) => s.0 + s.1,
+        Insn::Nop => 0,
+    }
+}
+
+#[test]
+fn nested_enums_and_tuple_structs() {
+    let prog = || Prog {
+        code: [
+            Insn::Load {
+                dst: 1,
+                src: Operand::Reg(3),
+            },
+            Insn::Mark(Span(1, 2)),
+            Insn::Nop,
+        ],
+    };
+    for i in 0..3 {
+        for j in 0..3 {
+            let (mut n, mut q) = (prog(), prog());
+            let r = rewrite(&mut n, i, j, 42);
+            assert_eq!(r, rewrite::run_jitcode(&mut q, i, j, 42), "{i} {j}");
+            assert_eq!(n, q, "{i} {j}");
         }
     }
 }

@@ -118,7 +118,9 @@ impl Builder {
         if reg.kind != Kind::Int || reg.index < CONST_BASE {
             return None;
         }
-        self.consts_int.get(usize::from(reg.index - CONST_BASE)).copied()
+        self.consts_int
+            .get(usize::from(reg.index - CONST_BASE))
+            .copied()
     }
 
     /// A new, not yet placed label.

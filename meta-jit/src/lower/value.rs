@@ -357,7 +357,12 @@ pub fn store_tag<E: JitEnum>(b: &mut Builder, p: Ptr<E>, tag: Register) {
 }
 
 /// The place of field `field` of `variant` in the enum at `p` (as `match` reaches it).
-pub fn variant_field<E: JitEnum, F>(b: &mut Builder, p: Ptr<E>, variant: &str, field: &str) -> Ptr<F> {
+pub fn variant_field<E: JitEnum, F>(
+    b: &mut Builder,
+    p: Ptr<E>,
+    variant: &str,
+    field: &str,
+) -> Ptr<F> {
     p.payload_of::<F>(b, variant, field)
 }
 

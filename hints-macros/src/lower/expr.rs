@@ -71,6 +71,17 @@ fn is_ctor_path(p: &syn::Path) -> bool {
         .is_some_and(|c| c.is_uppercase())
 }
 
+/// `ts` with every token's span set to `span` (so that an error about the call it names points
+/// at the user's code).
+fn respan(ts: TokenStream, span: Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
+
 fn strip_parens(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip_parens(&p.expr),
@@ -404,12 +415,12 @@ impl Lowerer {
                 let v = combine(quote!(#ll::read(#bb, __jit_p)));
                 // Spanned at the assignment, so that a type traced code does not store is an
                 // error there.
-                let write = quote_spanned!(span=> write);
+                let write = respan(quote!(#ll::write), span);
                 Ok(Lowered::value(quote_spanned!(span=> {
                     let __jit_r = #rt;
                     let __jit_p = #pt;
                     let __jit_v = #v;
-                    #ll::#write(#bb, __jit_p, __jit_v);
+                    #write(#bb, __jit_p, __jit_v);
                 })))
             }
             Expr::Path(p) => Err(err(p, "assignment to something that is not a local variable of this function (a `static`?) is not supported in traced code")),
@@ -597,9 +608,10 @@ impl Lowerer {
                 let __jit_o = #ll::ctor_field(#bb, __jit_o, #variant, #key, #extract, #v);
             ));
         }
+        let ctor = respan(quote!(#ll::ctor), pspan);
         Ok(Lowered::value(quote_spanned!(span=> {
             #stmts
-            let __jit_o = #ll::ctor(#bb, #variant, #check);
+            let __jit_o = #ctor(#bb, #variant, #check);
             #inits
             __jit_o
         })))

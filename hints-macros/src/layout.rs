@@ -76,6 +76,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                     },));
                 }
             }
+            let values = struct_values(&input, s)?;
             Ok(quote! {
                 // SAFETY: the flags are the author's `#[jit(...)]` claims, checked by nothing but
                 // documented as their responsibility.
@@ -93,6 +94,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                         p
                     }
                 }
+                #values
             })
         }
         Data::Enum(e) => {
@@ -274,6 +276,11 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                     }
                 }
             };
+            let values = if scalar.is_empty() {
+                enum_values(&input, e)?
+            } else {
+                quote!()
+            };
             Ok(quote! {
                 // SAFETY: the enum has the primitive representation checked above, so its tag is
                 // at offset 0 and its payloads are laid out as the `#[repr(C)]` mirrors below
@@ -299,6 +306,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 }
                 #match_target
                 #scalar
+                #values
             })
         }
         Data::Union(u) => Err(syn::Error::new_spanned(
@@ -306,4 +314,293 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             "JitLayout does not support unions",
         )),
     }
+}
+
+/// A field of a struct or variant: its key (name, or index of a tuple field), the member to
+/// write in Rust (`x` or `0`) and its type.
+struct FieldInfo {
+    key: String,
+    member: TokenStream,
+    ty: syn::Type,
+}
+
+fn field_infos(fields: &Fields) -> Vec<FieldInfo> {
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match &f.ident {
+            Some(id) => FieldInfo {
+                key: id.to_string(),
+                member: quote!(#id),
+                ty: f.ty.clone(),
+            },
+            None => {
+                let idx = syn::Index::from(i);
+                FieldInfo {
+                    key: i.to_string(),
+                    member: quote!(#idx),
+                    ty: f.ty.clone(),
+                }
+            }
+        })
+        .collect()
+}
+
+/// The `where` clause of the value impls: the type's own clause, plus one bound per field type,
+/// each behind a dummy higher-ranked lifetime so that an unsatisfied bound makes the impl not
+/// apply (instead of failing to compile): a struct with a `String` field still gets its layout,
+/// and only copying it by value is a compile error, at the copy.
+fn value_where(input: &DeriveInput, bounds: &[TokenStream]) -> TokenStream {
+    let preds = input
+        .generics
+        .where_clause
+        .as_ref()
+        .map(|w| {
+            let p = &w.predicates;
+            quote!(#p,)
+        })
+        .unwrap_or_default();
+    quote!(where #preds #(for<'__jit> #bounds,)*)
+}
+
+/// The impls that make a struct a value traced code holds in registers (`let p = *point;`) and
+/// copies between places (`a.pos = b.pos`): `JitValue`, `JitType`, `Stored` (for `Copy` structs)
+/// and `ConstValue`.
+fn struct_values(input: &DeriveInput, s: &syn::DataStruct) -> syn::Result<TokenStream> {
+    let mj = crate::krate::path();
+    let ll = quote!(#mj::lower);
+    let name = &input.ident;
+    let name_str = name.to_string();
+    let (ig, tg, _) = input.generics.split_for_impl();
+    let fields = field_infos(&s.fields);
+    let tys: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
+    let keys: Vec<&String> = fields.iter().map(|f| &f.key).collect();
+    let members: Vec<&TokenStream> = fields.iter().map(|f| &f.member).collect();
+    let jt = value_where(
+        input,
+        &tys.iter()
+            .map(|t| quote!(#t: #ll::JitType))
+            .collect::<Vec<_>>(),
+    );
+    let mut st_bounds = vec![quote!(#name #tg: ::core::marker::Copy)];
+    st_bounds.extend(tys.iter().map(|t| quote!(#t: #ll::Stored)));
+    let st = value_where(input, &st_bounds);
+    let cv = value_where(input, &[quote!(#name #tg: #ll::JitType)]);
+    Ok(quote! {
+        #[allow(private_bounds)]
+        impl #ig #ll::JitValue for #name #tg #jt {
+            const ENUM: bool = false;
+            fn value_kinds() -> ::std::vec::Vec<#mj::jitcode::Kind> {
+                #[allow(unused_mut)]
+                let mut k = ::std::vec::Vec::new();
+                #( k.extend(<<#tys as #ll::JitType>::Handle as #ll::Handle>::kinds()); )*
+                k
+            }
+            fn value_slot(_variant: &str, field: &str) -> (usize, usize) {
+                #[allow(unused_mut, unused_variables)]
+                let mut at = 0usize;
+                #({
+                    let n = <<#tys as #ll::JitType>::Handle as #ll::Handle>::kinds().len();
+                    if field == #keys {
+                        return (at, n);
+                    }
+                    at += n;
+                })*
+                panic!("struct `{}` has no field `{}`", #name_str, field)
+            }
+            fn value_tag(_variant: &str) -> Option<i64> {
+                None
+            }
+        }
+        #[allow(private_bounds)]
+        impl #ig #ll::JitType for #name #tg #jt {
+            type Handle = #ll::Val<Self>;
+            #[allow(unused_variables)]
+            fn to_values(self, out: &mut ::std::vec::Vec<#mj::jitcode::Value>) {
+                let this = ::core::mem::ManuallyDrop::new(self);
+                // SAFETY: each field is read exactly once and `self` is not dropped, so every
+                // field's value is moved exactly once.
+                #( #ll::JitType::to_values(unsafe { ::core::ptr::read(&this.#members) }, out); )*
+            }
+            #[allow(unused_variables)]
+            unsafe fn from_values(vals: &mut dyn Iterator<Item = #mj::jitcode::Value>) -> Self {
+                // SAFETY: the values are those of a live value of this struct (the contract),
+                // field after field.
+                unsafe { Self { #( #members: <#tys as #ll::JitType>::from_values(vals), )* } }
+            }
+        }
+        #[allow(private_bounds)]
+        impl #ig #ll::Stored for #name #tg #st {
+            fn load(b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Val<Self> {
+                let v = <#ll::Val<Self> as #ll::Handle>::fresh(b);
+                #({
+                    let fp = #ll::field_of_place(b, p, #keys, |q| {
+                        // SAFETY: only the field's address is computed.
+                        unsafe { ::core::ptr::addr_of!((*q).#members) }
+                    });
+                    let x = <#tys as #ll::Stored>::load(b, fp);
+                    #ll::Handle::assign(v.field::<#tys>("", #keys), b, x);
+                })*
+                v
+            }
+            #[allow(unused_variables)]
+            fn store(b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>, v: #ll::Val<Self>) {
+                #({
+                    let fp = #ll::field_of_place(b, p, #keys, |q| {
+                        // SAFETY: only the field's address is computed.
+                        unsafe { ::core::ptr::addr_of!((*q).#members) }
+                    });
+                    #ll::write(b, fp, v.field::<#tys>("", #keys));
+                })*
+            }
+        }
+        #[allow(private_bounds)]
+        impl #ig #ll::ConstValue for #name #tg #cv {
+            fn constant(self, b: &mut #mj::jitcode::Builder) -> <Self as #ll::JitType>::Handle {
+                #ll::const_value(b, self)
+            }
+        }
+    })
+}
+
+/// The impls that make an enum with a primitive representation a value in registers (its tag
+/// and every variant's fields): built by a variant expression (`Value::Int(x)`), copied between
+/// places (`regs[a] = regs[b]`) when it is `Copy`.
+fn enum_values(input: &DeriveInput, e: &syn::DataEnum) -> syn::Result<TokenStream> {
+    let mj = crate::krate::path();
+    let ll = quote!(#mj::lower);
+    let v_ = quote!(#ll::value);
+    let name = &input.ident;
+    let name_str = name.to_string();
+    let (ig, tg, _) = input.generics.split_for_impl();
+    let mut all_tys = Vec::new();
+    let mut slot_code = TokenStream::new();
+    let mut to_arms = TokenStream::new();
+    let mut tag_arms = TokenStream::new();
+    let mut from_code = TokenStream::new();
+    let mut load_arms = TokenStream::new();
+    let mut store_arms = TokenStream::new();
+    let mut all_names = Vec::new();
+    let mut with_fields = Vec::new();
+    for v in &e.variants {
+        let vid = &v.ident;
+        let vname = vid.to_string();
+        all_names.push(vname.clone());
+        let fields = field_infos(&v.fields);
+        if !fields.is_empty() {
+            with_fields.push(vname.clone());
+        }
+        let binds: Vec<syn::Ident> = (0..fields.len())
+            .map(|i| format_ident!("__jit_f{}", i))
+            .collect();
+        let members: Vec<&TokenStream> = fields.iter().map(|f| &f.member).collect();
+        let tys: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
+        let keys: Vec<&String> = fields.iter().map(|f| &f.key).collect();
+        for f in &fields {
+            let (ty, key) = (&f.ty, &f.key);
+            all_tys.push(ty.clone());
+            slot_code.extend(quote!({
+                let n = <<#ty as #ll::JitType>::Handle as #ll::Handle>::kinds().len();
+                if (variant, field) == (#vname, #key) {
+                    return (at, n);
+                }
+                at += n;
+            }));
+        }
+        tag_arms.extend(quote!(Self::#vid { .. } => #vname,));
+        to_arms.extend(quote!(Self::#vid { #( #members: #binds, )* .. } => {
+            // SAFETY: each field is read exactly once and `self` is not dropped, so every
+            // field's value is moved exactly once.
+            #( #v_::put_field::<Self, #tys>(out, at, #vname, #keys, unsafe { ::core::ptr::read(#binds) }); )*
+        }));
+        from_code.extend(quote!(
+            if tag == <Self as #ll::JitEnum>::variant_tag(#vname) {
+                // SAFETY: the tag says the payload values are this variant's (the contract).
+                return unsafe { Self::#vid { #( #members: #v_::take_field::<Self, #tys>(&rest, #vname, #keys), )* } };
+            }
+        ));
+        load_arms.extend(quote!(#vname => { #( #v_::load_variant_field::<Self, #tys>(b, p, v, #vname, #keys); )* }));
+        store_arms.extend(quote!(#vname => { #( #v_::store_variant_field::<Self, #tys>(b, p, v, #vname, #keys); )* }));
+    }
+    let jt = value_where(
+        input,
+        &all_tys
+            .iter()
+            .map(|t| quote!(#t: #ll::JitType))
+            .collect::<Vec<_>>(),
+    );
+    let mut st_bounds = vec![quote!(#name #tg: ::core::marker::Copy)];
+    st_bounds.extend(all_tys.iter().map(|t| quote!(#t: #ll::Stored)));
+    let st = value_where(input, &st_bounds);
+    let cv = value_where(input, &[quote!(#name #tg: #ll::JitType)]);
+    Ok(quote! {
+        #[allow(private_bounds)]
+        impl #ig #ll::JitValue for #name #tg #jt {
+            const ENUM: bool = true;
+            fn value_kinds() -> ::std::vec::Vec<#mj::jitcode::Kind> {
+                #[allow(unused_mut)]
+                let mut k = ::std::vec::Vec::new();
+                #( k.extend(<<#all_tys as #ll::JitType>::Handle as #ll::Handle>::kinds()); )*
+                k
+            }
+            fn value_slot(variant: &str, field: &str) -> (usize, usize) {
+                #[allow(unused_mut, unused_variables)]
+                let mut at = 0usize;
+                #slot_code
+                panic!("enum `{}` has no field `{}` in variant `{}`", #name_str, field, variant)
+            }
+            fn value_tag(variant: &str) -> Option<i64> {
+                Some(<Self as #ll::JitEnum>::variant_tag(variant))
+            }
+        }
+        #[allow(private_bounds)]
+        impl #ig #ll::JitType for #name #tg #jt {
+            type Handle = #ll::Val<Self>;
+            #[allow(unused_variables)]
+            fn to_values(self, out: &mut ::std::vec::Vec<#mj::jitcode::Value>) {
+                let this = ::core::mem::ManuallyDrop::new(self);
+                let variant = match &*this { #tag_arms };
+                let at = #v_::start_values::<Self>(out, <Self as #ll::JitEnum>::variant_tag(variant));
+                match &*this { #to_arms }
+            }
+            #[allow(unused_variables)]
+            unsafe fn from_values(vals: &mut dyn Iterator<Item = #mj::jitcode::Value>) -> Self {
+                let tag = vals.next().expect("missing value").int();
+                let rest: ::std::vec::Vec<#mj::jitcode::Value> = <Self as #ll::JitValue>::value_kinds()
+                    .iter()
+                    .map(|_| vals.next().expect("missing value"))
+                    .collect();
+                #from_code
+                panic!("{} is not a tag of `{}`", tag, #name_str)
+            }
+        }
+        #[allow(private_bounds)]
+        impl #ig #ll::Stored for #name #tg #st {
+            fn load(b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>) -> #ll::Val<Self> {
+                let v = #v_::load_tag(b, p);
+                let tag = v.tag.expect("an enum's tag");
+                #v_::per_variant::<Self>(b, tag, &[#(#with_fields),*], |b, variant| match variant {
+                    #load_arms
+                    _ => {}
+                });
+                v
+            }
+            fn store(b: &mut #mj::jitcode::Builder, p: #ll::Ptr<Self>, v: #ll::Val<Self>) {
+                let tag = v.tag.expect("an enum's tag");
+                #v_::per_variant::<Self>(b, tag, &[#(#all_names),*], |b, variant| {
+                    #v_::store_variant_tag::<Self>(b, p, variant);
+                    match variant {
+                        #store_arms
+                        _ => {}
+                    }
+                });
+            }
+        }
+        #[allow(private_bounds)]
+        impl #ig #ll::ConstValue for #name #tg #cv {
+            fn constant(self, b: &mut #mj::jitcode::Builder) -> <Self as #ll::JitType>::Handle {
+                #ll::const_value(b, self)
+            }
+        }
+    })
 }

@@ -509,7 +509,8 @@ pub enum Value {
 }
 
 /// Layout C: one `Vec` of enums. Traced code writes a payload in place; a register that
-/// changes type is written by a residual call (traced code does not store whole enums).
+/// changes type is written by a residual call (`jit_values.rs` stores whole enums in traced
+/// code).
 #[derive(JitLayout, Clone, Debug, PartialEq)]
 pub struct VmC {
     pub regs: Vec<Value>,

@@ -61,6 +61,27 @@ fn is_gc_new(p: &syn::Path) -> bool {
     n >= 2 && p.segments[n - 1].ident == "new" && p.segments[n - 2].ident == "Gc"
 }
 
+/// Whether a called path names a tuple struct or tuple variant (`Value::Int`, `Point`): by
+/// Rust's naming convention, its last segment starts with an uppercase letter (functions are
+/// snake case).
+fn is_ctor_path(p: &syn::Path) -> bool {
+    p.segments
+        .last()
+        .and_then(|s| s.ident.to_string().chars().next())
+        .is_some_and(|c| c.is_uppercase())
+}
+
+/// `ts` with every token's span set to `span` (so that an error about the call it names points
+/// at the user's code).
+fn respan(ts: TokenStream, span: Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut t| {
+            t.set_span(span);
+            t
+        })
+        .collect()
+}
+
 fn strip_parens(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip_parens(&p.expr),
@@ -213,7 +234,23 @@ impl Lowerer {
                 })))
             }
             Expr::Closure(c) => Err(err(c, "closures are not supported in traced code; write an annotated function instead")),
-            Expr::Struct(s) => Err(err(s, "struct literals are only supported in traced code as the argument of `Gc::new` (an object of the JIT's heap, `Gc::new(T { .. })`); build other values in a `#[dont_look_inside]` function")),
+            Expr::Struct(s) => {
+                if let Some(rest) = &s.rest {
+                    return Err(err(rest, "`..base` in a struct literal is not supported in traced code; list every field"));
+                }
+                if s.qself.is_some() {
+                    return Err(err(s, "qualified paths (`<T as Trait>::X`) are not supported in traced code"));
+                }
+                let fields = s
+                    .fields
+                    .iter()
+                    .map(|f| match &f.member {
+                        syn::Member::Named(i) => (i.to_string(), quote!(#i), f.expr.clone()),
+                        syn::Member::Unnamed(i) => (i.index.to_string(), quote!(#i), f.expr.clone()),
+                    })
+                    .collect();
+                self.ctor(&s.path, fields, false, span)
+            }
             Expr::Array(a) => Err(err(a, "array literals are not supported in traced code; keep the array in a struct field or a `static`")),
             Expr::Repeat(a) => Err(err(a, "array literals are not supported in traced code; keep the array in a struct field or a `static`")),
             Expr::Tuple(t) => Err(err(t, "tuples are not supported in traced code; use separate variables")),
@@ -376,11 +413,14 @@ impl Lowerer {
                 let p = self.place(e)?;
                 let pt = p.ts;
                 let v = combine(quote!(#ll::read(#bb, __jit_p)));
+                // Spanned at the assignment, so that a type traced code does not store is an
+                // error there.
+                let write = respan(quote!(#ll::write), span);
                 Ok(Lowered::value(quote_spanned!(span=> {
                     let __jit_r = #rt;
                     let __jit_p = #pt;
                     let __jit_v = #v;
-                    #ll::write(#bb, __jit_p, __jit_v);
+                    #write(#bb, __jit_p, __jit_v);
                 })))
             }
             Expr::Path(p) => Err(err(p, "assignment to something that is not a local variable of this function (a `static`?) is not supported in traced code")),
@@ -521,6 +561,62 @@ impl Lowerer {
         })))
     }
 
+    /// A struct or enum variant built as a value (`Value::Int(x)`, `Point { x, y }`): the
+    /// field values left to right, then a value in registers whose tag is the variant's (see
+    /// `meta_jit::lower::value`). `tuple` says the fields were written as call arguments.
+    fn ctor(
+        &mut self,
+        path: &syn::Path,
+        fields: Vec<(String, TokenStream, Expr)>,
+        tuple: bool,
+        span: Span,
+    ) -> syn::Result<Lowered> {
+        let (bb, ll) = (b(), l());
+        let mut path = path.clone();
+        FixSuper.visit_path_mut_pub(&mut path);
+        let variant = path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        let (stmts, names) = match self.args(fields.iter().map(|f| f.2.clone()))? {
+            Ok(x) => x,
+            Err(d) => return Ok(d),
+        };
+        let pspan = path.span();
+        let check = if tuple {
+            quote_spanned!(pspan=> |__jit_v| matches!(__jit_v, #path(..)))
+        } else {
+            quote_spanned!(pspan=> |__jit_v| matches!(__jit_v, #path { .. }))
+        };
+        let mut inits = TokenStream::new();
+        for ((key, member, e), v) in fields.iter().zip(&names) {
+            let extract = if tuple {
+                let blanks = (0..key.parse::<usize>().unwrap_or(0)).map(|_| quote!(_));
+                quote!(|__jit_v| {
+                    #[allow(unreachable_patterns)]
+                    match __jit_v { #path(#(#blanks,)* __jit_x, ..) => __jit_x, _ => loop {} }
+                })
+            } else {
+                quote!(|__jit_v| {
+                    #[allow(unreachable_patterns)]
+                    match __jit_v { #path { #member: __jit_x, .. } => __jit_x, _ => loop {} }
+                })
+            };
+            let fspan = e.span();
+            inits.extend(quote_spanned!(fspan=>
+                let __jit_o = #ll::ctor_field(#bb, __jit_o, #variant, #key, #extract, #v);
+            ));
+        }
+        let ctor = respan(quote!(#ll::ctor), pspan);
+        Ok(Lowered::value(quote_spanned!(span=> {
+            #stmts
+            let __jit_o = #ctor(#bb, #variant, #check);
+            #inits
+            __jit_o
+        })))
+    }
+
     fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Lowered> {
         let bb = b();
         let span = c.span();
@@ -569,6 +665,18 @@ impl Lowerer {
                     quote_spanned!(span=> { let __jit_x = #xt; #ll::#f(#bb, __jit_x) }),
                 ));
             }
+        }
+        if is_ctor_path(&p.path) {
+            let fields = c
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    let idx = syn::Index::from(i);
+                    (i.to_string(), quote!(#idx), a.clone())
+                })
+                .collect();
+            return self.ctor(&p.path, fields, true, span);
         }
         let mut path = p.path.clone();
         FixSuper.visit_path_mut_pub(&mut path);

@@ -56,6 +56,14 @@ fn last_name(p: &syn::Path) -> String {
         .unwrap_or_default()
 }
 
+fn strip_expr(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_expr(&p.expr),
+        Expr::Group(g) => strip_expr(&g.expr),
+        other => other,
+    }
+}
+
 fn strip(p: &Pat) -> &Pat {
     match p {
         Pat::Paren(pp) => strip(&pp.pat),
@@ -110,22 +118,60 @@ impl Lowerer {
         })
     }
 
-    pub fn lower_match(&mut self, m: &syn::ExprMatch) -> syn::Result<Lowered> {
+    /// A scrutinee: tokens preparing it, and whether it is matched by value (a place).
+    fn scrutinee(&mut self, e: &Expr) -> syn::Result<Result<(TokenStream, bool), Lowered>> {
         let (bb, ll) = (b(), l());
-        let span = m.span();
-        let by_value = is_place(&m.expr);
-        let scrut = if by_value {
-            let p = self.place(&m.expr)?;
+        let span = e.span();
+        let by_value = is_place(e);
+        Ok(Ok(if by_value {
+            let p = self.place(e)?;
             let pt = p.ts;
-            quote_spanned!(span=> { let __jit_p = #pt; #ll::scrutinee_place(#bb, __jit_p) })
+            (
+                quote_spanned!(span=> { let __jit_p = #pt; #ll::scrutinee_place(#bb, __jit_p) }),
+                true,
+            )
         } else {
-            let v = self.expr(&m.expr)?;
+            let v = self.expr(e)?;
             if v.diverges {
-                return Ok(v);
+                return Ok(Err(v));
             }
             let vt = v.ts;
-            quote_spanned!(span=> { let __jit_x = #vt; #ll::scrutinee_value(#bb, __jit_x) })
+            (
+                quote_spanned!(span=> { let __jit_x = #vt; #ll::scrutinee_value(#bb, __jit_x) }),
+                false,
+            )
+        }))
+    }
+
+    pub fn lower_match(&mut self, m: &syn::ExprMatch) -> syn::Result<Lowered> {
+        let (bb, ll) = (b(), l());
+        // `match (a, b) { (X, Y) => .. }`: each element is a scrutinee of its own, and an arm's
+        // tuple pattern tests them in turn (no tuple is built).
+        let mut elems = Vec::new();
+        if let Expr::Tuple(t) = strip_expr(&m.expr) {
+            if t.elems.is_empty() {
+                return Err(err(t, "`match ()` is not supported in traced code"));
+            }
+            for e in &t.elems {
+                let (ts, by_value) = match self.scrutinee(e)? {
+                    Ok(x) => x,
+                    Err(d) => return Ok(d),
+                };
+                elems.push((self.id("t"), ts, by_value));
+            }
+        }
+        let (scrut, by_value) = if elems.is_empty() {
+            match self.scrutinee(&m.expr)? {
+                Ok(x) => x,
+                Err(d) => return Ok(d),
+            }
+        } else {
+            (quote!(()), false)
         };
+        let elem_lets: Vec<TokenStream> = elems
+            .iter()
+            .map(|(id, ts, _)| quote!(let #id = #ts;))
+            .collect();
         let s = self.id("s");
         let end = self.id("end");
         let res = self.id("res");
@@ -136,8 +182,8 @@ impl Lowerer {
             .arms
             .iter()
             .map(|a| {
-                if matches!(strip(&a.pat), Pat::Range(_)) {
-                    Err(err(&a.pat, "range"))
+                if matches!(strip(&a.pat), Pat::Range(_)) || !elems.is_empty() {
+                    Err(err(&a.pat, "range or tuple"))
                 } else {
                     self.key_of(&a.pat, &s)
                 }
@@ -177,7 +223,13 @@ impl Lowerer {
             let mut tests = TokenStream::new();
             let mut binds = TokenStream::new();
             let r = (|| {
-                self.pat_test(&arm.pat, &s, by_value, &next, &mut tests, &mut binds)?;
+                if elems.is_empty() {
+                    self.pat_test(&arm.pat, &s, by_value, &next, &mut tests, &mut binds)?;
+                } else {
+                    let scruts: Vec<(Ident, bool)> =
+                        elems.iter().map(|(id, _, v)| (id.clone(), *v)).collect();
+                    self.tuple_test(&arm.pat, &scruts, &next, &mut tests, &mut binds)?;
+                }
                 if let Some((_, g)) = &arm.guard {
                     let gl = self.expr(g)?;
                     let gt = gl.ts;
@@ -223,6 +275,7 @@ impl Lowerer {
         };
         Ok(Lowered {
             ts: quote!({
+                #(#elem_lets)*
                 let #s = #scrut;
                 let #end = #bb.new_label();
                 #decl
@@ -369,6 +422,64 @@ impl Lowerer {
         }
     }
 
+    /// The checks and bindings of an arm's pattern `p` against a tuple of scrutinees.
+    fn tuple_test(
+        &mut self,
+        p: &Pat,
+        scruts: &[(Ident, bool)],
+        fail: &Ident,
+        tests: &mut TokenStream,
+        binds: &mut TokenStream,
+    ) -> syn::Result<()> {
+        let bb = b();
+        match strip(p) {
+            Pat::Wild(_) => Ok(()),
+            Pat::Tuple(t) => {
+                let n = t.elems.len();
+                let rest = t.elems.iter().position(|e| matches!(strip(e), Pat::Rest(_)));
+                if let Some(r) = rest {
+                    if r + 1 != n {
+                        return Err(err(&t.elems[r], "`..` in the middle of a tuple pattern is not supported in traced code"));
+                    }
+                } else if n != scruts.len() {
+                    return Err(err(t, &format!("this pattern has {n} elements but the scrutinee tuple has {}", scruts.len())));
+                }
+                for (e, (s, by_value)) in t.elems.iter().zip(scruts) {
+                    if matches!(strip(e), Pat::Rest(_)) {
+                        break;
+                    }
+                    self.pat_test(e, s, *by_value, fail, tests, binds)?;
+                }
+                Ok(())
+            }
+            Pat::Or(o) => {
+                let ok = self.id("ok");
+                let mut inner = TokenStream::new();
+                for case in &o.cases {
+                    let next = self.id("alt");
+                    let mut t = TokenStream::new();
+                    let mut bs = TokenStream::new();
+                    self.tuple_test(case, scruts, &next, &mut t, &mut bs)?;
+                    if !bs.is_empty() {
+                        return Err(err(case, "bindings inside `|` patterns are not supported in traced code; use one arm per alternative"));
+                    }
+                    inner.extend(
+                        quote!({ let #next = #bb.new_label(); #t #bb.goto(#ok); #bb.bind(#next); }),
+                    );
+                }
+                tests.extend(
+                    quote!({ let #ok = #bb.new_label(); #inner #bb.goto(#fail); #bb.bind(#ok); }),
+                );
+                Ok(())
+            }
+            Pat::Ident(pi) if is_binding(pi) => Err(err(
+                pi,
+                "binding a whole tuple is not supported in traced code; bind its elements (`(a, b) => ..`)",
+            )),
+            other => Err(err(other, "a `match` on a tuple takes tuple patterns (`(X, Y)`) or `_` in traced code")),
+        }
+    }
+
     /// A payload field's sub-pattern: a binding, a wildcard, or a nested pattern on the field.
     #[allow(clippy::too_many_arguments)]
     fn sub_pattern(
@@ -397,7 +508,7 @@ impl Lowerer {
                 let v = if by_value {
                     quote!(#ll::bind_by_value(#bb, #fp))
                 } else {
-                    quote!(#fp)
+                    quote!(#ll::value::bind_field(#bb, #fp))
                 };
                 let bind = bind_fn(pi);
                 binds.extend(

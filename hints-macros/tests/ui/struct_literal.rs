@@ -1,5 +1,6 @@
 use meta_jit::hints::*;
 
+// A struct literal is a value only for a struct with `#[derive(JitLayout)]`.
 struct Point {
     x: i64,
 }

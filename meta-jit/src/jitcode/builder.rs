@@ -112,6 +112,17 @@ impl Builder {
         self.constant(Kind::Ref, v as u64)
     }
 
+    /// The value of `reg` if it is a constant int register of this builder (what
+    /// [`Builder::const_int`] returned), `None` for an ordinary register.
+    pub fn const_int_value(&self, reg: Register) -> Option<i64> {
+        if reg.kind != Kind::Int || reg.index < CONST_BASE {
+            return None;
+        }
+        self.consts_int
+            .get(usize::from(reg.index - CONST_BASE))
+            .copied()
+    }
+
     /// A new, not yet placed label.
     pub fn new_label(&mut self) -> Label {
         self.labels.push(None);

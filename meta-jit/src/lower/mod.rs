@@ -14,6 +14,7 @@
 //!   static byte offset and an optional scaled index), so that field paths and array elements
 //!   cost no ops until a scalar is loaded;
 //! - [`SliceRef<T>`]: a slice reference `&[T]` (data pointer and length);
+//! - [`Val<T>`]: a `Copy` struct or enum held by value (its tag and fields' registers);
 //! - `()`: no registers.
 
 pub mod builtin;
@@ -25,6 +26,7 @@ pub mod ops;
 pub mod place;
 pub mod sum;
 pub mod types;
+pub mod value;
 
 use std::marker::PhantomData;
 
@@ -37,6 +39,7 @@ pub use ops::*;
 pub use place::*;
 pub use sum::{err, ok, some, try_continue, try_output, try_residual, OptionH, ResultH};
 pub use types::{load_scalar, store_scalar, JitType, Scalar, ShimArg, ShimRet, Stored};
+pub use value::{const_value, ctor, ctor_field, JitValue, RegPlace, Val};
 
 /// A register holding a scalar of type `T` (the typed register handle of the design).
 pub struct Reg<T> {

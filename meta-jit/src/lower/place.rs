@@ -10,6 +10,7 @@
 use std::mem::{size_of, MaybeUninit};
 
 use super::types::{Scalar, Stored};
+use super::value::{FieldBase, PlaceOf};
 use super::{FieldFlags, Handle, Origin, Ptr, Reg, SliceRef};
 use crate::jitcode::{Builder, FieldDescr, Kind, Op};
 
@@ -126,8 +127,19 @@ pub fn alias_class_part<T: ?Sized>(p: &Ptr<T>, suffix: &str) -> String {
 }
 
 /// `place.name`: the place of field `name`, whose address the macro-written `proj` computes
-/// from a pointer to the struct (`|p| unsafe { addr_of!((*p).name) }`).
-pub fn field<P: PlaceTarget, F>(
+/// from a pointer to the struct (`|p| unsafe { addr_of!((*p).name) }`). The place is in memory
+/// for a place `base` ([`Ptr`]), in registers for a struct value (see [`super::value`]).
+pub fn field<P: PlaceTarget, B: FieldBase<P>, F>(
+    b: &mut Builder,
+    base: B,
+    name: &'static str,
+    proj: impl FnOnce(*const P::Struct) -> *const F,
+) -> B::Out<F> {
+    base.project(b, name, proj)
+}
+
+/// [`field`] of a place in memory.
+pub fn field_of_place<P: PlaceTarget, F>(
     b: &mut Builder,
     p: Ptr<P>,
     name: &'static str,
@@ -190,15 +202,12 @@ pub fn addr_of<A: Addressable>(_b: &mut Builder, a: A) -> A::Ref {
 }
 
 /// Reads the value stored at a place (a place expression in a value context).
-pub fn read<T: Stored>(b: &mut Builder, p: Ptr<T>) -> T::Handle {
-    T::load(b, p)
+pub fn read<P: PlaceOf<T>, T: Stored>(b: &mut Builder, p: P) -> T::Handle {
+    p.read_value(b)
 }
 /// Writes `v` into a place (`place = v`).
-pub fn write<T: Stored>(b: &mut Builder, p: Ptr<T>, v: T::Handle) {
-    if p.flags.immutable {
-        panic!("write to field `{}` marked #[jit(immutable)]", p.field);
-    }
-    T::store(b, p, v)
+pub fn write<P: PlaceOf<T>, T: Stored>(b: &mut Builder, p: P, v: T::Handle) {
+    p.write_value(b, v)
 }
 
 /// Something `[i]` applies to in traced code.
@@ -428,16 +437,7 @@ impl<T: Scalar> Scrutinee for Reg<T> {
 impl<E: JitEnum> Scrutinee for Ptr<E> {
     fn discriminant(self, b: &mut Builder) -> Reg<i64> {
         let dst = b.fresh(Kind::Int);
-        let descr = FieldDescr {
-            name: format!("{}.tag", E::NAME),
-            offset: self.offset,
-            size: E::TAG_SIZE,
-            signed: E::TAG_SIGNED,
-            kind: Kind::Int,
-            immutable: self.flags.immutable,
-            quasi_immutable: self.flags.quasi_immutable,
-            class: format!("{}.tag", E::NAME),
-        };
+        let descr = super::value::tag_descr(&self);
         match self.index {
             None => b.emit(Op::GetField {
                 dst,

@@ -202,6 +202,7 @@ fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
                 kind: Type::Int,
                 immutable: false,
                 quasi_immutable: false,
+                vable: false,
                 alias: None,
             }),
         )
@@ -233,6 +234,7 @@ fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
         }],
         values,
         virtuals: vec![],
+        stores: vec![],
     };
     t.push(Op::new(Opcode::GuardTrue, &[c]).with_resume(resume));
     t.emit(Opcode::Finish, &[i0]);

@@ -99,6 +99,7 @@ pub fn scalar_descr<T: Scalar>(p: &Ptr<T>) -> FieldDescr {
         kind: T::KIND,
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
+        vable: p.flags.vable,
         class: alias_class::<T>(p),
     }
 }
@@ -227,6 +228,7 @@ fn items_of(flags: FieldFlags) -> FieldFlags {
     FieldFlags {
         immutable: imm,
         deep: imm,
+        vable: flags.vable,
         ..FieldFlags::default()
     }
 }
@@ -436,6 +438,7 @@ impl<E: JitEnum> Scrutinee for Ptr<E> {
             kind: Kind::Int,
             immutable: self.flags.immutable,
             quasi_immutable: self.flags.quasi_immutable,
+            vable: self.flags.vable,
             class: format!("{}.tag", E::NAME),
         };
         match self.index {

@@ -12,14 +12,8 @@ fn removable(op: &Op) -> bool {
 }
 
 fn uses(op: &Op) -> impl Iterator<Item = OpRef> + '_ {
-    let resume = op.resume.iter().flat_map(|r| {
-        r.values.iter().chain(
-            r.virtuals
-                .iter()
-                .flat_map(|v| v.fields.iter().map(|f| &f.1)),
-        )
-    });
-    op.args.iter().chain(resume).copied().filter(|a| a.is_op())
+    let resume = op.resume.iter().flat_map(|r| r.refs());
+    op.args.iter().copied().chain(resume).filter(|a| a.is_op())
 }
 
 /// Removes unused ops without effects (moving the survivors out of `t`).

@@ -9,10 +9,11 @@
 //! - a load or a store that may touch a pending location (by its descriptor's alias class:
 //!   same descriptor on another object, or an aliasing class, unless provably apart) sees it:
 //!   the pending store is done just before it;
-//! - a residual call sees all memory, so every pending store is done before it (this is how a
-//!   call that may look at the frame finds it written back: the frame is *forced* before every
-//!   call; after the call the frame is read again only if the trace loads it, which the heap
-//!   stage decided); so are `finish` and a `jump` to another trace;
+//! - a call sees the memory its effects say it may read or write (a residual call: all of
+//!   it), so the pending stores there are done before it: this is how a call that may look at
+//!   the frame finds it written back (the frame is *forced* before every such call; after the
+//!   call the frame is read again where the trace loads it, as the heap stage decided);
+//!   `finish` and a `jump` to another trace see everything;
 //! - a loop keeps the pending stores across its back edge: a location of the frame that the
 //!   loop body writes (at a constant index, on an object the loop does not change) gets one
 //!   more label argument, which holds the value the memory would hold; the body starts with
@@ -29,7 +30,9 @@
 //! only where the loop needs a location's value that is in memory. It knows descriptors and
 //! the IR, nothing of the tracer, the backend or any guest language.
 
-use crate::ir::{may_alias, DescrId, DescrKind, Op, OpRef, Opcode, PendingStore, Trace};
+use crate::ir::{
+    may_alias, Access, DescrId, DescrKind, Effects, Op, OpRef, Opcode, PendingStore, Trace,
+};
 
 /// A place an op reads or writes: descriptor, object, and for an array item its index when
 /// it is a constant (`None`: an item at an unknown index, or a field).
@@ -92,17 +95,33 @@ fn place_of(t: &Trace, op: &Op) -> Place {
     }
 }
 
+fn alias(k: &DescrKind) -> Option<&str> {
+    match k {
+        DescrKind::Field(f) => f.alias.as_deref(),
+        DescrKind::Array(x) => x.alias.as_deref(),
+        _ => None,
+    }
+}
+
+/// Whether accesses through descriptors `a` and `b` may touch the same memory (one alias
+/// class, or aliasing classes).
+fn classes_meet(t: &Trace, a: DescrId, b: DescrId) -> bool {
+    a == b || may_alias(alias(&t.get_descr(a).kind), alias(&t.get_descr(b).kind))
+}
+
+/// Whether a call with these effects may read or write memory through descriptor `d`.
+fn call_touches(t: &Trace, e: &Effects, d: DescrId) -> bool {
+    [&e.reads, &e.writes].into_iter().any(|a| match a {
+        Access::Nothing => false,
+        Access::Everything => true,
+        Access::Descrs(ds) => ds.iter().any(|&x| classes_meet(t, x, d)),
+    })
+}
+
 /// Whether accesses to `a` and `b` may touch the same bytes.
 fn may_meet(t: &Trace, a: &Place, b: &Place) -> bool {
     let (da, db) = (t.get_descr(a.descr), t.get_descr(b.descr));
-    fn alias(k: &DescrKind) -> Option<&str> {
-        match k {
-            DescrKind::Field(f) => f.alias.as_deref(),
-            DescrKind::Array(x) => x.alias.as_deref(),
-            _ => None,
-        }
-    }
-    if a.descr != b.descr && !may_alias(alias(&da.kind), alias(&db.kind)) {
+    if !classes_meet(t, a.descr, b.descr) {
         return false;
     }
     if a.base != b.base {
@@ -227,6 +246,15 @@ impl Sink {
         if opcode.is_load() || matches!(opcode, Setfield | Setarrayitem) {
             let p = place_of(&self.out, &op);
             self.force_where(|o, q| may_meet(o, &q.place, &p));
+        } else if opcode.is_call() {
+            // What the call may read or write is written back first (a residual call that
+            // may do anything sees the whole frame written back).
+            let d = op.descr.expect("calls have descriptors");
+            let e = match &self.out.get_descr(d).kind {
+                DescrKind::Call(c) => c.effects.clone(),
+                _ => Effects::anything(),
+            };
+            self.force_where(|o, q| call_touches(o, &e, q.place.descr));
         } else if opcode.is_guard() {
             if !self.pending.is_empty() {
                 let r = op.resume.as_deref_mut().expect("guards have resume data");

@@ -32,6 +32,8 @@ descr acc = field(offset=8, size=8, kind=i, signed, vable)
 descr seen = field(offset=16, size=8, kind=i, signed)
 descr plain = array(base=0, item=8, kind=i, signed)
 descr look = call(args=p, ret=n, reads=*, writes=*)
+descr seen_only = call(args=p, ret=n, reads=[seen], writes=[seen])
+descr acc_only = call(args=p, ret=n, reads=[acc], writes=none)
 ";
 
 /// The ops of a trace in the text form (descriptors left out), as the printer names them.
@@ -172,6 +174,34 @@ setfield(p0, 5, descr=pc)
 i3 = getfield_i(p1, descr=pc)
 setfield(p1, 9, descr=acc)
 finish(i3)
+"
+        )
+    );
+}
+
+#[test]
+fn a_call_writes_back_only_what_its_effects_may_touch() {
+    // The first call touches only `seen`: `acc` and `pc` stay pending across it. The second
+    // reads `acc`: `acc` is written back before it, `pc` still waits.
+    let out = opt("[p0, i0]
+setfield(p0, i0, descr=acc)
+setfield(p0, 4, descr=pc)
+call_n(ConstFn(look), p0, descr=seen_only)
+guard_true(i0) [p0]
+call_n(ConstFn(look), p0, descr=acc_only)
+guard_false(i0) [p0]
+finish()");
+    assert_eq!(
+        out,
+        norm(
+            "[p0, i0]
+call_n(ConstFn(look), p0, descr=seen_only)
+guard_true(i0) [p0] <acc(p0)=i0, pc(p0)=4>
+setfield(p0, i0, descr=acc)
+call_n(ConstFn(look), p0, descr=acc_only)
+guard_false(i0) [p0] <pc(p0)=4>
+setfield(p0, 4, descr=pc)
+finish()
 "
         )
     );

@@ -438,7 +438,7 @@ impl<'c> Tracer<'c> {
             match step {
                 Step::Next => self.top().frame.pc = pc + 1,
                 Step::Jumped => {}
-                Step::Stop(t) => return t,
+                Step::Stop(t) => return *t,
                 Step::MergePoint => {
                     if let Some(t) = self.merge_point(op, decide) {
                         return t;
@@ -498,7 +498,7 @@ impl<'c> Tracer<'c> {
             }
             Op::Return { values } => {
                 if self.frames.len() == 1 {
-                    return Step::Stop(self.abort_here(Abort::PortalReturned));
+                    return Step::Stop(Box::new(self.abort_here(Abort::PortalReturned)));
                 }
                 let vals: Vec<(Value, OpRef)> = values
                     .iter()
@@ -516,7 +516,9 @@ impl<'c> Tracer<'c> {
                 f.frame.pc += 1;
                 Step::Jumped
             }
-            Op::Panic { message } => Step::Stop(self.abort_here(Abort::Panic(message.clone()))),
+            Op::Panic { message } => {
+                Step::Stop(Box::new(self.abort_here(Abort::Panic(message.clone()))))
+            }
             Op::JitMergePoint { .. } => {
                 if self.frames.len() == 1 && std::ptr::eq(self.frames[0].frame.code, self.portal) {
                     Step::MergePoint
@@ -534,7 +536,7 @@ impl<'c> Tracer<'c> {
                 // SAFETY: forwarded from `run`'s contract: the runner executes the op on a
                 // state the native interpreter could be in.
                 if let Err(msg) = unsafe { self.top().frame.exec(op) } {
-                    return Step::Stop(self.abort_here(Abort::Panic(msg)));
+                    return Step::Stop(Box::new(self.abort_here(Abort::Panic(msg))));
                 }
                 let recorded = self.record(op, &inputs);
                 self.scratch = inputs;
@@ -543,7 +545,7 @@ impl<'c> Tracer<'c> {
                     Err(reason) => {
                         // The op has run: the interpreter continues after it.
                         self.top().frame.pc += 1;
-                        Step::Stop(self.abort_here(reason))
+                        Step::Stop(Box::new(self.abort_here(reason)))
                     }
                 }
             }
@@ -637,7 +639,7 @@ enum Step {
     Next,
     Jumped,
     MergePoint,
-    Stop(Traced),
+    Stop(Box<Traced>),
 }
 
 /// The pc of the portal's merge point.

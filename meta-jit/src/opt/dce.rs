@@ -39,5 +39,11 @@ pub fn sweep(mut t: Trace) -> Trace {
         op.map_ops(|r| new_index[r.index()]);
         new_index[i] = t.push(op);
     }
+    // A loop's pending stores name inputs and `jump` arguments, which stay.
+    for st in t.loop_stores.iter_mut() {
+        for r in st.refs_mut().filter(|r| r.is_op()) {
+            *r = new_index[r.index()];
+        }
+    }
     t
 }

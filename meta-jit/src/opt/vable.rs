@@ -161,6 +161,8 @@ struct Sink {
     bases: Vec<OpRef>,
     /// The places delayed stores went to before the label (in the output's refs).
     stored: Vec<Place>,
+    /// How many label arguments this pass added (the last ones).
+    added: usize,
 }
 
 impl Sink {
@@ -180,6 +182,7 @@ impl Sink {
             label_at,
             bases: Vec::new(),
             stored: Vec::new(),
+            added: 0,
         }
     }
 
@@ -194,13 +197,10 @@ impl Sink {
             };
             self.map.push(r);
         }
-        debug_assert_eq!(
-            crate::ir::verify::verify(&self.out),
-            Ok(()),
-            "vable:\n{}",
-            self.out
-        );
-        self.out
+        let extra = self.added;
+        let out = merge_twins(self.out, extra);
+        debug_assert_eq!(crate::ir::verify::verify(&out), Ok(()), "vable:\n{out}");
+        out
     }
 
     /// The place `p` of the input trace in the output (its base mapped).
@@ -387,6 +387,7 @@ impl Sink {
             let arg = self.out.emit(Opcode::SameAsR, &[self.bases[k]]);
             op.args.push(arg);
         }
+        self.added = places.len() + self.bases.len();
         self.out.push(op)
     }
 
@@ -424,6 +425,60 @@ impl Sink {
         self.out.loop_stores = stores;
         self.out.push(op)
     }
+}
+
+/// Drops each of the last `extra` label arguments that is a twin of an earlier one: both copy
+/// the same value before the label (`same_as` of it) and the `jump` passes the same value to
+/// both, so they are equal in every iteration. Its uses in the body become the earlier one's.
+/// (The heap stage may carry a location's value already: without this, the loop would carry
+/// it twice, in two registers.)
+fn merge_twins(mut t: Trace, extra: usize) -> Trace {
+    let (Some(l), Some(last)) = (t.label(), t.ops.len().checked_sub(1)) else {
+        return t;
+    };
+    let label = t.ops[l].args.clone();
+    let jump = t.ops[last].args.clone();
+    if extra == 0 || label.len() != jump.len() || t.ops[last].opcode != Opcode::Jump {
+        return t;
+    }
+    let copied = |r: OpRef| {
+        let op = &t.ops[r.index()];
+        matches!(op.opcode, Opcode::SameAsI | Opcode::SameAsF | Opcode::SameAsR).then(|| op.args[0])
+    };
+    let mut twin: Vec<Option<usize>> = vec![None; label.len()];
+    for m in label.len() - extra..label.len() {
+        let Some(x) = copied(label[m]) else { continue };
+        twin[m] = (0..m).find(|&k| {
+            twin[k].is_none() && copied(label[k]) == Some(x) && jump[k] == jump[m]
+        });
+    }
+    if twin.iter().all(Option::is_none) {
+        return t;
+    }
+    let subst = |r: OpRef| match label.iter().position(|&a| a == r) {
+        Some(m) => twin[m].map_or(r, |k| label[k]),
+        None => r,
+    };
+    for op in &mut t.ops[l + 1..] {
+        op.map_ops(subst);
+    }
+    for st in t.loop_stores.iter_mut() {
+        for r in st.refs_mut() {
+            *r = subst(*r);
+        }
+    }
+    let keep = |args: &[OpRef]| -> crate::ir::OpArgs {
+        args.iter()
+            .enumerate()
+            .filter(|(m, _)| twin[*m].is_none())
+            .map(|(_, &a)| a)
+            .collect()
+    };
+    let (new_label, new_jump) = (keep(&t.ops[l].args), keep(&t.ops[last].args));
+    t.ops[l].args = new_label;
+    t.ops[last].args = new_jump;
+    // The dropped arguments' copies are dead now.
+    super::dce::sweep(t)
 }
 
 fn same_as(ty: crate::ir::Type) -> Opcode {

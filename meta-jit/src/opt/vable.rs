@@ -36,7 +36,7 @@ use crate::ir::{
 
 /// A place an op reads or writes: descriptor, object, and for an array item its index when
 /// it is a constant (`None`: an item at an unknown index, or a field).
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Copy, Clone, Debug)]
 struct Place {
     descr: DescrId,
     base: OpRef,
@@ -118,25 +118,56 @@ fn call_touches(t: &Trace, e: &Effects, d: DescrId) -> bool {
     })
 }
 
+/// An object's address as (root, constant displacement): `cast_int_to_ptr(cast_ptr_to_int(r)
+/// + c)` is `(r, c)` (how the tracer addresses an item of an array inside a struct), anything
+/// else is itself at 0.
+fn root_of(t: &Trace, b: OpRef) -> (OpRef, i64) {
+    let def = |r: OpRef| r.is_op().then(|| &t.ops[r.index()]);
+    let ptr_int = |r: OpRef| def(r).filter(|o| o.opcode == Opcode::CastPtrToInt).map(|o| o.args[0]);
+    let Some(cast) = def(b).filter(|o| o.opcode == Opcode::CastIntToPtr) else {
+        return (b, 0);
+    };
+    let x = cast.args[0];
+    if let Some(r) = ptr_int(x) {
+        return (r, 0);
+    }
+    if let Some(add) = def(x).filter(|o| o.opcode == Opcode::IntAdd) {
+        for (y, c) in [(add.args[0], add.args[1]), (add.args[1], add.args[0])] {
+            if let (Some(r), Some(c)) = (ptr_int(y), t.const_value(c)) {
+                return (r, c.int());
+            }
+        }
+    }
+    (b, 0)
+}
+
+/// Whether `a` and `b` are the same place (the same descriptor and index, at the same address
+/// as [`root_of`] sees it).
+fn same(t: &Trace, a: &Place, b: &Place) -> bool {
+    a.descr == b.descr && a.index == b.index && root_of(t, a.base) == root_of(t, b.base)
+}
+
 /// Whether accesses to `a` and `b` may touch the same bytes.
 fn may_meet(t: &Trace, a: &Place, b: &Place) -> bool {
     let (da, db) = (t.get_descr(a.descr), t.get_descr(b.descr));
     if !classes_meet(t, a.descr, b.descr) {
         return false;
     }
-    if a.base != b.base {
+    let ((ra, xa), (rb, xb)) = (root_of(t, a.base), root_of(t, b.base));
+    if ra != rb {
         return true;
     }
     match (&da.kind, &db.kind) {
-        (DescrKind::Array(_), DescrKind::Array(_)) if a.descr == b.descr => {
+        (DescrKind::Array(_), DescrKind::Array(_)) if a.descr == b.descr && xa == xb => {
             match (a.index, b.index) {
                 (Some(x), Some(y)) => x == y,
                 _ => true,
             }
         }
         (DescrKind::Field(x), DescrKind::Field(y)) => {
-            let (xs, xe) = (x.offset, x.offset + u32::from(x.size));
-            let (ys, ye) = (y.offset, y.offset + u32::from(y.size));
+            let xs = xa.wrapping_add(i64::from(x.offset));
+            let ys = xb.wrapping_add(i64::from(y.offset));
+            let (xe, ye) = (xs.wrapping_add(i64::from(x.size)), ys.wrapping_add(i64::from(y.size)));
             xs < ye && ys < xe
         }
         _ => true,
@@ -225,7 +256,7 @@ impl Sink {
         let opcode = op.opcode;
         if let Some(p) = eligible(t, &t.ops[i]) {
             let p = self.mapped(p);
-            self.force_where(|o, q| q.place != p && may_meet(o, &q.place, &p));
+            self.force_where(|o, q| !same(o, &q.place, &p) && may_meet(o, &q.place, &p));
             let store = PendingStore {
                 descr: p.descr,
                 base: p.base,
@@ -236,9 +267,10 @@ impl Sink {
                 },
                 value: *op.args.last().expect("a store has a value"),
             };
-            self.pending.retain(|q| q.place != p);
+            let out = &self.out;
+            self.pending.retain(|q| !same(out, &q.place, &p));
             self.pending.push(Pending { place: p, store });
-            if self.label_at.is_some_and(|l| i < l) && !self.stored.contains(&p) {
+            if self.label_at.is_some_and(|l| i < l) && !self.stored.iter().any(|s| same(out, s, &p)) {
                 self.stored.push(p);
             }
             return OpRef::op(self.out.ops.len());
@@ -312,7 +344,7 @@ impl Sink {
         let mut vals: Vec<Option<OpRef>> = places
             .iter()
             .map(|(p, _)| {
-                let k = self.pending.iter().position(|q| q.place == *p)?;
+                let k = self.pending.iter().position(|q| same(&self.out, &q.place, p))?;
                 Some(self.pending.remove(k).store.value)
             })
             .collect();
@@ -349,7 +381,7 @@ impl Sink {
         let (mut places, mut before) = (Vec::new(), Vec::new());
         for &(p, i) in &all {
             let b = self.before_label(p);
-            let stored = self.stored.contains(&b);
+            let stored = self.stored.iter().any(|s| same(&self.out, s, &b));
             keep.push(stored);
             if stored {
                 places.push((p, i));

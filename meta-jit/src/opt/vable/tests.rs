@@ -28,7 +28,8 @@ fn env() -> Env {
 const DESCRS: &str = "
 descr r = array(base=0, item=8, kind=i, signed, vable)
 descr pc = field(offset=0, size=8, kind=i, signed, vable)
-descr acc = field(offset=8, size=8, kind=i, signed, vable)
+descr acc = field(offset=8, size=8, kind=i, signed, vable, alias=i64:Frame.acc)
+descr wide = field(offset=16, size=8, kind=i, signed, alias=i64)
 descr seen = field(offset=16, size=8, kind=i, signed)
 descr plain = array(base=0, item=8, kind=i, signed)
 descr look = call(args=p, ret=n, reads=*, writes=*)
@@ -201,6 +202,43 @@ setfield(p0, i0, descr=acc)
 call_n(ConstFn(look), p0, descr=acc_only)
 guard_false(i0) [p0] <pc(p0)=4>
 setfield(p0, 4, descr=pc)
+finish()
+"
+        )
+    );
+}
+
+#[test]
+fn places_inside_the_frame_at_known_displacements_are_apart() {
+    // An array field inside the frame: its items are fields of `p0 + 8` and `p0 + 16`. The
+    // store to the second does not write back the first; a store of another class through
+    // `p0 + 8` + 8 (the second item's bytes) writes back only the second.
+    let out = opt("[p0, i0]
+i1 = cast_ptr_to_int(p0)
+i2 = int_add(i1, 8)
+p3 = cast_int_to_ptr(i2)
+setfield(p3, i0, descr=acc)
+i4 = int_add(i1, 16)
+p5 = cast_int_to_ptr(i4)
+setfield(p5, 7, descr=acc)
+guard_true(i0) []
+setfield(p3, 1, descr=wide)
+guard_false(i0) []
+finish()");
+    assert_eq!(
+        out,
+        norm(
+            "[p0, i0]
+i1 = cast_ptr_to_int(p0)
+i2 = int_add(i1, 8)
+p3 = cast_int_to_ptr(i2)
+i4 = int_add(i1, 16)
+p5 = cast_int_to_ptr(i4)
+guard_true(i0) [] <acc(p3)=i0, acc(p5)=7>
+setfield(p5, 7, descr=acc)
+setfield(p3, 1, descr=wide)
+guard_false(i0) [] <acc(p3)=i0>
+setfield(p3, i0, descr=acc)
 finish()
 "
         )

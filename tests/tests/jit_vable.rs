@@ -299,6 +299,14 @@ fn a_counting_loop_has_no_frame_loads_or_stores() {
     assert_eq!(guard.matches(", 0)=").count(), 1, "{text}");
     let jump = text.lines().rev().find(|l| l.starts_with("jump(")).unwrap();
     assert!(jump.contains(") <"), "{text}");
+    // Without the stage, the heap stage alone keeps the loads out of the loop, but each
+    // field written stays stored once per turn.
+    let without = "threshold=3,trace_eagerness=2,\
+                   enable_opts=fold:bounds:pure:exact:guards:heap:virtuals:dce:unroll:counted";
+    assert_eq!(go(Mode::On(without), COUNT), go(Mode::Off, COUNT));
+    let (names, text) = loop_body(&stats());
+    let stores = names.iter().filter(|n| n.starts_with("set")).count();
+    assert_eq!((stores, memory_ops(&names)), (3, 3), "{text}");
 }
 
 #[test]

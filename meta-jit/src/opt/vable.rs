@@ -118,9 +118,9 @@ fn call_touches(t: &Trace, e: &Effects, d: DescrId) -> bool {
     })
 }
 
-/// An object's address as (root, constant displacement): `cast_int_to_ptr(cast_ptr_to_int(r)
-/// + c)` is `(r, c)` (how the tracer addresses an item of an array inside a struct), anything
-/// else is itself at 0.
+/// An object's address as (root, constant displacement): the address
+/// `cast_int_to_ptr(cast_ptr_to_int(r) + c)` is `(r, c)` (how the tracer addresses an item of
+/// an array inside a struct), anything else is itself at 0.
 fn root_of(t: &Trace, b: OpRef) -> (OpRef, i64) {
     let def = |r: OpRef| r.is_op().then(|| &t.ops[r.index()]);
     let ptr_int = |r: OpRef| def(r).filter(|o| o.opcode == Opcode::CastPtrToInt).map(|o| o.args[0]);

@@ -29,7 +29,7 @@ pub enum Ins {
     /// `acc += r[a]` (wrapping)
     Acc(u8),
     /// `fixed[a % 4] += r[b]` (wrapping)
-    Fixed(u8, u8),
+    Bank(u8, u8),
     /// `if r[a] < imm { r[c] += 1 } else { r[c] *= 3; snapshot(frame) }`
     Branch(u8, i64, u8),
     /// `r[a] = peek(frame)`: a residual call that reads the whole frame
@@ -126,7 +126,7 @@ pub fn run(code: &Code, frame: &mut Frame) -> i64 {
                 frame.regs[a as usize] = frame.regs[b as usize].wrapping_mul(frame.regs[c as usize])
             }
             Ins::Acc(a) => frame.acc = frame.acc.wrapping_add(frame.regs[a as usize]),
-            Ins::Fixed(a, b) => {
+            Ins::Bank(a, b) => {
                 let i = (a % 4) as usize;
                 frame.fixed[i] = frame.fixed[i].wrapping_add(frame.regs[b as usize])
             }
@@ -259,8 +259,8 @@ fn a_loop_over_an_array_inside_the_frame_has_no_frame_loads_or_stores() {
         Ins::Li(0, 0),
         Ins::Li(1, 1000),
         Ins::AddI(0, 0, 1),
-        Ins::Fixed(1, 0),
-        Ins::Fixed(2, 1),
+        Ins::Bank(1, 0),
+        Ins::Bank(2, 1),
         Ins::Jlt(0, 1, 2),
         Ins::Halt,
     ];
@@ -398,7 +398,7 @@ impl Arbitrary for Program {
                 5 => Ins::Branch(a, imm, c),
                 6 => Ins::Peek(a),
                 7 => Ins::Poke(a, imm),
-                8 => Ins::Fixed(a, b),
+                8 => Ins::Bank(a, b),
                 _ => Ins::Branch(a, imm.abs() % 20, c),
             });
         }

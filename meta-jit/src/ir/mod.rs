@@ -442,6 +442,7 @@ impl Trace {
         self.ops.shrink_to_fit();
         self.consts.shrink_to_fit();
         self.descrs.shrink_to_fit();
+        self.loop_stores.shrink_to_fit();
         self.const_index = HashMap::new();
     }
 
@@ -461,6 +462,7 @@ impl Trace {
                         .iter()
                         .map(|v| size_of::<Virtual>() + v.fields.len() * 8)
                         .sum::<usize>()
+                    + r.stores.len() * size_of::<PendingStore>()
             })
             .sum();
         let args: usize = self
@@ -472,6 +474,7 @@ impl Trace {
         self.ops.capacity() * size_of::<Op>()
             + resume
             + args
+            + self.loop_stores.capacity() * size_of::<PendingStore>()
             + self.consts.capacity() * size_of::<Const>()
             + self.descrs.capacity() * size_of::<Descr>()
             + self.const_index.capacity() * (size_of::<ConstKey>() + 4)

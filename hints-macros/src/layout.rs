@@ -44,7 +44,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                     .as_ref()
                     .map(|i| i.to_string())
                     .unwrap_or_else(|| i.to_string());
-                let (mut imm, mut quasi, mut items) = (false, false, false);
+                let (mut imm, mut quasi, mut items, mut vable) = (false, false, false, false);
                 for a in &f.attrs {
                     if !a.path().is_ident("jit") {
                         continue;
@@ -59,20 +59,25 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                         } else if m.path.is_ident("immutable_items") {
                             items = true;
                             Ok(())
+                        } else if m.path.is_ident("virtualizable") {
+                            vable = true;
+                            Ok(())
                         } else {
                             Err(m.error(
-                                "expected `immutable`, `quasi_immutable` or `immutable_items`",
+                                "expected `immutable`, `quasi_immutable`, `immutable_items` \
+                                 or `virtualizable`",
                             ))
                         }
                     })?;
                 }
-                if imm || quasi || items {
+                if imm || quasi || items || vable {
                     arms.extend(quote!(#fname => #ll::FieldFlags {
                         immutable: #imm,
                         quasi_immutable: #quasi,
                         immutable_items: #items,
                         deep: false,
                         private: false,
+                        vable: #vable,
                     },));
                 }
             }

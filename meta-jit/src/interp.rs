@@ -8,7 +8,7 @@
 
 use crate::alloc::alloc_zeroed;
 use crate::ir::semantics::{eval_ovf, eval_pure};
-use crate::ir::{DescrKind, Op, OpRef, Opcode, Resume, Trace, Type, Value};
+use crate::ir::{DescrKind, Op, OpRef, Opcode, PendingStore, Resume, Trace, Type, Value};
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,7 +16,8 @@ pub enum Outcome {
     /// `finish(values)` was reached.
     Finish(Vec<Value>),
     /// A guard failed: its resume id, its op index, and the values of its resume data's
-    /// [`Resume::live_ops`], in that order.
+    /// [`Resume::live_ops`], in that order. The guard's pending stores ([`Resume::stores`])
+    /// are done.
     GuardFailed {
         /// The guard's [`Resume::id`].
         id: u32,
@@ -33,7 +34,8 @@ pub enum Outcome {
         args: Vec<Value>,
     },
     /// The loop ran the requested number of iterations; these are the values the last `jump`
-    /// passed back to the loop header.
+    /// passed back to the loop header. The loop's pending stores ([`Trace::loop_stores`]) are
+    /// done.
     Iterations(Vec<Value>),
 }
 
@@ -120,6 +122,14 @@ impl Run {
                     }
                     iterations += 1;
                     if iterations >= self.max_iterations {
+                        // Stopped here, the loop leaves memory as an exit would.
+                        if let Some(m) = &memory {
+                            for st in &t.loop_stores {
+                                let (addr, size) = store_address(t, st, &get);
+                                check_access(m, pc, op, addr, size)?;
+                            }
+                        }
+                        do_stores(t, &t.loop_stores, &get);
                         return Ok(Outcome::Iterations(args));
                     }
                     let dest: Vec<OpRef> = match t.label() {
@@ -151,6 +161,14 @@ impl Run {
                             .as_ref()
                             .expect("verified guards have resume data");
                         let saved = r.live_ops().iter().map(|&o| get(o)).collect();
+                        // The exit does the stores the optimizer delayed past the guard.
+                        if let Some(m) = &memory {
+                            for st in &r.stores {
+                                let (addr, size) = store_address(t, st, &get);
+                                check_access(m, pc, op, addr, size)?;
+                            }
+                        }
+                        do_stores(t, &r.stores, &get);
                         return Ok(Outcome::GuardFailed {
                             id: r.id,
                             op: pc,
@@ -337,8 +355,8 @@ pub fn store(addr: usize, size: u8, v: Value) {
 }
 
 /// Rebuilds the values of a failed guard's frames from its saved values (in
-/// [`Resume::live_ops`] order), allocating and filling its virtual objects. Returns one value
-/// per entry of [`Resume::values`].
+/// [`Resume::live_ops`] order), allocating and filling its virtual objects, then does its
+/// pending stores ([`Resume::stores`]). Returns one value per entry of [`Resume::values`].
 pub fn materialize(t: &Trace, r: &Resume, saved: &[Value]) -> Vec<Value> {
     let live = r.live_ops();
     let mut objs: Vec<Option<usize>> = vec![None; r.virtuals.len()];
@@ -379,5 +397,63 @@ pub fn materialize(t: &Trace, r: &Resume, saved: &[Value]) -> Vec<Value> {
             }
         }
     }
+    do_stores(t, &r.stores, &value);
     r.values.iter().map(|&x| value(x)).collect()
+}
+
+/// Does the pending stores that `outcome`, an end of a run of `t` on `inputs` by something
+/// other than [`Run::run`] (compiled code, whose exits leave them to resume), implies: a
+/// failed guard's [`Resume::stores`], or, after the last iteration, [`Trace::loop_stores`].
+pub fn exit_stores(t: &Trace, inputs: &[Value], outcome: &Outcome) {
+    match outcome {
+        Outcome::GuardFailed { op, saved, .. } => {
+            let r = t.ops[*op].resume.as_ref().expect("a guard");
+            let live = r.live_ops();
+            let value = |x: OpRef| -> Value {
+                t.const_value(x).unwrap_or_else(|| {
+                    saved[live.iter().position(|&l| l == x).expect("saved")]
+                })
+            };
+            do_stores(t, &r.stores, &value);
+        }
+        Outcome::Iterations(args) => {
+            let jump = t.ops.last().expect("a loop");
+            let value = |x: OpRef| -> Value {
+                if let Some(c) = t.const_value(x) {
+                    c
+                } else if x.index() < t.num_inputs() {
+                    inputs[x.index()]
+                } else {
+                    args[jump.args.iter().position(|&a| a == x).expect("verified")]
+                }
+            };
+            do_stores(t, &t.loop_stores, &value);
+        }
+        _ => {}
+    }
+}
+
+/// The address and size a pending store writes, its values given by `value`.
+fn store_address(t: &Trace, st: &PendingStore, value: &dyn Fn(OpRef) -> Value) -> (usize, usize) {
+    let base = value(st.base).addr();
+    match &t.get_descr(st.descr).kind {
+        DescrKind::Field(f) => (base.wrapping_add(f.offset as usize), f.size as usize),
+        DescrKind::Array(a) => {
+            let index = st.index.map_or(0, |i| value(i).int()) as usize;
+            let addr = base
+                .wrapping_add(a.base as usize)
+                .wrapping_add(index.wrapping_mul(a.item_size as usize));
+            (addr, a.item_size as usize)
+        }
+        _ => unreachable!("the verifier checks pending stores"),
+    }
+}
+
+/// Does pending stores ([`Resume::stores`], [`Trace::loop_stores`]) in order, their values
+/// given by `value`: what an exit does before the interpreter reads the memory.
+pub fn do_stores(t: &Trace, stores: &[PendingStore], value: &dyn Fn(OpRef) -> Value) {
+    for st in stores {
+        let (addr, size) = store_address(t, st, value);
+        store(addr, size as u8, value(st.value));
+    }
 }

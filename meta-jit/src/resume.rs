@@ -19,7 +19,8 @@ use crate::jitcode::runner::Frame;
 use crate::trace::{from_ir, ir_type, Codes, TraceFrame};
 
 /// The jitcode frames of a guard of `trace` (the trace as compiled) that failed with `saved`
-/// (its values in [`Resume::live_ops`] order), virtual objects materialized.
+/// (its values in [`Resume::live_ops`] order), virtual objects materialized and the guard's
+/// pending stores ([`Resume::stores`]) done.
 pub fn frames(
     codes: &Codes,
     trace: &Trace,
@@ -46,7 +47,8 @@ pub fn frames(
 /// The tracer's frames for a bridge from a guard of `parent`: a new trace whose inputs are the
 /// guard's saved values (in [`Resume::live_ops`] order, the order the backend passes them to
 /// a bridge), and frames whose live registers hold `saved`'s values and shadow those inputs
-/// (or the constants of the resume data).
+/// (or the constants of the resume data). The guard's pending stores ([`Resume::stores`]) are
+/// done in memory and are the bridge's first stores.
 ///
 /// A virtual object of the resume data is allocated concretely (the frames hold it, as
 /// [`frames`] would give it to the blackhole interpreter) *and* in the bridge: the trace starts
@@ -78,6 +80,22 @@ pub fn bridge_frames(
         }
     };
     fill(&mut t, parent, r, &news, &mut shadow_of);
+    // The guard's pending stores (`materialize` did them in memory): the bridge starts by
+    // doing them, since its guard's exit jumps to it instead of resuming.
+    for st in &r.stores {
+        let pd = parent.get_descr(st.descr);
+        let d = t.descr(&pd.name, pd.kind.clone());
+        let base = shadow_of(&mut t, st.base);
+        let value = shadow_of(&mut t, st.value);
+        let op = match st.index {
+            Some(i) => {
+                let i = shadow_of(&mut t, i);
+                Op::new(Opcode::Setarrayitem, &[base, i, value])
+            }
+            None => Op::new(Opcode::Setfield, &[base, value]),
+        };
+        t.push(op.with_descr(d));
+    }
     let mut out = Vec::new();
     let mut next = 0;
     for fi in &r.frames {

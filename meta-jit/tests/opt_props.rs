@@ -32,13 +32,14 @@ impl Arbitrary for Stages {
             dce: bool::arbitrary(g),
             unroll: bool::arbitrary(g),
             counted: bool::arbitrary(g),
+            vable: bool::arbitrary(g),
         })
     }
 
     fn shrink(&self) -> Box<dyn Iterator<Item = Stages>> {
         let o = self.0.clone();
         let mut out = Vec::new();
-        let off: [fn(&mut Options) -> &mut bool; 10] = [
+        let off: [fn(&mut Options) -> &mut bool; 11] = [
             |o| &mut o.fold,
             |o| &mut o.bounds,
             |o| &mut o.pure,
@@ -49,6 +50,7 @@ impl Arbitrary for Stages {
             |o| &mut o.dce,
             |o| &mut o.unroll,
             |o| &mut o.counted,
+            |o| &mut o.vable,
         ];
         for f in off {
             let mut s = o.clone();

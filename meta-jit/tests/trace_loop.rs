@@ -202,6 +202,7 @@ fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
                 kind: Type::Int,
                 immutable: false,
                 quasi_immutable: false,
+                vable: false,
                 alias: None,
             }),
         )
@@ -233,6 +234,7 @@ fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
         }],
         values,
         virtuals: vec![],
+        stores: vec![],
     };
     t.push(Op::new(Opcode::GuardTrue, &[c]).with_resume(resume));
     t.emit(Opcode::Finish, &[i0]);
@@ -355,4 +357,111 @@ fn a_bridge_from_a_guard_with_a_virtual_object_allocates_it() {
         let regs = unsafe { &*(values[2].addr() as *const Regs) };
         assert_eq!(regs.r, [8, 4, 0, 0], "{run}\n{bridge}");
     }
+}
+
+/// A guard with pending stores (what `opt::vable` leaves for a virtualizable frame): compiled
+/// code fails it without doing them; resume does them into the real `Regs` before the
+/// blackhole interpreter runs, and a bridge traced from the guard starts with them.
+#[test]
+fn a_guard_with_pending_stores_writes_them_back_on_resume_and_in_its_bridge() {
+    use meta_jit::ir::{parse::parse, Op, Opcode, PendingStore};
+    use meta_jit::trace::Fingerprint;
+    let code = program();
+    let mut codes = Codes::default();
+    let portal = run::jitcode();
+    assert_eq!(codes.index(portal), 0);
+    let mp = meta_jit::trace::merge_point_pc(portal) as u32;
+    // `[p0, i1]`: r0 = i1 and r1 = 5 are pending at the guard, which fails for i1 <= 10.
+    let mut t = parse(
+        "descr r0 = field(offset=0, size=8, kind=i, signed, vable)
+descr r1 = field(offset=8, size=8, kind=i, signed, vable)
+[p0, i1]
+i2 = int_gt(i1, 10)
+finish(i1)",
+    )
+    .unwrap();
+    let (p0, i1) = (ir::OpRef::op(0), ir::OpRef::op(1));
+    let live = portal.live_at(mp as usize).unwrap();
+    let values: Vec<_> = live
+        .iter()
+        .map(|r| match portal.name_of(r) {
+            Some("pc") => t.int(0),
+            Some("code") => t.ptr(&code as *const Code as usize),
+            Some("regs") => p0,
+            other => panic!("unexpected live register {other:?}"),
+        })
+        .collect();
+    let five = t.int(5);
+    let (d0, d1) = (ir::DescrId(0), ir::DescrId(1));
+    let resume = ir::Resume {
+        id: 0,
+        frames: vec![ir::FrameInfo {
+            code: 0,
+            pc: mp,
+            len: values.len() as u32,
+        }],
+        values,
+        virtuals: vec![],
+        stores: vec![
+            PendingStore {
+                descr: d0,
+                base: p0,
+                index: None,
+                value: i1,
+            },
+            PendingStore {
+                descr: d1,
+                base: p0,
+                index: None,
+                value: five,
+            },
+        ],
+    };
+    let guard = Op::new(Opcode::GuardTrue, &[ir::OpRef::op(2)]).with_resume(resume);
+    t.ops.insert(3, guard);
+    assert_eq!(ir::verify::verify(&t), Ok(()), "{t}");
+
+    let mut b = Backend::new();
+    let id = b.compile(&t, &CompileOptions::default()).unwrap();
+    let mut regs = Regs { r: [0, 0, 0, 0] };
+    let p = ir::Value::Ref(&mut regs as *mut Regs as usize);
+    let Outcome::GuardFailed { op, saved, .. } =
+        b.run(id, &[p, ir::Value::Int(3)]).unwrap().outcome
+    else {
+        panic!("the guard fails for 3")
+    };
+    // Compiled code left the stores to resume.
+    assert_eq!(regs.r, [0, 0, 0, 0]);
+    let Landed::MergePoint { reds, .. } = deopt(&codes, &t, op, &saved) else {
+        panic!("lands at the merge point")
+    };
+    assert_eq!(reds[0], meta_jit::trace::from_ir(p));
+    // The interpreter resumes at the merge point, on the written-back frame.
+    assert_eq!(regs.r, [3, 5, 0, 0]);
+
+    // A bridge from the guard: the stores are its first ops, on its inputs.
+    regs.r = [0, 0, 0, 0];
+    let r = t.ops[op].resume.as_ref().unwrap();
+    let (start, frames) = resume::bridge_frames(&codes, &t, r, &saved);
+    assert_eq!(regs.r[..2], [3, 5], "done in memory for the tracer");
+    let text = start.to_string();
+    assert!(
+        text.contains("setfield(p0, i1, descr=r0)\nsetfield(p0, 5, descr=r1)"),
+        "{text}"
+    );
+    let tracer = Tracer::with_frames(
+        &mut codes,
+        run::jitcode(),
+        start,
+        frames,
+        Limits {
+            trace_limit: 1000,
+            check_hints: false,
+        },
+        100,
+        Fingerprint::default(),
+    );
+    // SAFETY: the frames hold the interpreter's state at the guard, on the real `Regs`.
+    let traced = unsafe { tracer.run(&mut |_, _| Close::Finish) };
+    assert!(matches!(traced, Traced::Closed { .. }), "{traced:?}");
 }

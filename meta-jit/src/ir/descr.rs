@@ -63,6 +63,9 @@ pub struct FieldDescr {
     pub immutable: bool,
     /// The field rarely changes: compiled code may fold it, and a write invalidates that code.
     pub quasi_immutable: bool,
+    /// The field belongs to a virtualizable frame (`#[jit(virtualizable)]`): the optimizer may
+    /// keep its stores in registers until the trace exits ([`crate::opt::vable`]).
+    pub vable: bool,
     /// The alias class shared with other descriptors, if any (see the module doc).
     pub alias: Option<String>,
 }
@@ -78,6 +81,10 @@ pub struct ArrayDescr {
     pub signed: bool,
     /// The kind of value stored.
     pub kind: Type,
+    /// The items belong to a virtualizable frame's array (`#[jit(virtualizable)]` on the
+    /// array's field): the optimizer may keep their stores in registers until the trace exits
+    /// ([`crate::opt::vable`]).
+    pub vable: bool,
     /// The alias class shared with other descriptors, if any (see the module doc).
     pub alias: Option<String>,
 }

@@ -287,6 +287,9 @@ impl Op {
                     m(&mut field.1);
                 }
             }
+            for st in r.stores.iter_mut() {
+                st.refs_mut().for_each(&mut m);
+            }
         }
     }
 }
@@ -304,6 +307,39 @@ pub struct Resume {
     pub values: Vec<OpRef>,
     /// Objects the optimizer removed that the interpreter needs back.
     pub virtuals: Vec<Virtual>,
+    /// Stores the optimizer delayed past this guard (virtualizable fields kept in registers,
+    /// [`crate::opt::vable`]): done, in order, into the real memory before the interpreter
+    /// resumes. Empty for the tracer's guards.
+    pub stores: Vec<PendingStore>,
+}
+
+/// A store that a failing guard does before the interpreter resumes: `setfield(base, value,
+/// descr)` for a field descriptor, `setarrayitem(base, index, value, descr)` for an array.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PendingStore {
+    /// A field or array descriptor.
+    pub descr: DescrId,
+    /// The object or array written.
+    pub base: OpRef,
+    /// The item's index (arrays only).
+    pub index: Option<OpRef>,
+    /// The value stored.
+    pub value: OpRef,
+}
+
+impl PendingStore {
+    /// Its base, index (if any) and value, in that order.
+    pub fn refs(&self) -> impl Iterator<Item = OpRef> {
+        [Some(self.base), self.index, Some(self.value)]
+            .into_iter()
+            .flatten()
+    }
+    /// The same, to rewrite in place.
+    pub fn refs_mut(&mut self) -> impl Iterator<Item = &mut OpRef> {
+        [Some(&mut self.base), self.index.as_mut(), Some(&mut self.value)]
+            .into_iter()
+            .flatten()
+    }
 }
 
 /// One interpreter frame of resume data.
@@ -340,19 +376,27 @@ impl Resume {
             }],
             values,
             virtuals: vec![],
+            stores: vec![],
         }
     }
 
-    /// The distinct ops whose values a failing guard must save, in order of first appearance
-    /// in `values`, then in the virtuals' fields. Compiled code and the reference interpreter
-    /// both save exactly these, in this order.
-    pub fn live_ops(&self) -> Vec<OpRef> {
-        let mut out = Vec::new();
+    /// Every value it names: `values`, then the virtuals' fields, then the pending stores'
+    /// bases, indexes and values.
+    pub fn refs(&self) -> impl Iterator<Item = OpRef> + '_ {
         let fields = self
             .virtuals
             .iter()
-            .flat_map(|v| v.fields.iter().map(|f| &f.1));
-        for &r in self.values.iter().chain(fields) {
+            .flat_map(|v| v.fields.iter().map(|f| f.1));
+        let stores = self.stores.iter().flat_map(|s| s.refs());
+        self.values.iter().copied().chain(fields).chain(stores)
+    }
+
+    /// The distinct ops whose values a failing guard must save, in order of first appearance
+    /// in `values`, then in the virtuals' fields, then in the pending stores. Compiled code
+    /// and the reference interpreter both save exactly these, in this order.
+    pub fn live_ops(&self) -> Vec<OpRef> {
+        let mut out = Vec::new();
+        for r in self.refs() {
             if r.is_op() && !out.contains(&r) {
                 out.push(r);
             }
@@ -370,6 +414,12 @@ pub struct Trace {
     pub consts: Vec<Const>,
     /// The descriptor table.
     pub descrs: Vec<Descr>,
+    /// The stores a loop's closing `jump` (to its own label or inputs) leaves pending: memory
+    /// the loop keeps in registers across iterations ([`crate::opt::vable`]). Every value, base
+    /// and index is a constant, an input or an argument of the `jump`. Printed after the
+    /// `jump` (`jump(i3) <r(p0)=i3>`). A run stopped after some iterations
+    /// ([`crate::interp::Outcome::Iterations`]) does them, as an exit from the loop would.
+    pub loop_stores: Vec<PendingStore>,
     const_index: HashMap<ConstKey, u32>,
 }
 
@@ -392,6 +442,7 @@ impl Trace {
         self.ops.shrink_to_fit();
         self.consts.shrink_to_fit();
         self.descrs.shrink_to_fit();
+        self.loop_stores.shrink_to_fit();
         self.const_index = HashMap::new();
     }
 
@@ -411,6 +462,7 @@ impl Trace {
                         .iter()
                         .map(|v| size_of::<Virtual>() + v.fields.len() * 8)
                         .sum::<usize>()
+                    + r.stores.len() * size_of::<PendingStore>()
             })
             .sum();
         let args: usize = self
@@ -422,6 +474,7 @@ impl Trace {
         self.ops.capacity() * size_of::<Op>()
             + resume
             + args
+            + self.loop_stores.capacity() * size_of::<PendingStore>()
             + self.consts.capacity() * size_of::<Const>()
             + self.descrs.capacity() * size_of::<Descr>()
             + self.const_index.capacity() * (size_of::<ConstKey>() + 4)
@@ -433,6 +486,7 @@ impl Trace {
             ops: Vec::new(),
             consts: other.consts.clone(),
             descrs: other.descrs.clone(),
+            loop_stores: Vec::new(),
             const_index: other.const_index.clone(),
         }
     }

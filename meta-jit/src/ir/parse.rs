@@ -277,6 +277,14 @@ impl Parser<'_> {
             self.guards = self.guards.max(r.id) + 1;
             op.resume = Some(Box::new(r));
         }
+        if opcode == Opcode::Jump && c.peek() == Some('<') {
+            // The stores the loop leaves pending (only the last op may be a jump).
+            let mut none = Vec::new();
+            self.trace.loop_stores = self.stores(&mut c, &mut none)?;
+            if !none.is_empty() {
+                return Err("a loop's pending stores name no virtual object".into());
+            }
+        }
         c.end()?;
         let ty = op.ty();
         let r = self.trace.push(op);
@@ -378,10 +386,42 @@ impl Parser<'_> {
                 c.expect(',')?;
             }
         }
+        r.stores = self.stores(c, &mut virtual_names)?;
         if let Some(&k) = virtual_names.iter().find(|&&k| k >= r.virtuals.len()) {
             return Err(format!("v{k} is not described"));
         }
         Ok(r)
+    }
+
+    /// Pending stores, if any: `<descr(base)=value, descr(base, index)=value>`.
+    fn stores(&mut self, c: &mut Cur, virtual_names: &mut Vec<usize>) -> R<Vec<PendingStore>> {
+        let mut out = Vec::new();
+        if !c.eat('<') {
+            return Ok(out);
+        }
+        loop {
+            let descr = self.descr_ref(c.word()?)?;
+            c.expect('(')?;
+            let base = self.value(c, virtual_names)?;
+            let index = if c.eat(',') {
+                Some(self.value(c, virtual_names)?)
+            } else {
+                None
+            };
+            c.expect(')')?;
+            c.expect('=')?;
+            let value = self.value(c, virtual_names)?;
+            out.push(PendingStore {
+                descr,
+                base,
+                index,
+                value,
+            });
+            if c.eat('>') {
+                return Ok(out);
+            }
+            c.expect(',')?;
+        }
     }
 
     /// A value: a name, a number, `ConstPtr(..)`, `ConstFn(..)`, `nan(..)`, or (in resume
@@ -504,6 +544,7 @@ impl Parser<'_> {
                 kind: ty("kind")?,
                 immutable: has("immutable"),
                 quasi_immutable: has("quasi_immutable"),
+                vable: has("vable"),
                 alias: alias()?,
             }),
             "array" => DescrKind::Array(ArrayDescr {
@@ -511,6 +552,7 @@ impl Parser<'_> {
                 item_size: size8(num("item")?)?,
                 signed: has("signed"),
                 kind: ty("kind")?,
+                vable: has("vable"),
                 alias: alias()?,
             }),
             "size" => DescrKind::Size(SizeDescr {

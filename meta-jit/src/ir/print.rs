@@ -5,7 +5,7 @@
 //! order (`i0`, `p1`, `f2`, ...), so two traces that are equal modulo renaming print the same
 //! text. That is how tests compare an optimized trace with the expected one.
 
-use super::{Access, Const, DescrKind, OpRef, Resume, Trace, Type, Value};
+use super::{Access, Const, DescrKind, OpRef, Opcode, PendingStore, Resume, Trace, Type, Value};
 use std::fmt::Write;
 
 /// Prints a whole trace: descriptor declarations, the input header, then one op per line.
@@ -111,7 +111,28 @@ impl Names {
             s.push(' ');
             s.push_str(&self.resume(trace, r));
         }
+        if i + 1 == trace.ops.len() && op.opcode == Opcode::Jump && !trace.loop_stores.is_empty()
+        {
+            s.push(' ');
+            s.push_str(&self.stores(trace, &trace.loop_stores));
+        }
         s
+    }
+
+    /// Pending stores: `<descr(base)=value, descr(base, index)=value>`.
+    fn stores(&self, trace: &Trace, stores: &[PendingStore]) -> String {
+        let ss: Vec<String> = stores
+            .iter()
+            .map(|st| {
+                let d = &trace.get_descr(st.descr).name;
+                let at = match st.index {
+                    Some(i) => format!("{}, {}", self.value(trace, st.base), self.value(trace, i)),
+                    None => self.value(trace, st.base),
+                };
+                format!("{d}({at})={}", self.value(trace, st.value))
+            })
+            .collect();
+        format!("<{}>", ss.join(", "))
     }
 
     fn resume(&self, trace: &Trace, r: &Resume) -> String {
@@ -160,6 +181,10 @@ impl Names {
                 .collect();
             let _ = write!(s, " {{{}}}", vs.join(", "));
         }
+        if !r.stores.is_empty() {
+            s.push(' ');
+            s.push_str(&self.stores(trace, &r.stores));
+        }
         s
     }
 }
@@ -196,21 +221,23 @@ fn descr_text(trace: &Trace, k: &DescrKind) -> String {
     };
     match k {
         DescrKind::Field(f) => format!(
-            "field(offset={}, size={}, kind={}{}{}{}{})",
+            "field(offset={}, size={}, kind={}{}{}{}{}{})",
             f.offset,
             f.size,
             f.kind.letter(),
             flag(f.signed, "signed"),
             flag(f.immutable, "immutable"),
             flag(f.quasi_immutable, "quasi_immutable"),
+            flag(f.vable, "vable"),
             alias(&f.alias),
         ),
         DescrKind::Array(a) => format!(
-            "array(base={}, item={}, kind={}{}{})",
+            "array(base={}, item={}, kind={}{}{}{})",
             a.base,
             a.item_size,
             a.kind.letter(),
             flag(a.signed, "signed"),
+            flag(a.vable, "vable"),
             alias(&a.alias),
         ),
         DescrKind::Size(s) => format!("size(size={}, align={})", s.size, s.align),

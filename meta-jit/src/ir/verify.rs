@@ -108,12 +108,61 @@ pub fn verify(t: &Trace) -> Result<(), VerifyError> {
         }
     }
     match t.ops.last() {
-        Some(op) if op.opcode.flags().has(Flags::FINAL) => Ok(()),
-        _ => Err(VerifyError {
-            op: n,
-            msg: "a trace ends with jump or finish".into(),
-        }),
+        Some(op) if op.opcode.flags().has(Flags::FINAL) => {}
+        _ => {
+            return Err(VerifyError {
+                op: n,
+                msg: "a trace ends with jump or finish".into(),
+            })
+        }
     }
+    check_loop_stores(t).map_err(|msg| VerifyError { op: n - 1, msg })
+}
+
+/// A loop's pending stores ([`Trace::loop_stores`]): only after a `jump` to the trace's own
+/// header, naming constants, inputs and the `jump`'s arguments.
+fn check_loop_stores(t: &Trace) -> Result<(), String> {
+    if t.loop_stores.is_empty() {
+        return Ok(());
+    }
+    let last = t.ops.last().expect("checked above");
+    if last.opcode != Opcode::Jump || last.descr.is_some() {
+        return Err("only a jump to the trace's own header leaves stores pending".into());
+    }
+    for st in &t.loop_stores {
+        for a in st.refs() {
+            let ok = a.is_const() && a.index() < t.consts.len()
+                || a.is_op() && (a.index() < t.num_inputs() || last.args.contains(&a));
+            if !ok {
+                return Err(format!(
+                    "{a:?} in a loop's pending store is no constant, input or jump argument"
+                ));
+            }
+        }
+        check_store(t, st)?;
+    }
+    Ok(())
+}
+
+/// A pending store's descriptor, index and kinds.
+fn check_store(t: &Trace, st: &PendingStore) -> Result<(), String> {
+    let d = t
+        .descrs
+        .get(st.descr.0 as usize)
+        .ok_or("unknown pending store descriptor")?;
+    let kind = match (&d.kind, st.index) {
+        (DescrKind::Field(f), None) => f.kind,
+        (DescrKind::Array(a), Some(i)) if t.type_of(i) == Type::Int => a.kind,
+        _ => {
+            return Err(
+                "a pending store is a field's (no index) or an array item's (int index)".into(),
+            )
+        }
+    };
+    if t.type_of(st.base) != Type::Ref || t.type_of(st.value) != kind {
+        return Err("a pending store needs a ref base and a value of its kind".into());
+    }
+    Ok(())
 }
 
 fn check_ref(t: &Trace, a: OpRef, at: usize) -> Result<(), String> {
@@ -251,8 +300,7 @@ fn check_resume(t: &Trace, r: &Resume, at: usize) -> Result<(), String> {
     if total != r.values.len() {
         return Err("resume frames do not cover its values".into());
     }
-    let fields = r.virtuals.iter().flat_map(|v| v.fields.iter().map(|f| f.1));
-    for a in r.values.iter().copied().chain(fields) {
+    for a in r.refs() {
         if a.is_virtual() {
             if a.index() >= r.virtuals.len() {
                 return Err(format!("{a:?} is not described"));
@@ -285,6 +333,9 @@ fn check_resume(t: &Trace, r: &Resume, at: usize) -> Result<(), String> {
             }
             _ => return Err("a virtual is a struct (size descr) or an array".into()),
         }
+    }
+    for st in &r.stores {
+        check_store(t, st)?;
     }
     Ok(())
 }

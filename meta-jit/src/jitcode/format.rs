@@ -278,6 +278,10 @@ pub struct FieldDescr {
     /// The field rarely changes (`#[jit(quasi_immutable)]`): loads from a constant object fold
     /// under `guard_not_invalidated`, and a write invalidates machine code that folded it.
     pub quasi_immutable: bool,
+    /// The field (or, in an [`ArrayDescr`], the item) belongs to a virtualizable frame
+    /// (`#[jit(virtualizable)]`): the optimizer may keep its stores in registers until the
+    /// trace exits.
+    pub vable: bool,
     /// The alias class (see `ir::may_alias`): the stored type's name (safe Rust reaches
     /// a `u8` only as a `u8`, wherever it lives) for an access through a reference of unseen
     /// origin; `TYPE|PATH` for one whose access path the codewriter saw (`i64|S.f`, the field

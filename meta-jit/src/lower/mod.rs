@@ -121,6 +121,10 @@ pub struct FieldFlags {
     /// Only the framework's own projections reach the place (a `Vec`'s pointer or length):
     /// its alias class is its name, not its type.
     pub private: bool,
+    /// `#[jit(virtualizable)]`: the field (or, for an array or `Vec` field, its items) belongs
+    /// to the interpreter's frame, whose stores compiled code keeps in registers until it
+    /// exits (see `crate::opt::vable`).
+    pub vable: bool,
 }
 
 impl<T: ?Sized> Ptr<T> {

@@ -100,6 +100,7 @@ pub fn scalar_descr<T: Scalar>(p: &Ptr<T>) -> FieldDescr {
         kind: T::KIND,
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
+        vable: p.flags.vable,
         class: alias_class::<T>(p),
     }
 }
@@ -236,6 +237,7 @@ fn items_of(flags: FieldFlags) -> FieldFlags {
     FieldFlags {
         immutable: imm,
         deep: imm,
+        vable: flags.vable,
         ..FieldFlags::default()
     }
 }

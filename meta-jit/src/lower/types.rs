@@ -265,6 +265,7 @@ fn ref_descr_part<T: ?Sized>(
         kind,
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
+        vable: p.flags.vable,
         class: super::place::alias_class_part(p, suffix),
     }
 }

@@ -330,6 +330,7 @@ pub fn tag_descr<E: JitEnum>(p: &Ptr<E>) -> FieldDescr {
         kind: Kind::Int,
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
+        vable: p.flags.vable,
         class: format!("{}.tag", E::NAME),
     }
 }

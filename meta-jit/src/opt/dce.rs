@@ -12,14 +12,8 @@ fn removable(op: &Op) -> bool {
 }
 
 fn uses(op: &Op) -> impl Iterator<Item = OpRef> + '_ {
-    let resume = op.resume.iter().flat_map(|r| {
-        r.values.iter().chain(
-            r.virtuals
-                .iter()
-                .flat_map(|v| v.fields.iter().map(|f| &f.1)),
-        )
-    });
-    op.args.iter().chain(resume).copied().filter(|a| a.is_op())
+    let resume = op.resume.iter().flat_map(|r| r.refs());
+    op.args.iter().copied().chain(resume).filter(|a| a.is_op())
 }
 
 /// Removes unused ops without effects (moving the survivors out of `t`).
@@ -44,6 +38,12 @@ pub fn sweep(mut t: Trace) -> Trace {
         }
         op.map_ops(|r| new_index[r.index()]);
         new_index[i] = t.push(op);
+    }
+    // A loop's pending stores name inputs and `jump` arguments, which stay.
+    for st in t.loop_stores.iter_mut() {
+        for r in st.refs_mut().filter(|r| r.is_op()) {
+            *r = new_index[r.index()];
+        }
     }
     t
 }

@@ -16,7 +16,8 @@
 //! (`record_exact_value`), [`guards`] (guard removal and strengthening), [`heap`] (load
 //! forwarding, redundant stores), [`virtuals`] (allocation removal), [`dce`]. Loops are
 //! peeled first ([`unroll`]); a peeled loop that only counts is then rewritten to skip to its
-//! last turn ([`counted`]).
+//! last turn ([`counted`]). Last, stores into virtualizable frames are delayed to where
+//! something could see them ([`vable`]).
 //!
 //! The optimizer knows the IR and nothing else: not the tracer, not the backend, not any guest
 //! language. Its contract: the output trace, run by the reference interpreter on any inputs,
@@ -34,6 +35,7 @@ pub mod guards;
 pub mod heap;
 pub mod pure;
 pub mod unroll;
+pub mod vable;
 pub mod virtuals;
 
 #[cfg(test)]
@@ -65,6 +67,9 @@ pub struct Options {
     pub unroll: bool,
     /// Counted loops skip to their last turn ([`counted`]; needs `unroll`).
     pub counted: bool,
+    /// Stores into virtualizable frames wait in registers until something could see them
+    /// ([`vable`]).
+    pub vable: bool,
 }
 
 impl Options {
@@ -81,6 +86,7 @@ impl Options {
             dce: true,
             unroll: true,
             counted: true,
+            vable: true,
         }
     }
 
@@ -97,6 +103,7 @@ impl Options {
             dce: false,
             unroll: false,
             counted: false,
+            vable: false,
         }
     }
 
@@ -119,6 +126,7 @@ impl Options {
                 "dce" => &mut o.dce,
                 "unroll" => &mut o.unroll,
                 "counted" => &mut o.counted,
+                "vable" => &mut o.vable,
                 _ => return Err(format!("unknown optimization `{name}`")),
             };
             *flag = true;
@@ -174,7 +182,10 @@ pub fn optimize(trace: &Trace, opts: &Options) -> Trace {
 /// Optimizes a trace and reports what its caller must know.
 pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
     if !opts.unroll || !unroll::peelable(trace) {
-        let (out, report) = optimize_rounds(trace, opts);
+        let (mut out, report) = optimize_rounds(trace, opts);
+        if opts.vable {
+            out = vable::sink(out);
+        }
         return (out, report);
     }
     let (mut out, mut report, p, carried_virtual) = optimize_peeled(trace, opts);
@@ -188,6 +199,9 @@ pub fn optimize_with_report(trace: &Trace, opts: &Options) -> (Trace, Report) {
             out = skipping;
             report.counted = true;
         }
+    }
+    if opts.vable {
+        out = vable::sink(out);
     }
     report.peeled = Some(PeelReport {
         carried_virtual,

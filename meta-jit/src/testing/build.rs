@@ -498,6 +498,7 @@ impl<'a> Builder<'a> {
             frames,
             values,
             virtuals: vec![],
+            stores: vec![],
         }
     }
 

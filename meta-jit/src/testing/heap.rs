@@ -66,6 +66,9 @@ pub struct FieldInfo {
     pub kind: Type,
     /// Whether the field is immutable.
     pub immutable: bool,
+    /// Whether the field is declared virtualizable (its stores may be delayed to the trace's
+    /// exits: random traces exercise `opt::vable` through these).
+    pub vable: bool,
 }
 
 /// The fields of [`Obj`], in declaration order.
@@ -78,7 +81,12 @@ pub const FIELDS: [FieldInfo; 11] = {
             signed,
             kind,
             immutable: false,
+            vable: false,
         }
+    }
+    const fn vable(mut f: FieldInfo) -> FieldInfo {
+        f.vable = true;
+        f
     }
     let mut imm = f("imm", offset_of!(Obj, imm), 8, true, Type::Int);
     imm.immutable = true;
@@ -86,13 +94,13 @@ pub const FIELDS: [FieldInfo; 11] = {
         f("a8", offset_of!(Obj, a8), 1, true, Type::Int),
         f("b8", offset_of!(Obj, b8), 1, false, Type::Int),
         f("a16", offset_of!(Obj, a16), 2, true, Type::Int),
-        f("b16", offset_of!(Obj, b16), 2, false, Type::Int),
+        vable(f("b16", offset_of!(Obj, b16), 2, false, Type::Int)),
         f("a32", offset_of!(Obj, a32), 4, true, Type::Int),
         f("b32", offset_of!(Obj, b32), 4, false, Type::Int),
-        f("a64", offset_of!(Obj, a64), 8, true, Type::Int),
+        vable(f("a64", offset_of!(Obj, a64), 8, true, Type::Int)),
         f("b64", offset_of!(Obj, b64), 8, false, Type::Int),
-        f("f", offset_of!(Obj, f), 8, false, Type::Float),
-        f("next", offset_of!(Obj, next), 8, false, Type::Ref),
+        vable(f("f", offset_of!(Obj, f), 8, false, Type::Float)),
+        vable(f("next", offset_of!(Obj, next), 8, false, Type::Ref)),
         imm,
     ]
 };
@@ -140,6 +148,7 @@ impl Descrs {
                     kind: f.kind,
                     immutable: f.immutable,
                     quasi_immutable: false,
+                    vable: f.vable,
                     alias: match f.name {
                         "a64" => Some("w64:Obj.a64".to_string()),
                         "b64" => Some("w64:Obj.b64".to_string()),
@@ -162,6 +171,7 @@ impl Descrs {
                 item_size: 8,
                 signed: true,
                 kind: Type::Int,
+                vable: true,
                 alias: Some("w64:arr".to_string()),
             }),
         );
@@ -172,6 +182,7 @@ impl Descrs {
                 item_size: 1,
                 signed: false,
                 kind: Type::Int,
+                vable: false,
                 alias: None,
             }),
         );
@@ -184,6 +195,7 @@ impl Descrs {
                 kind: Type::Int,
                 immutable: false,
                 quasi_immutable: false,
+                vable: false,
                 alias: Some("w64".to_string()),
             }),
         );

@@ -325,3 +325,27 @@ fn optimized_traces_have_nested_virtuals_and_virtual_arrays() {
         );
     }
 }
+
+/// The random traces exercise the virtualizable pass ([`crate::opt::vable`]): over 1000
+/// generated traces, optimized, some guards carry pending stores and some loops keep stores
+/// pending across their back edge, so the random properties check both.
+#[test]
+fn generator_covers_virtualizable_stores() {
+    let n = 1000;
+    let (mut in_guards, mut in_loops) = (0u64, 0u64);
+    for seed in 0..n {
+        let built = Case::random(seed, 40).build();
+        let opt = crate::opt::optimize(&built.trace, &crate::opt::Options::all());
+        in_guards += opt
+            .ops
+            .iter()
+            .any(|op| op.resume.as_ref().is_some_and(|r| !r.stores.is_empty()))
+            as u64;
+        in_loops += !opt.loop_stores.is_empty() as u64;
+    }
+    eprintln!(
+        "of {n} optimized traces, {in_guards} delay stores past guards, {in_loops} across loops"
+    );
+    assert!(in_guards >= n / 20, "only {in_guards} of {n}");
+    assert!(in_loops >= n / 50, "only {in_loops} of {n}");
+}

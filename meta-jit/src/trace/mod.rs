@@ -445,7 +445,7 @@ impl<'c> Tracer<'c> {
             match step {
                 Step::Next => self.top().frame.pc = pc + 1,
                 Step::Jumped => {}
-                Step::Stop(t) => return t,
+                Step::Stop(t) => return *t,
                 Step::MergePoint => {
                     if let Some(t) = self.merge_point(op, decide) {
                         return t;
@@ -506,21 +506,21 @@ impl<'c> Tracer<'c> {
             Op::Return { values } => {
                 if self.frames.len() == 1 {
                     if !self.returns {
-                        return Step::Stop(self.abort_here(Abort::PortalReturned));
+                        return Step::Stop(Box::new(self.abort_here(Abort::PortalReturned)));
                     }
                     // A bridge ends where the portal returns: the trace returns the values.
                     let shadows: Vec<OpRef> = values.iter().map(|&r| self.shadow(r)).collect();
                     let reds: Vec<Value> = values.iter().map(|&r| self.value(r)).collect();
                     self.trace.emit(Opcode::Finish, &shadows);
                     self.frames.clear();
-                    return Step::Stop(Traced::Closed {
+                    return Step::Stop(Box::new(Traced::Closed {
                         trace: std::mem::take(&mut self.trace),
                         close: Close::Return,
                         greens: Vec::new(),
                         reds,
                         fingerprint: std::mem::take(&mut self.fp),
                         marks: std::mem::take(&mut self.marks),
-                    });
+                    }));
                 }
                 let vals: Vec<(Value, OpRef)> = values
                     .iter()
@@ -538,7 +538,9 @@ impl<'c> Tracer<'c> {
                 f.frame.pc += 1;
                 Step::Jumped
             }
-            Op::Panic { message } => Step::Stop(self.abort_here(Abort::Panic(message.clone()))),
+            Op::Panic { message } => {
+                Step::Stop(Box::new(self.abort_here(Abort::Panic(message.clone()))))
+            }
             Op::JitMergePoint { .. } => {
                 if self.frames.len() == 1 && std::ptr::eq(self.frames[0].frame.code, self.portal) {
                     Step::MergePoint
@@ -556,7 +558,7 @@ impl<'c> Tracer<'c> {
                 // SAFETY: forwarded from `run`'s contract: the runner executes the op on a
                 // state the native interpreter could be in.
                 if let Err(msg) = unsafe { self.top().frame.exec(op) } {
-                    return Step::Stop(self.abort_here(Abort::Panic(msg)));
+                    return Step::Stop(Box::new(self.abort_here(Abort::Panic(msg))));
                 }
                 let recorded = self.record(op, &inputs);
                 self.scratch = inputs;
@@ -565,7 +567,7 @@ impl<'c> Tracer<'c> {
                     Err(reason) => {
                         // The op has run: the interpreter continues after it.
                         self.top().frame.pc += 1;
-                        Step::Stop(self.abort_here(reason))
+                        Step::Stop(Box::new(self.abort_here(reason)))
                     }
                 }
             }
@@ -660,7 +662,7 @@ enum Step {
     Next,
     Jumped,
     MergePoint,
-    Stop(Traced),
+    Stop(Box<Traced>),
 }
 
 /// The pc of the portal's merge point.

@@ -106,6 +106,7 @@ impl Tracer<'_> {
             kind: ir_type(d.kind),
             immutable: d.immutable,
             quasi_immutable: d.quasi_immutable,
+            vable: d.vable,
             alias: Some(alias_name(&d.class)),
         });
         let id = self.named_descr(&format!("{}_{}", d.name, d.offset), kind);
@@ -138,6 +139,7 @@ impl Tracer<'_> {
             item_size: d.item.size,
             signed: d.item.signed,
             kind: ir_type(d.item.kind),
+            vable: d.item.vable,
             alias: Some(alias_name(&d.item.class)),
         });
         let id = self.named_descr(&format!("{}_items{}", d.item.name, d.item_size), kind);

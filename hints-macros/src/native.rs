@@ -48,7 +48,15 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
     }
     rebinds.insert(0, {
         let mj = crate::krate::path();
-        parse_quote!(#mj::warm::portal_entered();)
+        let pins = portal.pinned.iter().map(|g| {
+            let id = Ident::new(&g.to_string(), Span::call_site());
+            quote!(#mj::warm::Live::push_values(&#id, &mut __jit_pins);)
+        });
+        parse_quote!(let __jit_portal_call = {
+            let mut __jit_pins = #mj::warm::Vals::default();
+            #(#pins)*
+            #mj::warm::portal_entered(&__jit_pins)
+        };)
     });
     f.block.stmts.splice(0..0, rebinds);
 }

@@ -88,7 +88,9 @@ fn time(params: &str, prog: &Program, calls: i64) -> (i64, f64, String) {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<i64>().expect("a number"));
+    let mut args = std::env::args()
+        .skip(1)
+        .map(|a| a.parse::<i64>().expect("a number"));
     let calls = args.next().unwrap_or(200_000);
     let turns = args.next().unwrap_or(20);
     let prog = Program {

@@ -6,7 +6,7 @@
 //!
 //! Must not know: tracing, compiling, or any guest language.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use super::{JitDriver, Resumed};
 use crate::jitcode::Value;
@@ -40,19 +40,93 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
 
 thread_local! {
     static PORTAL_CALLS: Cell<u64> = const { Cell::new(0) };
+    /// The portal calls that have begun and not returned, outermost first: each call's number
+    /// and how many of `PINS`' values are its pinned greens.
+    static ACTIVE: RefCell<Vec<(u64, usize)>> = const { RefCell::new(Vec::new()) };
+    /// The pinned greens' values (as bits) of the calls in `ACTIVE`, one after another.
+    static PINS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A portal call that has begun and not returned (see [`portal_entered`]); dropping it ends
+/// the call.
+#[must_use = "the portal call ends when this is dropped"]
+pub struct PortalCall {
+    /// Not `Send`: the call belongs to this thread.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for PortalCall {
+    fn drop(&mut self) {
+        let pins = ACTIVE.with(|a| a.borrow_mut().pop().map_or(0, |(_, n)| n));
+        PINS.with(|p| {
+            let mut p = p.borrow_mut();
+            let len = p.len() - pins;
+            p.truncate(len);
+        });
+    }
 }
 
 /// Called by the `#[jit::interpreter]` expansion first thing in every call of a portal
-/// function (of any driver on this thread): a new portal call begins. What a trace folded from
-/// pinned greens is checked once per call (see [`super::JitDriver::greens_pinned`]).
+/// function (of any driver on this thread), with the values of its pinned greens (see
+/// [`super::JitDriver::greens_pinned`]); the expansion keeps what it returns until the portal
+/// returns: a portal call begins. What a trace folded from pinned greens holds as long as a
+/// portal call whose pinned greens reference the same objects has not returned.
 #[inline]
-pub fn portal_entered() {
-    PORTAL_CALLS.with(|c| c.set(c.get().wrapping_add(1)));
+pub fn portal_entered(pinned: &Vals) -> PortalCall {
+    let n = PORTAL_CALLS.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n
+    });
+    PINS.with(|p| {
+        let mut p = p.borrow_mut();
+        p.extend(
+            pinned
+                .as_slice()
+                .iter()
+                .map(|v| crate::trace::to_ir(*v).bits()),
+        );
+    });
+    ACTIVE.with(|a| a.borrow_mut().push((n, pinned.as_slice().len())));
+    PortalCall {
+        _thread: std::marker::PhantomData,
+    }
 }
 
-/// The number of the portal call running now (see [`portal_entered`]).
+/// The portal call that vouches for the objects the innermost running call's pinned greens
+/// reference: the outermost call still running whose pinned greens have the same values (it
+/// borrows the same objects, since two live objects of one type have two addresses), or
+/// that call itself. 0 outside any portal call.
 pub(super) fn portal_call() -> u64 {
-    PORTAL_CALLS.with(Cell::get)
+    ACTIVE.with(|a| {
+        let a = a.borrow();
+        let Some(&(top, n)) = a.last() else {
+            return 0;
+        };
+        PINS.with(|p| {
+            let p = p.borrow();
+            let mine = &p[p.len() - n..];
+            let mut at = 0;
+            for &(call, len) in a.iter() {
+                if len == n && &p[at..at + len] == mine {
+                    return call;
+                }
+                at += len;
+            }
+            top
+        })
+    })
+}
+
+/// Whether portal call `n` has begun and not returned. Its pinned greens' objects are then
+/// still borrowed by it: alive, and unchanged but for what the facts call volatile.
+pub(super) fn call_active(n: u64) -> bool {
+    n != 0
+        && ACTIVE.with(|a| {
+            a.borrow()
+                .binary_search_by_key(&n, |&(call, _)| call)
+                .is_ok()
+        })
 }
 
 /// Whether the JIT is on, as a thread-local flag the native interpreter tests at every

@@ -12,9 +12,11 @@
 //! to the driver: the loop, its bridges, the loops they jump to, and so on (the *closure*,
 //! cached; a new bridge joins the closures that reach its parent, a freed trace clears them).
 //! When the portal's greens are pinned, the lasting facts (see [`Fingerprint`]) of a trace
-//! are checked once per portal call ([`super::native::portal_call`]), and not at all in the
-//! call that recorded them; later entries in the same call check only the volatile facts and
-//! the invalidation flags, and a closure without either costs one lookup. The order matters
+//! are checked once while a portal call lasts ([`super::native::call_active`]), and not at all
+//! while the call that recorded them lasts; later entries, in that call or in portal calls
+//! nested in it (the portal run again from a call), check only the volatile facts and the
+//! invalidation flags, and a closure without either costs one lookup. A call that checked
+//! borrows the objects its pinned greens reference until it returns, so they cannot change. The order matters
 //! for safety: a trace's facts are checked after those of the trace that led to it, so every
 //! address read was computed from values already found equal, starting from the greens the
 //! interpreter holds. A trace whose facts fail, or that a write of a quasi-immutable field invalidated ([`super::quasi`]),
@@ -182,14 +184,17 @@ impl JitDriver {
             return Err(greens(state));
         }
         let call = Some(native::portal_call());
+        // Checked in a portal call that has not returned: that call still borrows the objects
+        // the pinned greens reference, so their lasting facts still hold.
+        let held = |checked: Option<u64>| checked.is_some_and(native::call_active);
         if let Some(c) = state.closures.get(&id) {
-            if self.greens_pinned && c.checked_in == call && !c.volatile {
+            if self.greens_pinned && held(c.checked_in) && !c.volatile {
                 return Ok(id);
             }
         }
         for &t in closure(state, id).iter() {
             let m = state.meta.get_mut(&t).expect("closures hold live traces");
-            let which = if self.greens_pinned && m.checked_in == call {
+            let which = if self.greens_pinned && held(m.checked_in) {
                 Check::Volatile
             } else {
                 Check::All

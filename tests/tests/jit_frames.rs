@@ -1,0 +1,277 @@
+//! Guest calls traced through, with the guest's frames in a virtualizable machine: a register
+//! VM whose calls save the caller's return point in a frame stack and continue in the same
+//! dispatch loop (a register window of 8 registers per frame). Its register file and its frame
+//! stack are `#[jit(virtualizable)]`, and the frame base and depth are promoted where calls
+//! and returns use them. A loop that calls a small function then compiles to a trace without
+//! a call and without a frame in memory; a guard that fails three calls deep resumes with the
+//! guest stack the interpreter has there. The JIT-off run is the oracle.
+
+use std::cell::RefCell;
+
+use meta_jit::hints as jit;
+use meta_jit::hints::*;
+use meta_jit::warm::{Stats, TraceKind};
+
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[repr(C, u8)]
+pub enum Ins {
+    /// `r[a] = imm`
+    Li(u8, i64),
+    /// `r[a] = r[b] + r[c]` (wrapping)
+    Add(u8, u8, u8),
+    /// `r[a] = r[b] + imm` (wrapping)
+    AddI(u8, u8, i64),
+    /// Calls the function at `t` with `r[arg]` as its `r0`; its result goes to `r[dst]`.
+    Invoke { t: u32, arg: u8, dst: u8 },
+    /// Returns `r[a]` to the caller.
+    Leave(u8),
+    /// `if r[a] < imm { r[c] += 1 } else { r[c] *= 3; snapshot(machine) }`
+    Branch(u8, i64, u8),
+    /// jump to `t` if `r[a] < r[b]` (a loop's back edge)
+    Jlt(u8, u8, u32),
+    /// Stop; the result is `r0`.
+    Halt,
+}
+
+#[derive(JitLayout)]
+pub struct Code {
+    #[jit(immutable, immutable_items)]
+    pub ops: Vec<Ins>,
+}
+
+/// A caller's return point.
+#[derive(Clone, Copy, Debug, PartialEq, Default, JitLayout)]
+#[repr(C)]
+pub struct Saved {
+    pub pc: u32,
+    pub dst: u8,
+}
+
+/// Frames of the guest stack.
+pub const DEPTH: usize = 8;
+/// Registers per frame.
+pub const WINDOW: usize = 8;
+
+#[derive(JitLayout, Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// The register windows of every frame, frame `k` at `k * WINDOW`.
+    #[jit(virtualizable)]
+    pub regs: [i64; DEPTH * WINDOW],
+    /// The return points of the frames below the top one.
+    #[jit(virtualizable)]
+    pub stack: [Saved; DEPTH],
+    /// How many frames are below the top one.
+    #[jit(virtualizable)]
+    pub depth: u64,
+}
+
+impl Machine {
+    fn new() -> Machine {
+        Machine {
+            regs: [0; DEPTH * WINDOW],
+            stack: [Saved::default(); DEPTH],
+            depth: 0,
+        }
+    }
+}
+
+thread_local! {
+    /// The machines `snapshot` saw.
+    static SEEN: RefCell<Vec<Machine>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records the whole machine (a residual call: compiled code writes the frames back first).
+#[dont_look_inside]
+pub fn snapshot(m: &Machine) {
+    SEEN.with(|s| s.borrow_mut().push(m.clone()));
+}
+
+#[jit::interpreter(greens(pc, code), reds(m))]
+pub fn run(code: &Code, m: &mut Machine) -> i64 {
+    let mut pc: usize = 0;
+    loop {
+        jit_merge_point!();
+        let base = (promote!(m.depth) as usize % DEPTH) * WINDOW;
+        match code.ops[pc] {
+            Ins::Li(a, imm) => m.regs[base + a as usize % WINDOW] = imm,
+            Ins::Add(a, b, c) => {
+                m.regs[base + a as usize % WINDOW] = m.regs[base + b as usize % WINDOW]
+                    .wrapping_add(m.regs[base + c as usize % WINDOW])
+            }
+            Ins::AddI(a, b, imm) => {
+                m.regs[base + a as usize % WINDOW] =
+                    m.regs[base + b as usize % WINDOW].wrapping_add(imm)
+            }
+            Ins::Invoke { t, arg, dst } => {
+                let d = m.depth as usize;
+                if d + 1 < DEPTH {
+                    let v = m.regs[base + arg as usize % WINDOW];
+                    m.stack[d] = Saved {
+                        pc: pc as u32 + 1,
+                        dst,
+                    };
+                    m.depth = (d + 1) as u64;
+                    m.regs[base + WINDOW] = v;
+                    pc = t as usize;
+                    continue;
+                }
+            }
+            Ins::Leave(a) => {
+                let v = m.regs[base + a as usize % WINDOW];
+                let d = m.depth as usize;
+                if d == 0 {
+                    return v;
+                }
+                let s = m.stack[d - 1];
+                m.depth = (d - 1) as u64;
+                m.regs[base - WINDOW + s.dst as usize % WINDOW] = v;
+                pc = s.pc as usize;
+                continue;
+            }
+            Ins::Branch(a, imm, c) => {
+                let i = base + c as usize % WINDOW;
+                if m.regs[base + a as usize % WINDOW] < imm {
+                    m.regs[i] = m.regs[i].wrapping_add(1);
+                } else {
+                    m.regs[i] = m.regs[i].wrapping_mul(3);
+                    snapshot(m);
+                }
+            }
+            Ins::Jlt(a, b, t) => {
+                if m.regs[base + a as usize % WINDOW] < m.regs[base + b as usize % WINDOW] {
+                    pc = t as usize;
+                    can_enter_jit!();
+                    continue;
+                }
+            }
+            Ins::Halt => return m.regs[base],
+        }
+        pc += 1;
+    }
+}
+
+/// Runs `ops` with the JIT parameters `params` (after a reset): the result, the machine at the
+/// end, the machines `snapshot` saw, and the driver's statistics.
+fn go(params: &str, ops: &[Ins]) -> (i64, Machine, Vec<Machine>, Stats) {
+    run::with_driver(|d| {
+        d.reset();
+        d.set_params(params).unwrap();
+    });
+    SEEN.with(|s| s.borrow_mut().clear());
+    let code = Code { ops: ops.to_vec() };
+    let mut m = Machine::new();
+    let r = run(&code, &mut m);
+    let seen = SEEN.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    (r, m, seen, run::with_driver(|d| d.stats()))
+}
+
+/// Runs `ops` with the JIT off and on; both must end the same and see the same snapshots.
+fn agree(ops: &[Ins]) -> Stats {
+    let (r0, m0, s0, _) = go("off", ops);
+    let (r1, m1, s1, stats) = go("on,threshold=3,trace_eagerness=1000", ops);
+    assert_eq!((r1, &m1), (r0, &m0), "{}", stats.summary());
+    assert_eq!(s1.len(), s0.len(), "snapshots");
+    assert!(s1 == s0, "a snapshot differs");
+    stats
+}
+
+/// The optimized loop body (after its label) of the only loop, as text.
+fn loop_body(s: &Stats) -> String {
+    let loops: Vec<_> = s
+        .traces
+        .iter()
+        .filter(|t| t.kind == TraceKind::Loop)
+        .collect();
+    assert_eq!(loops.len(), 1, "{}", s.summary());
+    let text = loops[0].optimized.to_string();
+    let at = text.find("label(").expect("a peeled loop");
+    text[at..].to_string()
+}
+
+#[test]
+fn a_loop_calling_a_small_function_keeps_no_frame_in_memory_and_no_call() {
+    // r1 counts to 1000; each turn calls `inc` (r0 + 3) and adds the result to r2.
+    let ops = [
+        Ins::Li(1, 0),
+        Ins::Li(3, 1000),
+        // loop (pc 2)
+        Ins::Invoke {
+            t: 7,
+            arg: 1,
+            dst: 4,
+        },
+        Ins::Add(2, 2, 4),
+        Ins::AddI(1, 1, 1),
+        Ins::Jlt(1, 3, 2),
+        Ins::Halt,
+        // inc (pc 7): r0 = r0 + 3; return r0
+        Ins::AddI(0, 0, 3),
+        Ins::Leave(0),
+    ];
+    let s = agree(&ops);
+    let body = loop_body(&s);
+    for op in [
+        "call",
+        "new",
+        "getfield",
+        "setfield",
+        "getarrayitem",
+        "setarrayitem",
+    ] {
+        assert!(!body.contains(op), "`{op}` in the loop body:\n{body}");
+    }
+}
+
+#[test]
+fn a_guard_three_calls_deep_resumes_with_the_interpreters_guest_stack() {
+    // Each turn calls f1, which calls f2, which calls f3; f3's branch on its argument flips
+    // after 600 turns. Its guard then fails three inlined calls deep: the frames' registers,
+    // return points and depth, kept in registers by the compiled loop, are written back from
+    // the guard's resume data, and the interpreter goes on in f3. There the other branch
+    // takes a snapshot of the whole machine: the 400 snapshots equal the JIT-off run's.
+    let ops = [
+        Ins::Li(1, 0),
+        Ins::Li(3, 1000),
+        // loop (pc 2)
+        Ins::Invoke {
+            t: 7,
+            arg: 1,
+            dst: 4,
+        },
+        Ins::Add(2, 2, 4),
+        Ins::AddI(1, 1, 1),
+        Ins::Jlt(1, 3, 2),
+        Ins::Halt,
+        // f1 (pc 7): r1 = f2(r0 + 1); return r1 + r0
+        Ins::AddI(5, 0, 1),
+        Ins::Invoke {
+            t: 12,
+            arg: 5,
+            dst: 1,
+        },
+        Ins::Add(1, 1, 0),
+        Ins::Leave(1),
+        Ins::Halt,
+        // f2 (pc 12): r1 = f3(r0 * 1 - 1 ...): r2 = r0 + -1; r1 = f3(r2); return r1 + 5
+        Ins::AddI(2, 0, -1),
+        Ins::Invoke {
+            t: 17,
+            arg: 2,
+            dst: 1,
+        },
+        Ins::AddI(1, 1, 5),
+        Ins::Leave(1),
+        Ins::Halt,
+        // f3 (pc 17): r3 = 7; if r0 < 600 { r3 += 1 } else { r3 *= 3; snapshot }; return r3 + r0
+        Ins::Li(3, 7),
+        Ins::Branch(0, 600, 3),
+        Ins::Add(3, 3, 0),
+        Ins::Leave(3),
+    ];
+    let (_, _, snaps, _) = go("off", &ops);
+    assert_eq!(snaps.len(), 400);
+    assert!(snaps.iter().all(|m| m.depth == 3), "three calls deep");
+    let s = agree(&ops);
+    assert!(s.guard_failures >= 300, "{}", s.summary());
+    assert_eq!(s.bridges(), 0, "{}", s.summary());
+}

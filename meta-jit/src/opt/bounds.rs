@@ -3,7 +3,8 @@
 //! guards on them go.
 //!
 //! A value's range comes from its producer (a constant, `x & c`, a narrow load, a comparison,
-//! `x + c` without overflow) and from the guards that passed on comparisons with constants
+//! `x + c` without overflow, a remainder, a shift by a constant, a product that cannot
+//! overflow) and from the guards that passed on comparisons with constants
 //! (after `guard_false(int_lt(x, 0))`, `x >= 0`); what is learnt of `x + c` is learnt of `x`
 //! too. Relations come from guards on unsigned comparisons: after `x + c <u n` passed, with
 //! `x + c >= 0`, every `x + d` with `0 <= x + d` and `d <= c` is below `n` too (a bounds check
@@ -103,6 +104,18 @@ fn producer_range(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
             } else {
                 (a.0.saturating_sub(b.1), a.1.saturating_sub(b.0))
             }
+        }
+        UintMod | IntMod => {
+            let (a, b) = (range_at(o, args[0], depth), range_at(o, args[1], depth));
+            remainder_range(opcode == UintMod, a, b)
+        }
+        IntLshift | IntRshift | UintRshift => {
+            let (a, b) = (range_at(o, args[0], depth), range_at(o, args[1], depth));
+            shift_range(opcode, a, b)
+        }
+        IntMul => {
+            let (a, b) = (range_at(o, args[0], depth), range_at(o, args[1], depth));
+            product_range(a, b).unwrap_or(FULL)
         }
         GetfieldI | GetarrayitemI => {
             let d = o.out.get_descr(descr.expect("verified"));
@@ -340,6 +353,55 @@ pub fn cannot_overflow(o: &mut Optimizer, add: bool, a: OpRef, b: OpRef) -> bool
 
 /// The range of `a + b` (`add`) or `a - b` for values in ranges `a` and `b`; `None` if some
 /// of them overflow.
+/// The range of `a % b` (`unsigned`: both read as `u64`), where `b == 0` gives 0: below a
+/// divisor known to be in `[0, hi]`, and within `[0, a]` for a dividend known not negative.
+fn remainder_range(unsigned: bool, a: (i64, i64), b: (i64, i64)) -> (i64, i64) {
+    // A divisor in [0, hi]: the remainder is below it, or 0 when it is 0.
+    let by_divisor = (b.0 >= 0).then(|| (0, (b.1 - 1).max(0)));
+    // A dividend in [0, hi] is at least its remainder (signed: the remainder has the
+    // dividend's sign; unsigned: both are below 2^63).
+    let by_dividend = (a.0 >= 0).then_some((0, a.1));
+    match (by_divisor, by_dividend) {
+        // A signed remainder of a negative dividend is negative: the divisor alone says
+        // nothing of its sign.
+        (Some(d), None) if !unsigned => (-d.1, d.1),
+        (Some(d), None) => d,
+        (None, Some(a)) => a,
+        (Some(d), Some(a)) => intersect(d, a),
+        (None, None) => FULL,
+    }
+}
+
+/// The range of a shift of `a` by `b` (the amount taken modulo 64), when `b` is known.
+fn shift_range(opcode: Opcode, a: (i64, i64), b: (i64, i64)) -> (i64, i64) {
+    if b.0 != b.1 {
+        return FULL;
+    }
+    let s = (b.0 & 63) as u32;
+    match opcode {
+        // A left shift that overflows nothing multiplies by 2^s, which keeps the order.
+        Opcode::IntLshift if a.0 >= (i64::MIN >> s) && a.1 <= (i64::MAX >> s) => {
+            (a.0 << s, a.1 << s)
+        }
+        Opcode::IntRshift => (a.0 >> s, a.1 >> s),
+        Opcode::UintRshift if a.0 >= 0 => (a.0 >> s, a.1 >> s),
+        Opcode::UintRshift if s > 0 => (0, (u64::MAX >> s) as i64),
+        _ => FULL,
+    }
+}
+
+/// The range of `a * b` when no product of the ranges overflows (the wrapping product is then
+/// the true one, whose extremes are products of the ends).
+fn product_range(a: (i64, i64), b: (i64, i64)) -> Option<(i64, i64)> {
+    let c = [
+        a.0.checked_mul(b.0)?,
+        a.0.checked_mul(b.1)?,
+        a.1.checked_mul(b.0)?,
+        a.1.checked_mul(b.1)?,
+    ];
+    Some((*c.iter().min()?, *c.iter().max()?))
+}
+
 fn add_or_sub(add: bool, a: (i64, i64), b: (i64, i64)) -> Option<(i64, i64)> {
     if add {
         Some((a.0.checked_add(b.0)?, a.1.checked_add(b.1)?))

@@ -651,6 +651,34 @@ fn bounds_ranges_of_masks_and_narrow_loads() {
 }
 
 #[test]
+fn bounds_a_register_window_index_needs_no_check() {
+    // The index of a register window (depth % 64) * 4 + 3 is below 256 whatever the depth.
+    check(
+        "[i0]\ni1 = uint_mod(i0, 64)\ni2 = int_lshift(i1, 2)\ni3 = int_add(i2, 3)\ni4 = uint_lt(i3, 256)\nguard_true(i4) []\nfinish(i3)",
+        "[i0]\ni1 = uint_mod(i0, 64)\ni2 = int_lshift(i1, 2)\ni3 = int_add(i2, 3)\nfinish(i3)",
+    );
+}
+
+#[test]
+fn bounds_of_remainders_shifts_and_products() {
+    // A signed remainder by 64 lies in [-63, 63]; of a dividend in [0, 9], in [0, 9]; an
+    // unsigned right shift by 60 is in [0, 15]; a product of [0, 9] and [-3, 4] in [-27, 36];
+    // an arithmetic right shift of [-8, 6] by 2 in [-2, 1].
+    check(
+        "[i0, i1]\ni2 = int_mod(i0, 64)\ni3 = int_lt(i2, 64)\ni4 = int_gt(i2, -64)\ni5 = int_lt(i1, 0)\nguard_false(i5) []\ni6 = int_lt(i1, 10)\nguard_true(i6) []\ni7 = int_mod(i1, i0)\ni8 = int_le(i7, 9)\ni9 = int_ge(i7, 0)\ni10 = uint_rshift(i0, 60)\ni11 = int_lt(i10, 16)\ni12 = int_and(i0, 7)\ni13 = int_sub(i12, 3)\ni14 = int_mul(i1, i13)\ni15 = int_le(i14, 36)\ni16 = int_ge(i14, -27)\ni17 = int_sub(i12, 8)\ni18 = int_add(i17, i12)\ni19 = int_rshift(i18, 2)\ni20 = int_ge(i19, -2)\nfinish(i3, i4, i8, i9, i11, i15, i16, i20)",
+        "[i0, i1]\ni2 = int_lt(i1, 0)\nguard_false(i2) []\ni3 = int_lt(i1, 10)\nguard_true(i3) []\nfinish(1, 1, 1, 1, 1, 1, 1, 1)",
+    );
+}
+
+#[test]
+fn bounds_know_nothing_of_a_shift_that_may_overflow_or_a_remainder_of_a_negative() {
+    // x >>u 1 may be up to 2^63 - 1: shifted left by 2 it may wrap to a negative. A signed
+    // remainder by 64 may be negative, so it is not below 64 as unsigned.
+    let t = "[i0]\ni1 = uint_rshift(i0, 1)\ni2 = int_lshift(i1, 2)\ni3 = int_lt(i2, 0)\nguard_false(i3) []\ni4 = int_mod(i0, 64)\ni5 = uint_lt(i4, 64)\nguard_true(i5) []\nfinish()";
+    check(t, t);
+}
+
+#[test]
 fn bounds_an_unchecked_offset_is_not_known() {
     // x + 4 <u n says nothing of x + 4 when x + 4 may have wrapped (x unknown).
     let t = "[i0, i1]\ni2 = int_add(i0, 4)\ni3 = uint_lt(i2, i1)\nguard_true(i3) []\ni4 = int_add(i0, 2)\ni5 = uint_lt(i4, i1)\nguard_true(i5) []\nfinish()";

@@ -368,6 +368,24 @@ fn value_where(input: &DeriveInput, bounds: &[TokenStream]) -> TokenStream {
     quote!(where #preds #(for<'__jit> #bounds,)*)
 }
 
+/// The where-clauses of a value type's impls, from the types of its fields: `JitValue` and
+/// `JitType` need every field's type to be one, `Stored` needs the type `Copy` and every field
+/// type stored, `ConstValue` needs the type to be a `JitType`.
+fn value_bounds(input: &DeriveInput, tys: &[&syn::Type]) -> [TokenStream; 3] {
+    let crate_path = crate::krate::path();
+    let ll = quote!(#crate_path::lower);
+    let name = &input.ident;
+    let (_, tg, _) = input.generics.split_for_impl();
+    let jt: Vec<TokenStream> = tys.iter().map(|t| quote!(#t: #ll::JitType)).collect();
+    let mut st = vec![quote!(#name #tg: ::core::marker::Copy)];
+    st.extend(tys.iter().map(|t| quote!(#t: #ll::Stored)));
+    [
+        value_where(input, &jt),
+        value_where(input, &st),
+        value_where(input, &[quote!(#name #tg: #ll::JitType)]),
+    ]
+}
+
 /// The impls that make a struct a value traced code holds in registers (`let p = *point;`) and
 /// copies between places (`a.pos = b.pos`): `JitValue`, `JitType`, `Stored` (for `Copy` structs)
 /// and `ConstValue`.
@@ -381,16 +399,7 @@ fn struct_values(input: &DeriveInput, s: &syn::DataStruct) -> syn::Result<TokenS
     let tys: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
     let keys: Vec<&String> = fields.iter().map(|f| &f.key).collect();
     let members: Vec<&TokenStream> = fields.iter().map(|f| &f.member).collect();
-    let jt = value_where(
-        input,
-        &tys.iter()
-            .map(|t| quote!(#t: #ll::JitType))
-            .collect::<Vec<_>>(),
-    );
-    let mut st_bounds = vec![quote!(#name #tg: ::core::marker::Copy)];
-    st_bounds.extend(tys.iter().map(|t| quote!(#t: #ll::Stored)));
-    let st = value_where(input, &st_bounds);
-    let cv = value_where(input, &[quote!(#name #tg: #ll::JitType)]);
+    let [jt, st, cv] = value_bounds(input, &tys);
     Ok(quote! {
         #[allow(private_bounds)]
         impl #ig #ll::JitValue for #name #tg #jt {
@@ -527,17 +536,7 @@ fn enum_values(input: &DeriveInput, e: &syn::DataEnum) -> syn::Result<TokenStrea
         load_arms.extend(quote!(#vname => { #( #v_::load_variant_field::<Self, #tys>(b, p, v, #vname, #keys); )* }));
         store_arms.extend(quote!(#vname => { #( #v_::store_variant_field::<Self, #tys>(b, p, v, #vname, #keys); )* }));
     }
-    let jt = value_where(
-        input,
-        &all_tys
-            .iter()
-            .map(|t| quote!(#t: #ll::JitType))
-            .collect::<Vec<_>>(),
-    );
-    let mut st_bounds = vec![quote!(#name #tg: ::core::marker::Copy)];
-    st_bounds.extend(all_tys.iter().map(|t| quote!(#t: #ll::Stored)));
-    let st = value_where(input, &st_bounds);
-    let cv = value_where(input, &[quote!(#name #tg: #ll::JitType)]);
+    let [jt, st, cv] = value_bounds(input, &all_tys.iter().collect::<Vec<_>>());
     Ok(quote! {
         #[allow(private_bounds)]
         impl #ig #ll::JitValue for #name #tg #jt {

@@ -18,11 +18,11 @@ pub struct Table {
     /// Indexes into `entries`, hashed by [`key_hash`] of their key.
     index: HashTable<u32>,
     /// Entries whose value is nil.
-    dead: usize,
+    dead: u32,
     /// Entries whose key is a string that is not interned (an upper bound: entries whose
     /// value became nil still count until `compact`). While it is 0, an interned key is found
     /// by comparing pointers only.
-    plain_keys: usize,
+    plain_keys: u32,
     /// The metatable.
     pub meta: Option<TRef>,
 }
@@ -309,7 +309,7 @@ impl Table {
         if matches!(v, Value::Nil) {
             return;
         }
-        if self.dead > 8 && self.dead * 2 > self.entries.len() {
+        if self.dead > 8 && self.dead as usize * 2 > self.entries.len() {
             self.compact();
         }
         if matches!(&k, Value::Str(s) if !s.interned) {
@@ -327,7 +327,7 @@ impl Table {
         self.entries.retain(|e| !matches!(e.1, Value::Nil));
         self.plain_keys = (self.entries.iter())
             .filter(|e| matches!(&e.0, Value::Str(s) if !s.interned))
-            .count();
+            .count() as u32;
         self.index.clear();
         let entries = &self.entries;
         for (j, e) in entries.iter().enumerate() {
@@ -396,7 +396,7 @@ impl Table {
 
     /// True if the table has no array items.
     pub fn is_empty(&self) -> bool {
-        self.arr.is_empty() && self.entries.len() == self.dead
+        self.arr.is_empty() && self.entries.len() == self.dead as usize
     }
 
     /// The key after `k` in traversal order (`next`): `Ok(None)` at the end, `Err` if `k` is

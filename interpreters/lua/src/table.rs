@@ -18,7 +18,11 @@ pub struct Table {
     /// Indexes into `entries`, hashed by [`key_hash`] of their key.
     index: HashTable<u32>,
     /// Entries whose value is nil.
-    dead: usize,
+    dead: u32,
+    /// Entries whose key is a string that is not interned (an upper bound: entries whose
+    /// value became nil still count until `compact`). While it is 0, an interned key is found
+    /// by comparing pointers only.
+    plain_keys: u32,
     /// The metatable.
     pub meta: Option<TRef>,
 }
@@ -81,11 +85,37 @@ impl Table {
         }
     }
 
-    /// The position of key `k` in `entries`.
-    #[inline]
+    /// The position of key `k` in `entries`. An interned string key in a small table whose
+    /// string keys are all interned (the fields and methods of objects) is found inline by
+    /// comparing pointers along the entries; the rest goes through the index (`find_hashed`).
+    #[inline(always)]
     fn find(&self, k: &Value) -> Option<usize> {
+        if let Value::Str(ks) = k {
+            if ks.interned && self.plain_keys == 0 && self.entries.len() <= 8 {
+                // Every string key here is interned, and so is `ks`: the entry of an equal
+                // key holds this very object.
+                let p = Rc::as_ptr(ks);
+                return (self.entries.iter())
+                    .position(|e| matches!(&e.0, Value::Str(s) if std::ptr::eq(Rc::as_ptr(s), p)));
+            }
+        }
+        self.find_hashed(k)
+    }
+
+    /// `find` through the index.
+    #[inline(never)]
+    fn find_hashed(&self, k: &Value) -> Option<usize> {
         let entries = &self.entries;
         if let Value::Str(ks) = k {
+            if ks.interned && self.plain_keys == 0 {
+                // As in `find`: compare pointers only.
+                let p = Rc::as_ptr(ks);
+                let is_k = |e: &Value| matches!(e, Value::Str(s) if std::ptr::eq(Rc::as_ptr(s), p));
+                return self
+                    .index
+                    .find(ks.hash, |&i| is_k(&entries[i as usize].0))
+                    .map(|&i| i as usize);
+            }
             // Strings: a pointer comparison first (constants are interned), then the bytes.
             return self
                 .index
@@ -117,6 +147,7 @@ impl Table {
             .map(|&i| i as usize)
     }
 
+    #[inline]
     fn get_hash(&self, k: &Value) -> Value {
         match self.find(k) {
             Some(i) => self.entries[i].1.clone(),
@@ -278,8 +309,11 @@ impl Table {
         if matches!(v, Value::Nil) {
             return;
         }
-        if self.dead > 8 && self.dead * 2 > self.entries.len() {
+        if self.dead > 8 && self.dead as usize * 2 > self.entries.len() {
             self.compact();
+        }
+        if matches!(&k, Value::Str(s) if !s.interned) {
+            self.plain_keys += 1;
         }
         let entries = &self.entries;
         self.index
@@ -291,6 +325,9 @@ impl Table {
 
     fn compact(&mut self) {
         self.entries.retain(|e| !matches!(e.1, Value::Nil));
+        self.plain_keys = (self.entries.iter())
+            .filter(|e| matches!(&e.0, Value::Str(s) if !s.interned))
+            .count() as u32;
         self.index.clear();
         let entries = &self.entries;
         for (j, e) in entries.iter().enumerate() {
@@ -359,7 +396,7 @@ impl Table {
 
     /// True if the table has no array items.
     pub fn is_empty(&self) -> bool {
-        self.arr.is_empty() && self.entries.len() == self.dead
+        self.arr.is_empty() && self.entries.len() == self.dead as usize
     }
 
     /// The key after `k` in traversal order (`next`): `Ok(None)` at the end, `Err` if `k` is

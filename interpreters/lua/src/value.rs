@@ -16,6 +16,9 @@ pub struct LStr {
     pub hash: u64,
     /// The bytes.
     pub bytes: Box<[u8]>,
+    /// The one string object of these bytes (made by [`intern`]): an interned string equals
+    /// another interned string exactly when it is the same object.
+    pub interned: bool,
 }
 
 impl LStr {
@@ -26,11 +29,11 @@ impl LStr {
         if bytes.len() <= 1 {
             return intern(bytes);
         }
-        LStr::alloc(bytes)
+        LStr::alloc(bytes, false)
     }
 
     /// A new string object of these bytes.
-    fn alloc(bytes: &[u8]) -> Rc<LStr> {
+    fn alloc(bytes: &[u8], interned: bool) -> Rc<LStr> {
         let mut h: u64 = 0xcbf29ce484222325 ^ bytes.len() as u64;
         for &b in bytes {
             h = (h ^ b as u64).wrapping_mul(0x100000001b3);
@@ -41,6 +44,7 @@ impl LStr {
         Rc::new(LStr {
             hash: h,
             bytes: bytes.into(),
+            interned,
         })
     }
 }
@@ -69,12 +73,14 @@ pub fn intern(bytes: &[u8]) -> Rc<LStr> {
                 m.short.resize(257, None);
             }
             let i = bytes.first().map_or(0, |&b| 1 + b as usize);
-            return m.short[i].get_or_insert_with(|| LStr::alloc(bytes)).clone();
+            return m.short[i]
+                .get_or_insert_with(|| LStr::alloc(bytes, true))
+                .clone();
         }
         if let Some(s) = m.long.get(bytes) {
             return s.clone();
         }
-        let s = LStr::alloc(bytes);
+        let s = LStr::alloc(bytes, true);
         m.long.insert(bytes.into(), s.clone());
         s
     })
@@ -145,6 +151,11 @@ impl Value {
     /// A string value.
     pub fn str(s: &str) -> Value {
         Value::Str(LStr::new(s.as_bytes()))
+    }
+    /// The interned string value of `s` (see [`intern`]): for names the library and the VM
+    /// use as table keys, so that tables keyed by them keep the pointer-only lookup.
+    pub fn interned(s: &str) -> Value {
+        Value::Str(intern(s.as_bytes()))
     }
     /// A string value from bytes.
     pub fn bytes(s: &[u8]) -> Value {

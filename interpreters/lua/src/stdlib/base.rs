@@ -455,16 +455,16 @@ pub fn open(vm: &mut Vm) {
     let loaded = new_table();
     package
         .borrow_mut()
-        .set(Value::str("loaded"), Value::Tab(loaded.clone()));
+        .set(Value::interned("loaded"), Value::Tab(loaded.clone()));
     package
         .borrow_mut()
-        .set(Value::str("path"), Value::str("./?.lua;./?/init.lua"));
+        .set(Value::interned("path"), Value::str("./?.lua;./?/init.lua"));
     package
         .borrow_mut()
-        .set(Value::str("cpath"), Value::str(""));
+        .set(Value::interned("cpath"), Value::str(""));
     package
         .borrow_mut()
-        .set(Value::str("preload"), Value::Tab(new_table()));
+        .set(Value::interned("preload"), Value::Tab(new_table()));
     vm.set_global("package", Value::Tab(package));
 }
 
@@ -482,5 +482,5 @@ pub fn fill_loaded(vm: &mut Vm) {
     }
     loaded
         .borrow_mut()
-        .set(Value::str("_G"), Value::Tab(vm.globals.clone()));
+        .set(Value::interned("_G"), Value::Tab(vm.globals.clone()));
 }

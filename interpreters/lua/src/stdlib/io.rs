@@ -149,37 +149,37 @@ fn file_object(to_err: bool) -> Value {
         "file (stdout)"
     };
     methods.borrow_mut().set(
-        Value::str("write"),
+        Value::interned("write"),
         Vm::native("write", move |vm, args| {
             write_values(vm, &args, 1, to_err)?;
             Ok(vec![args[0].clone()])
         }),
     );
     methods.borrow_mut().set(
-        Value::str("read"),
+        Value::interned("read"),
         Vm::native("read", |vm, args| read(vm, &args, 1)),
     );
     methods.borrow_mut().set(
-        Value::str("flush"),
+        Value::interned("flush"),
         Vm::native("flush", |vm, args| {
             let _ = vm.out.flush();
             Ok(vec![arg(&args, 0).clone()])
         }),
     );
     methods.borrow_mut().set(
-        Value::str("close"),
+        Value::interned("close"),
         Vm::native("close", |_vm, _a| Ok(vec![Value::Boolean(true)])),
     );
     methods.borrow_mut().set(
-        Value::str("setvbuf"),
+        Value::interned("setvbuf"),
         Vm::native("setvbuf", |_vm, _a| Ok(vec![Value::Boolean(true)])),
     );
     meta.borrow_mut()
-        .set(Value::str("__index"), Value::Tab(methods));
+        .set(Value::interned("__index"), Value::Tab(methods));
     meta.borrow_mut()
-        .set(Value::str("__name"), Value::str("FILE*"));
+        .set(Value::interned("__name"), Value::str("FILE*"));
     meta.borrow_mut().set(
-        Value::str("__tostring"),
+        Value::interned("__tostring"),
         Vm::native("tostring", move |_vm, _a| Ok(vec![Value::str(name)])),
     );
     t.borrow_mut().meta = Some(meta);
@@ -223,9 +223,9 @@ pub fn open(vm: &mut Vm) {
             ),
         ],
     );
-    io.borrow_mut().set(Value::str("stdout"), stdout);
-    io.borrow_mut().set(Value::str("stderr"), stderr);
-    io.borrow_mut().set(Value::str("stdin"), stdin);
+    io.borrow_mut().set(Value::interned("stdout"), stdout);
+    io.borrow_mut().set(Value::interned("stderr"), stderr);
+    io.borrow_mut().set(Value::interned("stdin"), stdin);
     let start = std::time::Instant::now();
     register(
         vm,

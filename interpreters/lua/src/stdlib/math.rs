@@ -248,8 +248,8 @@ pub fn open(vm: &mut Vm) {
         ],
     );
     let mut tb = t.borrow_mut();
-    tb.set(Value::str("pi"), Value::Num(std::f64::consts::PI));
-    tb.set(Value::str("huge"), Value::Num(f64::INFINITY));
-    tb.set(Value::str("maxinteger"), Value::Int(i64::MAX));
-    tb.set(Value::str("mininteger"), Value::Int(i64::MIN));
+    tb.set(Value::interned("pi"), Value::Num(std::f64::consts::PI));
+    tb.set(Value::interned("huge"), Value::Num(f64::INFINITY));
+    tb.set(Value::interned("maxinteger"), Value::Int(i64::MAX));
+    tb.set(Value::interned("mininteger"), Value::Int(i64::MIN));
 }

@@ -37,7 +37,7 @@ pub fn register(vm: &mut Vm, lib: &str, funcs: Vec<(&str, crate::value::NativeFn
             name: format!("{lib}.{name}"),
             f,
         }));
-        t.borrow_mut().set(Value::str(name), v);
+        t.borrow_mut().set(Value::interned(name), v);
     }
     vm.set_global(lib, Value::Tab(t.clone()));
     t

@@ -371,6 +371,7 @@ pub fn open(vm: &mut Vm) {
         ],
     );
     let meta = super::new_table();
-    meta.borrow_mut().set(Value::str("__index"), Value::Tab(t));
+    meta.borrow_mut()
+        .set(Value::interned("__index"), Value::Tab(t));
     vm.string_meta = Some(meta);
 }

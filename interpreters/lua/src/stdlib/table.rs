@@ -211,7 +211,7 @@ fn pack(_vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         for (i, v) in args.into_iter().enumerate() {
             tb.set_int(i as i64 + 1, v);
         }
-        tb.set(Value::str("n"), Value::Int(n as i64));
+        tb.set(Value::interned("n"), Value::Int(n as i64));
     }
     Ok(vec![Value::Tab(t)])
 }

@@ -125,7 +125,7 @@ pub struct Vm {
 impl Vm {
     /// A VM with the standard libraries loaded.
     pub fn new() -> Vm {
-        let s = Value::str;
+        let s = Value::interned;
         let arith = [
             "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__idiv", "__band", "__bor",
             "__bxor", "__shl", "__shr", "__unm", "__bnot",
@@ -442,12 +442,12 @@ impl Vm {
 
     /// Reads a global.
     pub fn get_global(&self, name: &str) -> Value {
-        self.globals.borrow().get(&Value::str(name))
+        self.globals.borrow().get(&Value::interned(name))
     }
 
     /// Sets a global.
     pub fn set_global(&mut self, name: &str, v: Value) {
-        self.globals.borrow_mut().set(Value::str(name), v);
+        self.globals.borrow_mut().set(Value::interned(name), v);
     }
 
     /// Registers a native function as a global or a field of `table`.

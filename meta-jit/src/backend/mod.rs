@@ -147,6 +147,9 @@ impl Running {
 /// (a trace that needs more is not compiled then).
 const DEADFRAME_MIN: usize = 256;
 
+/// Deadframes kept for the next runs at most.
+const SPARE_FRAMES: usize = 8;
+
 /// Invalidates one compiled trace when asked (see [`Backend::invalidation`]).
 #[derive(Clone, Debug)]
 pub struct Invalidation(Weak<[AtomicU64]>);
@@ -430,7 +433,11 @@ impl Backend {
                 Saved::Const(v) => *v,
             })
             .collect();
-        self.spare.borrow_mut().push(frame);
+        let mut spare = self.spare.borrow_mut();
+        // As many as runs usually nest; a deep recursion's frames are not all kept.
+        if spare.len() < SPARE_FRAMES {
+            spare.push(frame);
+        }
         let outcome = match ended.kind {
             ExitKind::Guard { id, op, .. } => Outcome::GuardFailed {
                 id,

@@ -398,28 +398,45 @@ impl Lowerer {
                 }
                 Ok(())
             }
-            Pat::Or(o) => {
-                let ok = self.id("ok");
-                let mut inner = TokenStream::new();
-                for case in &o.cases {
-                    let next = self.id("alt");
-                    let mut t = TokenStream::new();
-                    let mut bs = TokenStream::new();
-                    self.pat_test(case, s, by_value, &next, &mut t, &mut bs)?;
-                    if !bs.is_empty() {
-                        return Err(err(case, "bindings inside `|` patterns are not supported in traced code; use one arm per alternative"));
-                    }
-                    inner.extend(
-                        quote!({ let #next = #bb.new_label(); #t #bb.goto(#ok); #bb.bind(#next); }),
-                    );
-                }
-                tests.extend(
-                    quote!({ let #ok = #bb.new_label(); #inner #bb.goto(#fail); #bb.bind(#ok); }),
-                );
-                Ok(())
-            }
+            Pat::Or(o) => self.or_test(o, fail, tests, |me, case, next, t, bs| {
+                me.pat_test(case, s, by_value, next, t, bs)
+            }),
             other => Err(unsupported(other)),
         }
+    }
+
+    /// The checks of `a | b | ..`: each alternative's checks (`case` lowers one, jumping to the
+    /// label it is given when it does not match) are tried in turn; none may bind.
+    fn or_test(
+        &mut self,
+        o: &syn::PatOr,
+        fail: &Ident,
+        tests: &mut TokenStream,
+        mut case: impl FnMut(
+            &mut Self,
+            &Pat,
+            &Ident,
+            &mut TokenStream,
+            &mut TokenStream,
+        ) -> syn::Result<()>,
+    ) -> syn::Result<()> {
+        let bb = b();
+        let ok = self.id("ok");
+        let mut inner = TokenStream::new();
+        for alt in &o.cases {
+            let next = self.id("alt");
+            let mut t = TokenStream::new();
+            let mut bs = TokenStream::new();
+            case(self, alt, &next, &mut t, &mut bs)?;
+            if !bs.is_empty() {
+                return Err(err(alt, "bindings inside `|` patterns are not supported in traced code; use one arm per alternative"));
+            }
+            inner.extend(
+                quote!({ let #next = #bb.new_label(); #t #bb.goto(#ok); #bb.bind(#next); }),
+            );
+        }
+        tests.extend(quote!({ let #ok = #bb.new_label(); #inner #bb.goto(#fail); #bb.bind(#ok); }));
+        Ok(())
     }
 
     /// The checks and bindings of an arm's pattern `p` against a tuple of scrutinees.
@@ -431,7 +448,6 @@ impl Lowerer {
         tests: &mut TokenStream,
         binds: &mut TokenStream,
     ) -> syn::Result<()> {
-        let bb = b();
         match strip(p) {
             Pat::Wild(_) => Ok(()),
             Pat::Tuple(t) => {
@@ -452,26 +468,9 @@ impl Lowerer {
                 }
                 Ok(())
             }
-            Pat::Or(o) => {
-                let ok = self.id("ok");
-                let mut inner = TokenStream::new();
-                for case in &o.cases {
-                    let next = self.id("alt");
-                    let mut t = TokenStream::new();
-                    let mut bs = TokenStream::new();
-                    self.tuple_test(case, scruts, &next, &mut t, &mut bs)?;
-                    if !bs.is_empty() {
-                        return Err(err(case, "bindings inside `|` patterns are not supported in traced code; use one arm per alternative"));
-                    }
-                    inner.extend(
-                        quote!({ let #next = #bb.new_label(); #t #bb.goto(#ok); #bb.bind(#next); }),
-                    );
-                }
-                tests.extend(
-                    quote!({ let #ok = #bb.new_label(); #inner #bb.goto(#fail); #bb.bind(#ok); }),
-                );
-                Ok(())
-            }
+            Pat::Or(o) => self.or_test(o, fail, tests, |me, case, next, t, bs| {
+                me.tuple_test(case, scruts, next, t, bs)
+            }),
             Pat::Ident(pi) if is_binding(pi) => Err(err(
                 pi,
                 "binding a whole tuple is not supported in traced code; bind its elements (`(a, b) => ..`)",

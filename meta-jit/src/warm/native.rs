@@ -38,13 +38,20 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
     unsafe { driver.hot(g, r, slot) }
 }
 
+/// The portal calls of this thread that have begun and not returned.
+#[derive(Default)]
+struct Calls {
+    /// The number the next call gets.
+    next: u64,
+    /// The calls, outermost first: each call's number and how many of `pins` are its pinned
+    /// greens' values.
+    active: Vec<(u64, usize)>,
+    /// The pinned greens' values (as bits) of the calls in `active`, one after another.
+    pins: Vec<u64>,
+}
+
 thread_local! {
-    static PORTAL_CALLS: Cell<u64> = const { Cell::new(0) };
-    /// The portal calls that have begun and not returned, outermost first: each call's number
-    /// and how many of `PINS`' values are its pinned greens.
-    static ACTIVE: RefCell<Vec<(u64, usize)>> = const { RefCell::new(Vec::new()) };
-    /// The pinned greens' values (as bits) of the calls in `ACTIVE`, one after another.
-    static PINS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static CALLS: RefCell<Calls> = RefCell::new(Calls::default());
 }
 
 /// A portal call that has begun and not returned (see [`portal_entered`]); dropping it ends
@@ -57,11 +64,10 @@ pub struct PortalCall {
 
 impl Drop for PortalCall {
     fn drop(&mut self) {
-        let pins = ACTIVE.with(|a| a.borrow_mut().pop().map_or(0, |(_, n)| n));
-        PINS.with(|p| {
-            let mut p = p.borrow_mut();
-            let len = p.len() - pins;
-            p.truncate(len);
+        CALLS.with(|c| {
+            let c = &mut *c.borrow_mut();
+            let pins = c.active.pop().map_or(0, |(_, n)| n);
+            c.pins.truncate(c.pins.len() - pins);
         });
     }
 }
@@ -73,21 +79,14 @@ impl Drop for PortalCall {
 /// portal call whose pinned greens reference the same objects has not returned.
 #[inline]
 pub fn portal_entered(pinned: &Vals) -> PortalCall {
-    let n = PORTAL_CALLS.with(|c| {
-        let n = c.get().wrapping_add(1);
-        c.set(n);
-        n
+    CALLS.with(|c| {
+        let c = &mut *c.borrow_mut();
+        c.next = c.next.wrapping_add(1).max(1);
+        let pinned = pinned.as_slice();
+        c.pins
+            .extend(pinned.iter().map(|v| crate::trace::to_ir(*v).bits()));
+        c.active.push((c.next, pinned.len()));
     });
-    PINS.with(|p| {
-        let mut p = p.borrow_mut();
-        p.extend(
-            pinned
-                .as_slice()
-                .iter()
-                .map(|v| crate::trace::to_ir(*v).bits()),
-        );
-    });
-    ACTIVE.with(|a| a.borrow_mut().push((n, pinned.as_slice().len())));
     PortalCall {
         _thread: std::marker::PhantomData,
     }
@@ -98,23 +97,20 @@ pub fn portal_entered(pinned: &Vals) -> PortalCall {
 /// borrows the same objects, since two live objects of one type have two addresses), or
 /// that call itself. 0 outside any portal call.
 pub(super) fn portal_call() -> u64 {
-    ACTIVE.with(|a| {
-        let a = a.borrow();
-        let Some(&(top, n)) = a.last() else {
+    CALLS.with(|c| {
+        let c = c.borrow();
+        let Some(&(top, n)) = c.active.last() else {
             return 0;
         };
-        PINS.with(|p| {
-            let p = p.borrow();
-            let mine = &p[p.len() - n..];
-            let mut at = 0;
-            for &(call, len) in a.iter() {
-                if len == n && &p[at..at + len] == mine {
-                    return call;
-                }
-                at += len;
+        let mine = &c.pins[c.pins.len() - n..];
+        let mut at = 0;
+        for &(call, len) in &c.active {
+            if len == n && &c.pins[at..at + len] == mine {
+                return call;
             }
-            top
-        })
+            at += len;
+        }
+        top
     })
 }
 
@@ -122,8 +118,9 @@ pub(super) fn portal_call() -> u64 {
 /// still borrowed by it: alive, and unchanged but for what the facts call volatile.
 pub(super) fn call_active(n: u64) -> bool {
     n != 0
-        && ACTIVE.with(|a| {
-            a.borrow()
+        && CALLS.with(|c| {
+            c.borrow()
+                .active
                 .binary_search_by_key(&n, |&(call, _)| call)
                 .is_ok()
         })

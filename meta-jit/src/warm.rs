@@ -340,7 +340,7 @@ impl JitDriver {
         let next = match cell {
             CellState::Compiled { loop_no } => {
                 state.stats.entries += 1;
-                Next::enter(loop_no, reds)
+                Next::enter(loop_no, reds, true)
             }
             CellState::DontTrace => {
                 self.counters.borrow_mut()[slot] = 0;
@@ -470,7 +470,7 @@ impl JitDriver {
                         state.stats.entries += 1;
                         // The tracer left the interpreter at the merge point with these greens
                         // and reds, the entry of `next`.
-                        return Next::enter(next, &reds);
+                        return Next::enter(next, &reds, true);
                     }
                     _ => {}
                 }
@@ -510,7 +510,7 @@ impl JitDriver {
                         state.stats.entries += 1;
                         // The tracer left the interpreter at the merge point with these greens
                         // and reds, the entry of `next`.
-                        Next::enter(next, &reds)
+                        Next::enter(next, &reds, true)
                     }
                     Err((e, fingerprint)) => {
                         self.aborted(state, &format!("compilation failed: {e}"));
@@ -861,12 +861,10 @@ impl JitDriver {
         let ended = state.backend.leave(run, code);
         // A trace thrown away while it waited in a call (the portal ran again meanwhile) is
         // still here for its resume data, and gets no bridge.
-        let live = state.compiled.contains_key(&ended.trace);
-        let exited = state
-            .compiled
-            .get(&ended.trace)
-            .or_else(|| state.zombies.get(&ended.trace))
-            .map(Rc::clone);
+        let (exited, live) = match state.compiled.get(&ended.trace) {
+            Some(t) => (Some(Rc::clone(t)), true),
+            None => (state.zombies.get(&ended.trace).map(Rc::clone), false),
+        };
         if state.backend.running() == 0 {
             state.backend.reap();
             state.zombies.clear();
@@ -955,13 +953,13 @@ enum Next {
 }
 
 impl Next {
-    /// Enter compiled loop `loop_no` from the interpreter, which stands at its merge point
-    /// with these reds.
-    fn enter(loop_no: u32, reds: &[Value]) -> Next {
+    /// Enter compiled loop `loop_no`, whose merge point the interpreter (`fresh`) or a
+    /// bridge's tracer stands at with these reds.
+    fn enter(loop_no: u32, reds: &[Value], fresh: bool) -> Next {
         Next::Enter {
             loop_no,
             inputs: reds.iter().map(|v| to_ir(*v)).collect(),
-            fresh: true,
+            fresh,
         }
     }
 }

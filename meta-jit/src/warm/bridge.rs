@@ -100,11 +100,7 @@ impl JitDriver {
                     }
                 }
                 match close {
-                    Close::Jump(n) => Next::Enter {
-                        loop_no: n,
-                        inputs: reds.iter().map(|v| to_ir(*v)).collect(),
-                        fresh: false,
-                    },
+                    Close::Jump(n) => Next::enter(n, &reds, false),
                     // The tracer ran the portal's return.
                     Close::Return => Next::Done(super::Resumed::Return(reds)),
                     _ => Next::Done(merge_point(greens, reds)),

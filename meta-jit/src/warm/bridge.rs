@@ -11,7 +11,7 @@ use super::{merge_point, resume, stale, JitDriver, Next, Params, State};
 use crate::backend::TraceId;
 use crate::ir::Trace;
 use crate::jitcode::Value;
-use crate::trace::{to_ir, Abort, Close, Fingerprint, Limits, Traced, Tracer};
+use crate::trace::{Abort, Close, Fingerprint, Limits, Traced, Tracer};
 
 /// How many times a guard's wait for another bridge attempt doubles, after `max_aborts`
 /// attempts stopped at inner loops, before it gets no bridge.

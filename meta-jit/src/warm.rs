@@ -52,7 +52,9 @@ use crate::trace::{
     from_ir, to_ir, Abort, Close, Codes, Fingerprint, Limits, Mark, Traced, Tracer,
 };
 
-pub use native::{can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, Vals};
+pub use native::{
+    can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, PortalCall, Vals,
+};
 pub use params::Params;
 pub use quasi::quasi_immutable_written;
 pub use stats::{Stats, TraceKind, TraceRecord};

@@ -418,13 +418,17 @@ pub fn exit_stores(t: &Trace, inputs: &[Value], outcome: &Outcome) {
         }
         Outcome::Iterations(args) => {
             let jump = t.ops.last().expect("a loop");
+            // A jump argument has the value the jump passed; an input that the loop carries
+            // (a label argument) changed since the entry, and is one of those (verified); an
+            // input the loop does not carry still has its entry value.
             let value = |x: OpRef| -> Value {
                 if let Some(c) = t.const_value(x) {
                     c
-                } else if x.index() < t.num_inputs() {
-                    inputs[x.index()]
+                } else if let Some(k) = jump.args.iter().position(|&a| a == x) {
+                    args[k]
                 } else {
-                    args[jump.args.iter().position(|&a| a == x).expect("verified")]
+                    assert!(x.index() < t.num_inputs(), "verified");
+                    inputs[x.index()]
                 }
             };
             do_stores(t, &t.loop_stores, &value);

@@ -120,7 +120,9 @@ pub fn verify(t: &Trace) -> Result<(), VerifyError> {
 }
 
 /// A loop's pending stores ([`Trace::loop_stores`]): only after a `jump` to the trace's own
-/// header, naming constants, inputs and the `jump`'s arguments.
+/// header, naming constants, the `jump`'s arguments, and inputs the loop does not carry (an
+/// exit after the last iteration hands back the `jump`'s arguments only: a carried input's
+/// value there is not among them unless the `jump` passes it).
 fn check_loop_stores(t: &Trace) -> Result<(), String> {
     if t.loop_stores.is_empty() {
         return Ok(());
@@ -129,10 +131,15 @@ fn check_loop_stores(t: &Trace) -> Result<(), String> {
     if last.opcode != Opcode::Jump || last.descr.is_some() {
         return Err("only a jump to the trace's own header leaves stores pending".into());
     }
+    // Without a label the jump goes back to the inputs: every input is carried.
+    let inputs: Vec<OpRef> = t.inputs().collect();
+    let carried: &[OpRef] = t.label().map_or(&inputs, |l| &t.ops[l].args);
     for st in &t.loop_stores {
         for a in st.refs() {
             let ok = a.is_const() && a.index() < t.consts.len()
-                || a.is_op() && (a.index() < t.num_inputs() || last.args.contains(&a));
+                || a.is_op()
+                    && (last.args.contains(&a)
+                        || a.index() < t.num_inputs() && !carried.contains(&a));
             if !ok {
                 return Err(format!(
                     "{a:?} in a loop's pending store is no constant, input or jump argument"

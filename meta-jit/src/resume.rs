@@ -14,9 +14,150 @@
 #![deny(unsafe_code)]
 
 use crate::interp::materialize;
-use crate::ir::{DescrKind, Op, OpRef, Opcode, Resume, Trace};
+use crate::ir::{
+    DescrId, DescrKind, FrameInfo, Op, OpRef, Opcode, PendingStore, Resume, Trace, Virtual,
+};
 use crate::jitcode::runner::Frame;
 use crate::trace::{from_ir, ir_type, Codes, TraceFrame};
+
+/// What the driver keeps of a compiled trace: each guard's resume data, found by the guard's op
+/// index, and the constant and descriptor pools that data names (a [`Trace`] without ops). A
+/// failing guard needs nothing else of the trace (its live values come from the exit), so the
+/// optimized trace itself is dropped once compiled.
+///
+/// The resume data of all guards is encoded in one array of words (RPython's resume data is
+/// compact in the same spirit): a trace of a thousand guards keeps two allocations, not four
+/// per guard, and about a fifth of the bytes of its [`Resume`] values. A failing guard decodes
+/// its own ([`Exits::guard`]).
+#[derive(Debug)]
+pub struct Exits {
+    pools: Trace,
+    /// `(op index, start in `words`, opcode)` of every guard, by op index.
+    guards: Vec<(u32, u32, Opcode)>,
+    words: Vec<u32>,
+}
+
+impl Exits {
+    /// The exits of `t`.
+    pub fn keep(t: Trace) -> Exits {
+        let mut guards = Vec::new();
+        let mut words = Vec::new();
+        for (i, op) in t.ops.iter().enumerate() {
+            if let Some(r) = &op.resume {
+                guards.push((i as u32, words.len() as u32, op.opcode));
+                encode(r, &mut words);
+            }
+        }
+        guards.shrink_to_fit();
+        words.shrink_to_fit();
+        let mut pools = Trace::new();
+        pools.consts = t.consts;
+        pools.descrs = t.descrs;
+        pools.shrink_to_fit();
+        Exits {
+            pools,
+            guards,
+            words,
+        }
+    }
+
+    /// The guard at op `op`: its opcode and resume data (`None` if that op is no guard).
+    pub fn guard(&self, op: usize) -> Option<(Opcode, Resume)> {
+        let k = self
+            .guards
+            .binary_search_by_key(&op, |g| g.0 as usize)
+            .ok()?;
+        let (_, start, opcode) = self.guards[k];
+        Some((opcode, decode(&self.words[start as usize..])))
+    }
+
+    /// The constants and descriptors the resume data names (a trace without ops).
+    pub fn pools(&self) -> &Trace {
+        &self.pools
+    }
+
+    /// About how many bytes of heap it takes (an estimate for the JIT's memory limit).
+    pub fn heap_bytes(&self) -> usize {
+        self.guards.capacity() * std::mem::size_of::<(u32, u32, Opcode)>()
+            + self.words.capacity() * 4
+            + self.pools.heap_bytes()
+    }
+}
+
+/// Appends `r` to `out`: its id; its frames (count, then code, pc and length of each); its
+/// values (count, then each reference's bits); its virtuals (count, then for each its
+/// descriptor and its fields: count, then descriptor and value of each); its pending stores
+/// (count, then descriptor, base, 0 or 1 and the index if 1, and value of each).
+fn encode(r: &Resume, out: &mut Vec<u32>) {
+    out.push(r.id);
+    out.push(r.frames.len() as u32);
+    for f in &r.frames {
+        out.extend([f.code, f.pc, f.len]);
+    }
+    out.push(r.values.len() as u32);
+    out.extend(r.values.iter().map(|v| v.bits()));
+    out.push(r.virtuals.len() as u32);
+    for v in &r.virtuals {
+        out.extend([v.descr.0, v.fields.len() as u32]);
+        for &(d, x) in &v.fields {
+            out.extend([d.0, x.bits()]);
+        }
+    }
+    out.push(r.stores.len() as u32);
+    for st in &r.stores {
+        out.extend([st.descr.0, st.base.bits()]);
+        match st.index {
+            Some(i) => out.extend([1, i.bits()]),
+            None => out.push(0),
+        }
+        out.push(st.value.bits());
+    }
+}
+
+/// The resume data that [`encode`] wrote at the start of `words`.
+fn decode(words: &[u32]) -> Resume {
+    let mut w = words.iter().copied();
+    let mut next = || w.next().expect("encoded resume data is complete");
+    let id = next();
+    let frames = (0..next())
+        .map(|_| FrameInfo {
+            code: next(),
+            pc: next(),
+            len: next(),
+        })
+        .collect();
+    let values = (0..next()).map(|_| OpRef::from_bits(next())).collect();
+    let virtuals = (0..next())
+        .map(|_| {
+            let descr = DescrId(next());
+            let fields = (0..next())
+                .map(|_| (DescrId(next()), OpRef::from_bits(next())))
+                .collect();
+            Virtual { descr, fields }
+        })
+        .collect();
+    let stores = (0..next())
+        .map(|_| {
+            let descr = DescrId(next());
+            let base = OpRef::from_bits(next());
+            let index = (next() == 1).then(|| OpRef::from_bits(next()));
+            let value = OpRef::from_bits(next());
+            PendingStore {
+                descr,
+                base,
+                index,
+                value,
+            }
+        })
+        .collect();
+    Resume {
+        id,
+        frames,
+        values,
+        virtuals,
+        stores,
+    }
+}
 
 /// The jitcode frames of a guard of `trace` (the trace as compiled) that failed with `saved`
 /// (its values in [`Resume::live_ops`] order), virtual objects materialized and the guard's

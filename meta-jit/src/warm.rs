@@ -90,6 +90,20 @@ struct GuardInfo {
     location: Option<Rc<str>>,
 }
 
+impl GuardInfo {
+    /// A guard of trace `trace` that has not failed yet.
+    fn new(trace: TraceId) -> GuardInfo {
+        GuardInfo {
+            failures: 0,
+            bridge_tried: false,
+            attempts: 0,
+            backoff: 0,
+            trace,
+            location: None,
+        }
+    }
+}
+
 /// The driver's mutable state (borrowed while it works; see the module doc on reentrancy).
 struct State {
     codes: Codes,
@@ -100,19 +114,20 @@ struct State {
     abort_facts: HashMap<Vec<u64>, Fingerprint>,
     /// Compiled loops by number: their trace ids and greens.
     loops: Vec<(TraceId, Vec<Value>)>,
-    /// The optimized trace of every compiled trace, by trace id (shared: a guard failure
-    /// reads its trace's resume data while the driver's state changes).
-    compiled: HashMap<TraceId, Rc<Trace>>,
+    /// The resume data of every compiled trace, by trace id (shared: a guard failure reads it
+    /// while the driver's state changes). The optimized trace itself is not kept.
+    compiled: HashMap<TraceId, Rc<resume::Exits>>,
     /// Bridges that end where the portal returns: their `finish` hands back the portal's
     /// return values, not greens and reds at a merge point.
     returns: HashSet<TraceId>,
     /// Traces thrown away while compiled code waited in a call (the portal ran again): a
     /// waiting run may still leave through one of their guards. Emptied when no run is left.
-    zombies: HashMap<TraceId, Rc<Trace>>,
+    zombies: HashMap<TraceId, Rc<resume::Exits>>,
     /// What every live compiled trace folded, where it came from and where it continues.
     meta: HashMap<TraceId, stale::TraceMeta>,
     /// For each loop entered lately, the traces its code may reach, in checking order.
     closures: HashMap<TraceId, stale::Closure>,
+    /// The guards that failed, and every compiled guard when the log shows positions.
     guards: HashMap<u32, GuardInfo>,
     next_guard: u32,
     /// The loop each live bridge hangs from (through its parent bridges), and how many live
@@ -121,8 +136,8 @@ struct State {
     bridges: HashMap<TraceId, u32>,
     /// Bridges compiled, and the ops recorded in them (see `Params::eagerness`).
     bridge_ops: (usize, usize),
-    /// Heap bytes each live trace keeps besides its code: its optimized trace in `compiled`
-    /// ([`Trace::heap_bytes`]), its fingerprint, its guards' entries and the backend's tables
+    /// Heap bytes each live trace keeps besides its code: its resume data in `compiled`
+    /// ([`resume::Exits::heap_bytes`]), its fingerprint, its guards' entries and the backend's tables
     /// for it.
     trace_cost: HashMap<TraceId, usize>,
     stats: Stats,
@@ -248,8 +263,20 @@ impl JitDriver {
         }
     }
 
-    /// Every guard that was compiled, with its failures and (when the log shows positions)
-    /// its guest position, in guard-number order.
+    /// The bytes the live traces take, as `max_memory_kb` counts them: their machine code
+    /// (whole pages) and an estimate of the heap each keeps (its resume data, fingerprint,
+    /// guard entries and the backend's tables for it).
+    pub fn memory(&self) -> usize {
+        Self::memory_of(&self.state.borrow())
+    }
+
+    fn memory_of(state: &State) -> usize {
+        state.backend.code_memory() + state.trace_cost.values().sum::<usize>()
+    }
+
+    /// Every guard that failed, with its failures, in guard-number order. When the log shows
+    /// positions, every guard that was compiled, with its guest position (a guard that never
+    /// failed is listed only then).
     pub fn guard_counts(&self) -> Vec<log::GuardCount> {
         let state = self.state.borrow();
         guard_counts(&state)
@@ -625,8 +652,7 @@ impl JitDriver {
 
     /// Whether the live traces leave room under `max_memory_kb` for another.
     fn code_room(state: &State, params: &Params) -> bool {
-        let kept: usize = state.trace_cost.values().sum();
-        state.backend.code_memory() + kept < params.max_memory_kb as usize * 1024
+        Self::memory_of(state) < params.max_memory_kb as usize * 1024
     }
 
     /// Whether a guard of trace `t` may get a bridge: its loop has fewer than `max_bridges`,
@@ -745,27 +771,20 @@ impl JitDriver {
                 &state.backend.disassemble(id, &opt),
             );
         }
+        // A guard's entry is made at its first failure, or now when the log shows positions
+        // (the text must be rendered while the greens' objects are alive): a trace of a
+        // thousand guards that rarely fail keeps no entry for most of them.
         let mut texts: HashMap<&str, Rc<str>> = HashMap::new();
         for op in &opt.ops {
             if let Some(r) = &op.resume {
-                let location = guard_at.get(&r.id).map(|t| {
-                    Rc::clone(
-                        texts
-                            .entry(t.as_str())
-                            .or_insert_with(|| Rc::from(t.as_str())),
-                    )
-                });
-                state.guards.insert(
-                    r.id,
-                    GuardInfo {
-                        failures: 0,
-                        bridge_tried: false,
-                        attempts: 0,
-                        backoff: 0,
-                        trace: id,
-                        location,
-                    },
-                );
+                if let Some(t) = guard_at.get(&r.id) {
+                    let text = texts
+                        .entry(t.as_str())
+                        .or_insert_with(|| Rc::from(t.as_str()));
+                    let mut g = GuardInfo::new(id);
+                    g.location = Some(Rc::clone(text));
+                    state.guards.insert(r.id, g);
+                }
                 state.next_guard = state.next_guard.max(r.id + 1);
             }
         }
@@ -794,25 +813,33 @@ impl JitDriver {
             ));
         }
         stale::register(state, id, &opt, parent.map(|p| p.0), origin, fingerprint);
-        let mut opt = opt;
-        opt.shrink_to_fit();
-        let opt = Rc::new(opt);
-        let guards = opt.ops.iter().filter(|op| op.resume.is_some()).count();
-        let cost = opt.heap_bytes()
+        let located_guards = opt
+            .ops
+            .iter()
+            .filter_map(|op| op.resume.as_ref())
+            .filter(|r| guard_at.contains_key(&r.id))
+            .count();
+        let optimized = params.keep_optimized.then(|| {
+            let mut kept = opt.clone();
+            kept.shrink_to_fit();
+            Rc::new(kept)
+        });
+        let exits = resume::Exits::keep(opt);
+        let cost = exits.heap_bytes()
             + state
                 .meta
                 .get(&id)
                 .map_or(0, |m| m.fingerprint.heap_bytes())
             + state.backend.info(id).map_or(0, |i| i.table_bytes)
-            + guards * (std::mem::size_of::<(u32, GuardInfo)>() + 1);
+            + located_guards * (std::mem::size_of::<(u32, GuardInfo)>() + 1);
         state.trace_cost.insert(id, cost);
-        state.compiled.insert(id, Rc::clone(&opt));
+        state.compiled.insert(id, Rc::new(exits));
         state.stats.traces.push(TraceRecord {
             kind,
             id: id.0,
             tree: root.0,
             recorded: params.keep_recorded.then_some(trace),
-            optimized: opt,
+            optimized,
         });
         Ok(id)
     }
@@ -877,11 +904,12 @@ impl JitDriver {
                 let parent = exited.expect("a trace that was left is compiled or kept");
                 let g = state
                     .guards
-                    .get_mut(&gid)
-                    .expect("every guard is registered");
+                    .entry(gid)
+                    .or_insert_with(|| GuardInfo::new(ended.trace));
                 g.failures += 1;
                 // An invalidated trace is thrown away at the next entry, not bridged.
-                let invalidated = parent.ops[op].opcode == Opcode::GuardNotInvalidated;
+                let (opcode, r) = parent.guard(op).expect("the exit of a guard");
+                let invalidated = opcode == Opcode::GuardNotInvalidated;
                 let (n, ops) = state.bridge_ops;
                 let needed = params.eagerness(n, ops).saturating_mul(1 << g.backoff);
                 let due = live && !invalidated && !g.bridge_tried && g.failures >= needed;
@@ -914,9 +942,8 @@ impl JitDriver {
                         self.trace_bridge(state, params, &parent, ended.trace, op, &saved)
                     };
                 }
-                let r = parent.ops[op].resume.as_ref().expect("a guard");
                 // The frames are the interpreter's state at the failed guard.
-                Next::Blackhole(resume::frames(&state.codes, &parent, r, &saved))
+                Next::Blackhole(resume::frames(&state.codes, parent.pools(), &r, &saved))
             }
             Outcome::Finish(values) => {
                 let values = values.into_iter().map(from_ir).collect();
@@ -997,12 +1024,11 @@ fn guard_counts(state: &State) -> Vec<log::GuardCount> {
 }
 
 /// The guard number of op `op` of compiled trace `p` (0 when unknown).
-fn opt_guard_id(compiled: &HashMap<TraceId, Rc<Trace>>, p: TraceId, op: usize) -> u32 {
+fn opt_guard_id(compiled: &HashMap<TraceId, Rc<resume::Exits>>, p: TraceId, op: usize) -> u32 {
     compiled
         .get(&p)
-        .and_then(|t| t.ops.get(op))
-        .and_then(|o| o.resume.as_ref())
-        .map_or(0, |r| r.id)
+        .and_then(|t| t.guard(op))
+        .map_or(0, |(_, r)| r.id)
 }
 
 /// How many guards the end-of-run report lists.

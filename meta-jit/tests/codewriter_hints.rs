@@ -561,11 +561,11 @@ fn limited_sum(n: i64) -> i64 {
 #[test]
 fn a_loop_invariant_call_leaves_the_loop_body() {
     let expected: i64 = (0..2000).sum();
-    limited_sum::with_driver(|d| d.set_params("on,threshold=3").unwrap());
+    limited_sum::with_driver(|d| d.set_params("on,threshold=3,keep_optimized=1").unwrap());
     let before = LIMIT_CALLS.load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(limited_sum(2000), expected);
     let calls = LIMIT_CALLS.load(std::sync::atomic::Ordering::Relaxed) - before;
-    let trace = limited_sum::with_driver(|d| d.with_stats(|s| s.traces[0].optimized.to_string()));
+    let trace = limited_sum::with_driver(|d| d.with_stats(|s| s.traces[0].optimized().to_string()));
     let lines: Vec<&str> = trace.lines().collect();
     let label = lines
         .iter()

@@ -70,7 +70,8 @@ pub fn run(code: &Code, mut i: Gc<Num>, mut sum: Gc<Num>, n: i64, out: &mut Out)
 fn time(params: &str, n: i64, keep: bool) -> (i64, f64) {
     run::with_driver(|d| {
         d.reset();
-        d.set_params(params).unwrap()
+        d.set_params(params).unwrap();
+        d.set_params("keep_optimized=1").unwrap()
     });
     let mut ops = vec![Op::Acc, Op::Inc, Op::LoopLt(0), Op::Halt];
     if keep {
@@ -136,7 +137,7 @@ fn main() {
     ratios.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let s = run::with_driver(|d| d.stats());
     let body = s.traces.first().map(|t| {
-        let text = t.optimized.to_string();
+        let text = t.optimized().to_string();
         let at = text.find("label(").unwrap_or(0);
         text[at..].matches("new(").count()
     });

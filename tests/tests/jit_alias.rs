@@ -276,7 +276,7 @@ fn objs() -> Vec<Obj> {
     ]
 }
 
-const PARAMS: &str = "on,threshold=3,trace_eagerness=2";
+const PARAMS: &str = "on,threshold=3,trace_eagerness=2,keep_optimized=1";
 
 /// Runs `$code` on a fresh VM from `$fresh` through the portal `$run`, with the JIT off, then
 /// on, checks that both end the same, and returns what the driver did.
@@ -336,7 +336,7 @@ fn body(s: &Stats) -> (Vec<&'static str>, String) {
         .filter(|t| t.kind == TraceKind::Loop)
         .collect();
     assert_eq!(loops.len(), 1, "one loop expected");
-    let t = &loops[0].optimized;
+    let t = &loops[0].optimized();
     let at = t
         .ops
         .iter()
@@ -419,7 +419,7 @@ fn a_promoted_shape_survives_stores_into_the_register_file() {
         let count = |n: &str| names.iter().filter(|&&m| m == n).count();
         assert_eq!(count("guard_value"), 0, "{text}");
         let lp = s.traces.iter().find(|t| t.kind == TraceKind::Loop).unwrap();
-        assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized);
+        assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized());
         assert_eq!(guards(&names), 1, "{text}");
     }
 }

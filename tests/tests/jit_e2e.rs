@@ -52,21 +52,21 @@ fn a_hot_loop_is_compiled_and_agrees_with_the_interpreter() {
         "{}",
         recorded(lp)
     );
-    assert_eq!(lp.count("record_known_result"), 0, "{}", lp.optimized);
+    assert_eq!(lp.count("record_known_result"), 0, "{}", lp.optimized());
     assert!(recorded(lp).to_string().contains("record_known_result"));
-    assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized);
+    assert_eq!(lp.count("guard_value"), 1, "{}", lp.optimized());
     // The promoted multiplier is the constant operand of the loop's multiplication.
     assert!(
-        lp.optimized
+        lp.optimized()
             .to_string()
             .lines()
             .any(|l| l.contains("int_mul(i") && l.contains(", 3)")),
         "{}",
-        lp.optimized
+        lp.optimized()
     );
     // No dispatch is left: the program is constant. The loop is peeled: one float_mul in the
     // preamble, one in the loop body; the promoted value is known in the body (no guard).
-    let text = lp.optimized.to_string();
+    let text = lp.optimized().to_string();
     let body = text.split("label(").nth(1).expect("a peeled loop");
     assert_eq!(body.matches("float_mul").count(), 1, "{text}");
     assert_eq!(body.matches("guard_value").count(), 0, "{text}");
@@ -109,9 +109,9 @@ fn a_branch_that_flips_after_warm_up_runs_in_a_bridge() {
     assert_eq!((s.loops(), s.bridges()), (1, 1), "{}", s.summary());
     let bridge = &s.traces[1];
     assert!(
-        bridge.optimized.to_string().contains("jump("),
+        bridge.optimized().to_string().contains("jump("),
         "{}",
-        bridge.optimized
+        bridge.optimized()
     );
     assert!(
         s.guard_failures <= 10,
@@ -157,7 +157,7 @@ fn a_bridge_that_reaches_a_cold_inner_loop_traces_that_loop_first() {
         s.traces
             .iter()
             .any(|t| t.kind == meta_jit::warm::TraceKind::Bridge
-                && t.optimized.to_string().contains("jump(")),
+                && t.optimized().to_string().contains("jump(")),
         "{}",
         s.summary()
     );
@@ -210,7 +210,7 @@ fn a_loop_trace_that_ends_in_another_loop_is_dropped_and_retried() {
         DecJnz(1, 2),
         Halt,
     ];
-    let ends_elsewhere = |t: &TraceRecord| t.optimized.to_string().contains("target(");
+    let ends_elsewhere = |t: &TraceRecord| t.optimized().to_string().contains("target(");
     // Two copies of the program, alive together: each has its own loops.
     let (a, b) = (Code { ops: prog.clone() }, Code { ops: prog.clone() });
     let off = run_with("off", &prog, Vm::new());
@@ -226,7 +226,7 @@ fn a_loop_trace_that_ends_in_another_loop_is_dropped_and_retried() {
     assert_eq!(s.loops(), 2, "{}", s.summary());
     let loops = s.traces.iter().filter(|t| t.kind == TraceKind::Loop);
     for t in loops {
-        assert!(!ends_elsewhere(t), "{}", t.optimized);
+        assert!(!ends_elsewhere(t), "{}", t.optimized());
     }
     // Once a location has aborted `max_aborts - 1` times, such a trace is compiled: with
     // `max_aborts=1`, A's first trace, which jumps to G.
@@ -236,7 +236,7 @@ fn a_loop_trace_that_ends_in_another_loop_is_dropped_and_retried() {
     assert!(s.aborts.is_empty(), "{:?}", s.aborts);
     let t = &s.traces[1];
     assert_eq!(t.kind, TraceKind::Loop);
-    assert!(ends_elsewhere(t), "{}", t.optimized);
+    assert!(ends_elsewhere(t), "{}", t.optimized());
 }
 
 #[test]
@@ -405,7 +405,7 @@ fn unsigned_division_float_remainder_and_every_float_cast_are_traced() {
         "int_min",
         "int_max",
     ] {
-        assert!(lp.count(op) >= 1, "no {op} in\n{}", lp.optimized);
+        assert!(lp.count(op) >= 1, "no {op} in\n{}", lp.optimized());
     }
     // f2 grew past f64::MAX (so its casts saturated on the way), f1 is above i64::MAX.
     assert!(

@@ -156,6 +156,7 @@ fn go(params: &str, ops: &[Ins]) -> (i64, Machine, Vec<Machine>, Stats) {
     run::with_driver(|d| {
         d.reset();
         d.set_params(params).unwrap();
+        d.set_params("keep_optimized=1").unwrap();
     });
     SEEN.with(|s| s.borrow_mut().clear());
     let code = Code { ops: ops.to_vec() };
@@ -183,7 +184,7 @@ fn loop_body(s: &Stats) -> String {
         .filter(|t| t.kind == TraceKind::Loop)
         .collect();
     assert_eq!(loops.len(), 1, "{}", s.summary());
-    let text = loops[0].optimized.to_string();
+    let text = loops[0].optimized().to_string();
     let at = text.find("label(").expect("a peeled loop");
     text[at..].to_string()
 }

@@ -90,7 +90,7 @@ pub fn run(code: &Code, s: &mut Stack, mut n: i64) -> i64 {
 fn go(params: &str, ops: &[Ins], n: i64) -> (i64, Vec<i64>, i64) {
     run::with_driver(|d| {
         d.reset();
-        d.set_params("on,threshold=3,trace_eagerness=2,keep_recorded=1")
+        d.set_params("on,threshold=3,trace_eagerness=2,keep_recorded=1,keep_optimized=1")
             .unwrap();
         d.set_params(params).unwrap();
     });

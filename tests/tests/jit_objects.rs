@@ -133,7 +133,7 @@ fn get(k: u8, r0: Gc<Num>, r1: Gc<Num>, r2: Gc<Num>, r3: Gc<Num>) -> Gc<Num> {
 fn go(params: &str, ops: &[Ins], init: [i64; 4]) -> [i64; 4] {
     run::with_driver(|d| {
         d.reset();
-        d.set_params("on,threshold=3,trace_eagerness=2,keep_recorded=1")
+        d.set_params("on,threshold=3,trace_eagerness=2,keep_recorded=1,keep_optimized=1")
             .unwrap();
         d.set_params(params).unwrap();
     });
@@ -170,7 +170,7 @@ fn boxed_loop_agrees_and_allocates_nothing() {
     // The tracer recorded the allocations the interpreter made: three numbers and a pair.
     assert_eq!(rec.matches("new(descr=size_Num)").count(), 3, "{rec}");
     assert_eq!(rec.matches("new(descr=size_Pair)").count(), 1, "{rec}");
-    let opt = lp.optimized.to_string();
+    let opt = lp.optimized().to_string();
     let body = body(&opt);
     assert_eq!(body.matches("new(").count(), 0, "{opt}");
     assert_eq!(body.matches("call").count(), 0, "{opt}");
@@ -206,7 +206,7 @@ fn a_guard_failing_mid_loop_rebuilds_the_boxes() {
     let s = stats();
     assert!(s.guard_failures >= 1, "{}", s.summary());
     let lp = &s.traces[0];
-    let opt = lp.optimized.to_string();
+    let opt = lp.optimized().to_string();
     let body = body(&opt);
     assert_eq!(body.matches("new(").count(), 0, "{opt}");
     // The fold's guard in the loop body holds the new `r1` and `r3` as virtual boxes.
@@ -229,7 +229,7 @@ fn a_guard_whose_resume_data_holds_virtuals_gets_a_bridge() {
     // The bridge's inputs are the guard's saved values (the boxes' fields, not boxes): the
     // boxes stay virtual through it, and are allocated only where it jumps back to the
     // loop's entry, which takes real objects.
-    let bridge = s.traces[1].optimized.to_string();
+    let bridge = s.traces[1].optimized().to_string();
     let inputs = bridge.lines().find(|l| l.starts_with('[')).unwrap();
     assert!(inputs.contains("i0"), "{bridge}");
     let jump_at = bridge.find("jump(").unwrap();

@@ -98,6 +98,7 @@ pub fn run(prog: &mut Prog, st: &mut Machine) -> i64 {
 fn go(params: &str, prog: &mut Prog) -> (i64, i64, usize, usize) {
     let before = run::with_driver(|d| {
         d.set_params(params).unwrap();
+        d.set_params("keep_optimized=1").unwrap();
         d.with_stats(|s| (s.traces.len(), s.invalidated))
     });
     let mut st = Machine {
@@ -140,12 +141,12 @@ fn the_loop_folds_the_field_and_a_write_between_runs_is_seen() {
     let lp = run::with_driver(|d| d.stats()).traces[0].clone();
     // The read is gone from the loop: the value is a constant, under guard_not_invalidated.
     assert!(
-        !lp.optimized.to_string().contains("getfield_i(ConstPtr"),
+        !lp.optimized().to_string().contains("getfield_i(ConstPtr"),
         "{}",
-        lp.optimized
+        lp.optimized()
     );
     // The loop is peeled: one guard_not_invalidated in the first iteration, one in the loop.
-    let text = lp.optimized.to_string();
+    let text = lp.optimized().to_string();
     let body = text.split("label(").nth(1).expect("a peeled loop");
     assert_eq!(body.matches("guard_not_invalidated").count(), 1, "{text}");
     // The field's value is in the code, as the constant operand of the loop's addition (11
@@ -221,7 +222,7 @@ fn a_write_by_compiled_code_invalidates_a_loop_that_folded_the_field() {
     let stats = writer_invalidates(Op::SetCfgScale);
     // The writing loop's machine code stores the field and calls the invalidation.
     let writes = |t: &meta_jit::warm::TraceRecord| {
-        let text = t.optimized.to_string();
+        let text = t.optimized().to_string();
         text.contains("descr=scale_0)") && text.contains("call_n(ConstFn(quasi_immutable_written)")
     };
     assert!(stats.traces.iter().any(writes), "no compiled write");

@@ -188,7 +188,7 @@ fn go(mode: Mode, ops: &[Ins]) -> Ended {
         Mode::On(params) => {
             run::with_driver(|d| {
                 d.reset();
-                d.set_params("on").unwrap();
+                d.set_params("on,keep_optimized=1").unwrap();
                 d.set_params(params).unwrap();
             });
             run(&code, &mut frame)
@@ -212,7 +212,7 @@ fn loop_body(s: &Stats) -> (Vec<&'static str>, String) {
         .filter(|t| t.kind == TraceKind::Loop)
         .collect();
     assert_eq!(loops.len(), 1, "one loop expected");
-    let t = &loops[0].optimized;
+    let t = &loops[0].optimized();
     let at = t
         .ops
         .iter()

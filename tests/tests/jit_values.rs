@@ -86,7 +86,7 @@ pub fn run(code: &Code, vm: &mut Vm) -> i64 {
     }
 }
 
-const PARAMS: &str = "on,threshold=3,trace_eagerness=2";
+const PARAMS: &str = "on,threshold=3,trace_eagerness=2,keep_optimized=1";
 
 /// Runs `ops` with the JIT off, then on, checks that both end in the same state, and returns
 /// what the driver did.
@@ -119,7 +119,7 @@ fn body(s: &Stats) -> String {
         .filter(|t| t.kind == TraceKind::Loop)
         .collect();
     assert_eq!(loops.len(), 1, "one loop expected");
-    let text = loops[0].optimized.to_string();
+    let text = loops[0].optimized().to_string();
     let at = text.find("label(").expect("a peeled loop has a label");
     text[at..].lines().skip(1).collect::<Vec<_>>().join("\n")
 }

@@ -240,7 +240,7 @@ fn canonical(text: &str) -> Result<String, String> {
 #[test]
 fn the_chapter_shows_the_trace_the_jit_compiles() {
     let program = parse(ALPHABET);
-    run::with_driver(|d| d.set_params("threshold=10").unwrap());
+    run::with_driver(|d| d.set_params("threshold=10,keep_optimized=1").unwrap());
     let mut tape = Tape {
         cells: vec![0; 30_000],
     };
@@ -267,7 +267,7 @@ fn the_chapter_shows_the_trace_the_jit_compiles() {
         "{}",
         stats.summary()
     );
-    let now = stats.traces[0].optimized.to_string();
+    let now = stats.traces[0].optimized().to_string();
     let now_canonical = canonical(&now).expect("the JIT's own trace parses");
     let shown = chapter_block("optimized trace").join("\n");
     let shown_canonical = canonical(&shown);

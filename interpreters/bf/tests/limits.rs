@@ -63,3 +63,50 @@ fn nothing_is_traced_past_max_memory_kb() {
         unbounded.summary()
     );
 }
+
+/// `loops` loops, each run 2,000 times (past the default threshold) with a body of `pairs`
+/// `>+` pairs: about 16 ops and 2 guards a pair once optimized (in a release build).
+fn long_loops(loops: usize, pairs: usize) -> bf::Program {
+    let mut src = String::new();
+    for _ in 0..loops {
+        src.push_str("++++++++++[>");
+        src.push_str(&"+".repeat(200));
+        src.push_str(&format!(
+            "[{}{}-]<-]>>",
+            ">+".repeat(pairs),
+            "<".repeat(pairs)
+        ));
+    }
+    bf::parse(src.as_bytes()).unwrap()
+}
+
+#[test]
+fn a_compiled_trace_keeps_its_resume_data_not_its_ops() {
+    // A compiled trace used to keep its whole optimized trace for its guards' resume data
+    // (about 8 ops of 32 bytes and a boxed `Resume` of 150 bytes a guard here), an entry for
+    // each guard and the backend's op table at 16 bytes an op: 20 loops of 600 pairs peaked
+    // at 27 MB of RSS (9.4 times the JIT-off run), and `max_memory_kb`'s 16 MiB had room for
+    // 13 of them. The driver now keeps each guard's resume data encoded in one array, an
+    // entry only for guards that failed, and 4 bytes an op for the disassembly. What is left
+    // is mostly machine code (about 150 bytes a guard; 400 bytes a guard in all in this
+    // debug build, whose traces are longer).
+    let program = long_loops(1, 600);
+    bf::interpret::with_driver(|d| {
+        d.reset();
+        d.set_params("on,threshold=1039,trace_eagerness=200,trace_limit=20000,max_memory_kb=16384,keep_optimized=1")
+            .unwrap();
+    });
+    let (mut input, mut out) = (std::io::empty(), std::io::sink());
+    let mut io = bf::Io::new(&mut input, &mut out);
+    bf::run(&program, &mut bf::Tape::new(), &mut io).unwrap();
+    let (stats, memory) = bf::interpret::with_driver(|d| (d.stats(), d.memory()));
+    let guards: usize = stats
+        .traces
+        .iter()
+        .map(|t| t.optimized().ops.iter().filter(|op| op.resume.is_some()).count())
+        .sum();
+    assert!(guards >= 1_000, "{}", stats.summary());
+    let per_guard = memory / guards;
+    eprintln!("{memory} bytes for {guards} guards: {per_guard} a guard");
+    assert!(per_guard <= 480, "{memory} bytes for {guards} guards");
+}

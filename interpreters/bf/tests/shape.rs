@@ -6,7 +6,7 @@ fn compile(src: &[u8]) -> meta_jit::warm::Stats {
     let program = bf::parse(src).unwrap();
     bf::interpret::with_driver(|d| {
         d.reset();
-        d.set_params("on,threshold=10").unwrap();
+        d.set_params("on,threshold=10,keep_optimized=1").unwrap();
     });
     let mut out = Vec::new();
     let mut input: &[u8] = b"";
@@ -22,7 +22,7 @@ fn a_copy_loop_compiles_to_its_own_work_only() {
     let stats = compile(b"++++++++++[>++++++++++<-]>>++[<[->>+<<]>>[-<<+>>]<-]");
     assert!(stats.loops() >= 1, "{}", stats.summary());
     let lp = &stats.traces[0];
-    let text = lp.optimized.to_string();
+    let text = lp.optimized().to_string();
     // No dispatch: the program's ops are constants, never loaded, never guarded.
     assert!(!text.contains("Op_"), "{text}");
     assert_eq!(lp.count("guard_value"), 0, "{text}");

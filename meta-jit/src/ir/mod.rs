@@ -109,6 +109,16 @@ impl OpRef {
     pub fn index(self) -> usize {
         (self.0 & INDEX_MASK) as usize
     }
+
+    /// Its bits, for a compact encoding ([`OpRef::from_bits`] gives it back).
+    pub fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The reference with these bits (from [`OpRef::bits`]).
+    pub fn from_bits(bits: u32) -> OpRef {
+        OpRef(bits)
+    }
 }
 
 impl fmt::Debug for OpRef {
@@ -364,6 +374,21 @@ pub struct Virtual {
 }
 
 impl Resume {
+    /// About how many bytes of heap it takes, with its box (an estimate for the JIT's memory
+    /// limit).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        size_of::<Resume>()
+            + self.frames.capacity() * size_of::<FrameInfo>()
+            + self.values.capacity() * size_of::<OpRef>()
+            + self
+                .virtuals
+                .iter()
+                .map(|v| size_of::<Virtual>() + v.fields.capacity() * 8)
+                .sum::<usize>()
+            + self.stores.capacity() * size_of::<PendingStore>()
+    }
+
     /// Resume data with one frame (code 0, pc 0) holding these values.
     pub fn flat(id: u32, values: Vec<OpRef>) -> Resume {
         let len = values.len() as u32;
@@ -454,16 +479,7 @@ impl Trace {
             .ops
             .iter()
             .filter_map(|op| op.resume.as_deref())
-            .map(|r| {
-                size_of::<Resume>()
-                    + r.frames.len() * size_of::<FrameInfo>()
-                    + r.values.len() * size_of::<OpRef>()
-                    + r.virtuals
-                        .iter()
-                        .map(|v| size_of::<Virtual>() + v.fields.len() * 8)
-                        .sum::<usize>()
-                    + r.stores.len() * size_of::<PendingStore>()
-            })
+            .map(Resume::heap_bytes)
             .sum();
         let args: usize = self
             .ops

@@ -129,6 +129,18 @@ pub fn check_optimized(case: &Case, opts: &Options) -> Result<(), String> {
             None,
         ));
     }
+    // What the driver keeps of a compiled trace gives back every guard's resume data.
+    let exits = crate::resume::Exits::keep(opt.clone());
+    for (i, op) in opt.ops.iter().enumerate() {
+        let kept = exits.guard(i);
+        let want = op.resume.as_deref().map(|r| (op.opcode, r));
+        if kept.as_ref().map(|(o, r)| (*o, r)) != want {
+            return Err(report(
+                &format!("the kept exits give back another resume for op {i}: {kept:?}"),
+                None,
+            ));
+        }
+    }
     let tracker = Tracker::new();
     let mut longer = built.run.clone();
     if peeled.is_some() {

@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use super::{merge_point, resume, stale, JitDriver, Next, Params, State};
 use crate::backend::TraceId;
-use crate::ir::Trace;
 use crate::jitcode::Value;
 use crate::trace::{Abort, Close, Fingerprint, Limits, Traced, Tracer};
 
@@ -27,13 +26,13 @@ impl JitDriver {
         &self,
         state: &mut State,
         params: &Params,
-        parent: &Trace,
+        parent: &resume::Exits,
         parent_id: TraceId,
         op: usize,
         saved: &[crate::ir::Value],
     ) -> Next {
-        let r = parent.ops[op].resume.as_ref().expect("a guard");
-        let (trace, frames) = resume::bridge_frames(&state.codes, parent, r, saved);
+        let (_, r) = parent.guard(op).expect("the exit of a guard");
+        let (trace, frames) = resume::bridge_frames(&state.codes, parent.pools(), &r, saved);
         let t0 = Instant::now();
         let first_guard = state.next_guard;
         let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());

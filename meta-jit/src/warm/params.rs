@@ -49,6 +49,11 @@ pub struct Params {
     /// the recorded traces are only for tests and tools that inspect them, and they doubled
     /// the memory of a program with long traces).
     pub keep_recorded: bool,
+    /// Whether [`super::Stats`] keeps each trace as optimized (off by default: the driver keeps
+    /// only the resume data of a compiled trace, [`crate::resume::Exits`], about a third of
+    /// the optimized trace's bytes; tests that count ops in compiled traces turn it on, as
+    /// RPython's tests keep their loops and its translated JITs do not).
+    pub keep_optimized: bool,
 }
 
 impl Default for Params {
@@ -65,6 +70,7 @@ impl Default for Params {
             max_memory_kb: 16384,
             enable_opts: Options::all(),
             keep_recorded: false,
+            keep_optimized: false,
             check_hints: false,
         }
     }
@@ -110,12 +116,13 @@ impl Params {
         "max_memory_kb",
         "enable_opts",
         "keep_recorded",
+        "keep_optimized",
         "check_hints",
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `bridge_ops`, `trace_limit`, `bridge_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
-    /// `opt::Options::parse`, `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A
+    /// `opt::Options::parse`, `keep_recorded`, `keep_optimized` and `check_hints` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
@@ -140,6 +147,7 @@ impl Params {
                 Some(("max_memory_kb", v)) => self.max_memory_kb = num(v, 0, u32_max)? as u32,
                 Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
                 Some(("keep_recorded", v)) => self.keep_recorded = num(v, 0, 1)? != 0,
+                Some(("keep_optimized", v)) => self.keep_optimized = num(v, 0, 1)? != 0,
                 Some(("check_hints", v)) => self.check_hints = num(v, 0, 1)? != 0,
                 _ => {
                     return Err(format!(
@@ -209,13 +217,13 @@ mod tests {
     #[test]
     fn values_are_set() {
         let mut p = Params::default();
-        p.set("threshold=7, trace_eagerness=3,trace_limit=100,max_aborts=0,keep_recorded=1")
+        p.set("threshold=7, trace_eagerness=3,trace_limit=100,max_aborts=0,keep_recorded=1,keep_optimized=1")
             .unwrap();
         assert_eq!(
             (p.threshold, p.trace_eagerness, p.trace_limit, p.max_aborts),
             (7, 3, 100, 0)
         );
-        assert!(p.keep_recorded);
+        assert!(p.keep_recorded && p.keep_optimized);
         p.set("off").unwrap();
         assert!(!p.enabled);
     }

@@ -29,15 +29,28 @@ pub struct TraceRecord {
     pub tree: u32,
     /// The trace as recorded, when [`crate::warm::Params::keep_recorded`] is set.
     pub recorded: Option<Trace>,
-    /// The trace as optimized and compiled (shared with the driver, which reads its resume
-    /// data when a guard fails).
-    pub optimized: Rc<Trace>,
+    /// The trace as optimized and compiled, when [`crate::warm::Params::keep_optimized`] is
+    /// set.
+    pub optimized: Option<Rc<Trace>>,
 }
 
 impl TraceRecord {
-    /// How many ops with this name the optimized trace has (RPython's `check_resops`).
-    pub fn count(&self, opname: &str) -> usize {
+    /// The trace as optimized and compiled.
+    ///
+    /// # Panics
+    /// If it was not kept: set the parameter `keep_optimized=1` before the trace compiles.
+    pub fn optimized(&self) -> &Trace {
         self.optimized
+            .as_deref()
+            .expect("the optimized trace is kept only with the parameter keep_optimized=1")
+    }
+
+    /// How many ops with this name the optimized trace has (RPython's `check_resops`).
+    ///
+    /// # Panics
+    /// If the optimized trace was not kept (`keep_optimized=1` keeps it).
+    pub fn count(&self, opname: &str) -> usize {
+        self.optimized()
             .ops
             .iter()
             .filter(|op| op.opcode.name() == opname)

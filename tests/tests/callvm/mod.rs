@@ -151,7 +151,7 @@ pub fn run_mode(mode: Mode, ops: &[Ins]) -> (i64, Vm) {
     let r = match mode {
         Mode::Jit(params) => {
             run::with_driver(|d| {
-                d.set_params("on,threshold=1039,trace_eagerness=200,trace_limit=6000,max_aborts=4")
+                d.set_params("on,threshold=1039,trace_eagerness=200,trace_limit=6000,max_aborts=4,keep_optimized=1")
                     .unwrap();
                 d.set_params(params).unwrap();
             });

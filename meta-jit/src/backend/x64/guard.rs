@@ -43,7 +43,7 @@ impl Gen<'_> {
             },
             values,
         );
-        self.exits[exit as usize].at = locs.clone();
+        self.exits[exit as usize].at = locs.as_slice().into();
         let label = self.a.new_dynamic_label();
         self.stubs.push(Stub {
             label,

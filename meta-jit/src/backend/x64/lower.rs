@@ -374,8 +374,8 @@ impl Gen<'_> {
         self.frame_values = self.frame_values.max(values.len());
         self.exits.push(ExitInfo {
             kind,
-            values,
-            at: Vec::new(),
+            values: values.into_boxed_slice(),
+            at: Box::new([]),
         });
         self.exits.len() as u32 - 1
     }

@@ -95,10 +95,10 @@ pub(crate) struct ExitInfo {
     /// What it is.
     pub kind: ExitKind,
     /// The values it hands back, in order.
-    pub values: Vec<Saved>,
+    pub values: Box<[Saved]>,
     /// For a guard: where each of those values is when the guard fails (a bridge attached
     /// to the guard takes them there).
-    pub at: Vec<regs::Loc>,
+    pub at: Box<[regs::Loc]>,
 }
 
 /// A compiled trace before it is placed in executable memory.

@@ -70,8 +70,17 @@ pub enum Resumed {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CellState {
-    Counting { aborts: u32 },
-    Compiled { loop_no: u32 },
+    /// Counting passes: after `aborts` aborts it takes `threshold << aborts` passes to trace
+    /// again; `waited` are those counted in earlier rounds of the location's counter (which
+    /// calls the driver every `threshold` passes, so a location whose traces abort costs a
+    /// call of the driver per `threshold` passes, not one per pass).
+    Counting {
+        aborts: u32,
+        waited: u32,
+    },
+    Compiled {
+        loop_no: u32,
+    },
     DontTrace,
 }
 
@@ -357,15 +366,38 @@ impl JitDriver {
         let Ok(mut state) = self.state.try_borrow_mut() else {
             return None; // reentrant call while the JIT works: interpret
         };
+        state.stats.hot_calls += 1;
         let params = self.params.borrow().clone();
         let key = Self::key(greens);
+        let cell = state
+            .cells
+            .get(&key)
+            .copied()
+            .unwrap_or(CellState::Counting {
+                aborts: 0,
+                waited: 0,
+            });
+        if let CellState::Counting { aborts, waited } = cell {
+            let passes = waited.saturating_add(self.counters.borrow()[slot]);
+            self.counters.borrow_mut()[slot] = 0;
+            if aborts > 0 && passes < params.threshold.saturating_mul(1 << aborts.min(16)) {
+                let waited = passes;
+                state
+                    .cells
+                    .insert(key, CellState::Counting { aborts, waited });
+                return None;
+            }
+        }
         // SAFETY: forwarded: the greens reference live objects.
         unsafe { self.forget_stale_aborts(&mut state, &key) };
         let cell = state
             .cells
             .get(&key)
             .copied()
-            .unwrap_or(CellState::Counting { aborts: 0 });
+            .unwrap_or(CellState::Counting {
+                aborts: 0,
+                waited: 0,
+            });
         let next = match cell {
             CellState::Compiled { loop_no } => {
                 state.stats.entries += 1;
@@ -375,12 +407,7 @@ impl JitDriver {
                 self.counters.borrow_mut()[slot] = 0;
                 return None;
             }
-            CellState::Counting { aborts } => {
-                let needed = params.threshold.saturating_mul(1 << aborts.min(16));
-                if self.counters.borrow()[slot] < needed {
-                    return None;
-                }
-                self.counters.borrow_mut()[slot] = 0;
+            CellState::Counting { aborts, .. } => {
                 if !Self::code_room(&state, &params) {
                     return None;
                 }
@@ -620,7 +647,7 @@ impl JitDriver {
         }
         let key = Self::key(greens);
         let aborts = match state.cells.get(&key) {
-            Some(CellState::Counting { aborts }) => *aborts,
+            Some(CellState::Counting { aborts, .. }) => *aborts,
             _ => 0,
         };
         let entered = why == Abort::Reentered;
@@ -644,7 +671,10 @@ impl JitDriver {
         let next = if aborts + 1 >= params.max_aborts {
             CellState::DontTrace
         } else {
-            CellState::Counting { aborts: aborts + 1 }
+            CellState::Counting {
+                aborts: aborts + 1,
+                waited: 0,
+            }
         };
         state.abort_facts.insert(key.clone(), fingerprint);
         state.cells.insert(key, next);

@@ -78,8 +78,10 @@ pub struct Fingerprint(Box<Inner>);
 #[derive(Clone, Debug, Default)]
 struct Inner {
     facts: Vec<Fact>,
-    /// Whether each fact is lasting (see the module doc).
-    lasting: Vec<bool>,
+    /// The positions of the facts that are not lasting (see the module doc), in order: the
+    /// only ones a [`Check::Volatile`] reads (an entry into a loop whose traces hold thousands
+    /// of lasting facts checks none of them).
+    volatile: Vec<u32>,
     loads: HashMap<(usize, u8), u64>,
     /// Trusted addresses, each with whether it is lasting.
     trusted: HashMap<usize, bool>,
@@ -125,7 +127,14 @@ impl Fingerprint {
 
     /// Whether every fact is lasting (see the module doc).
     pub fn all_lasting(&self) -> bool {
-        self.0.lasting.iter().all(|&l| l)
+        self.0.volatile.is_empty()
+    }
+
+    /// The fact just pushed is lasting or not.
+    fn note_lasting(&mut self, lasting: bool) {
+        if !lasting {
+            self.0.volatile.push(self.0.facts.len() as u32 - 1);
+        }
     }
 
     /// The trusted addresses with whether each is lasting (a bridge of this trace starts from
@@ -182,7 +191,7 @@ impl Fingerprint {
                 size: descr.size,
                 bits,
             });
-            self.0.lasting.push(lasting);
+            self.note_lasting(lasting);
         }
         if descr.kind == Kind::Ref {
             self.derive_as(v, lasting);
@@ -207,7 +216,7 @@ impl Fingerprint {
     pub fn shrink(&mut self) {
         let i = &mut *self.0;
         i.facts.shrink_to_fit();
-        i.lasting.shrink_to_fit();
+        i.volatile.shrink_to_fit();
         i.loads = HashMap::new();
         i.trusted.shrink_to_fit();
         i.quasi.shrink_to_fit();
@@ -229,7 +238,7 @@ impl Fingerprint {
         size_of::<Inner>()
             + i.facts.capacity() * size_of::<Fact>()
             + args
-            + i.lasting.capacity()
+            + i.volatile.capacity() * 4
             + i.loads.capacity() * (size_of::<((usize, u8), u64)>() + 1)
             + i.trusted.capacity() * (size_of::<(usize, bool)>() + 1)
             + i.quasi.capacity() * size_of::<usize>()
@@ -268,7 +277,7 @@ impl Fingerprint {
             args: args.to_vec(),
             result,
         })));
-        self.0.lasting.push(lasting);
+        self.note_lasting(lasting);
         if let Some(r) = result {
             self.derive_as(r, lasting);
         }
@@ -286,11 +295,9 @@ impl Fingerprint {
     /// [`Check::Volatile`], the lasting facts held earlier in the same portal call (a volatile
     /// fact's address may be computed from values that lasting facts vouch for).
     pub unsafe fn first_broken(&self, which: Check) -> Option<usize> {
-        for (k, f) in self.0.facts.iter().enumerate() {
-            if which == Check::Volatile && self.0.lasting[k] {
-                continue;
-            }
-            let holds = match f {
+        let facts = &self.0.facts;
+        let holds = |k: usize| -> bool {
+            match &facts[k] {
                 Fact::Load { addr, size, bits } => {
                     let p = *addr as *const u8;
                     // SAFETY: every earlier fact holds, so `addr` is computed from the same
@@ -308,12 +315,17 @@ impl Fingerprint {
                     now == *bits
                 }
                 Fact::Call(c) => same((c.call)(&c.args), c.result),
-            };
-            if !holds {
-                return Some(k);
             }
+        };
+        match which {
+            Check::All => (0..facts.len()).find(|&k| !holds(k)),
+            Check::Volatile => self
+                .0
+                .volatile
+                .iter()
+                .map(|&k| k as usize)
+                .find(|&k| !holds(k)),
         }
-        None
     }
 }
 

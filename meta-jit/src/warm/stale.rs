@@ -295,9 +295,13 @@ impl JitDriver {
         // SAFETY: the aborted trace started from these greens; see `Fingerprint::first_broken`.
         if unsafe { fp.first_broken(Check::All) }.is_some() {
             state.abort_facts.remove(key);
-            state
-                .cells
-                .insert(key.clone(), CellState::Counting { aborts: 0 });
+            state.cells.insert(
+                key.clone(),
+                CellState::Counting {
+                    aborts: 0,
+                    waited: 0,
+                },
+            );
         }
     }
 }

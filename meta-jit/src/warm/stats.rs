@@ -78,6 +78,9 @@ pub struct Stats {
     pub guard_failures: usize,
     /// Times compiled code was entered from the interpreter.
     pub entries: usize,
+    /// Times the native `can_enter_jit!` called the driver because a location's counter had
+    /// reached `threshold` (entries into compiled code included).
+    pub hot_calls: usize,
     /// Times the driver checked every fact of a compiled trace before entering a loop whose
     /// code can reach it: at every entry, or, when the greens are pinned, once per portal
     /// call after the one that compiled it.

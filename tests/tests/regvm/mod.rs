@@ -209,8 +209,10 @@ fn counts(s: &meta_jit::warm::Stats) -> [usize; 7] {
 /// Runs `code` like [`run_with`].
 pub fn run_code(params: &str, code: &Code, vm: Vm) -> (i64, Vm, Vec<i64>) {
     run::with_driver(|d| {
-        d.set_params("on,threshold=1039,trace_eagerness=200,trace_limit=6000,max_aborts=4,keep_optimized=1")
-            .unwrap();
+        d.set_params(
+            "on,threshold=1039,trace_eagerness=200,trace_limit=6000,max_aborts=4,keep_optimized=1",
+        )
+        .unwrap();
         d.set_params(params).unwrap();
         BEFORE.with(|b| *b.borrow_mut() = d.with_stats(counts));
     });

@@ -138,5 +138,9 @@ fn a_loop_whose_traces_abort_calls_the_driver_once_per_threshold_passes() {
     assert_eq!(stats.loops(), 0, "{}", stats.summary());
     assert!(stats.aborts.len() >= 4, "{}", stats.summary());
     // 50,200 passes of the two loop headers.
-    assert!(stats.hot_calls <= 50_200 / 100 + 10, "{} calls", stats.hot_calls);
+    assert!(
+        stats.hot_calls <= 50_200 / 100 + 10,
+        "{} calls",
+        stats.hot_calls
+    );
 }

@@ -25,7 +25,9 @@
 //! the body may run once, on the variables as they are at turn `k`. The rewritten loop
 //! computes `k` and those values right after the label and then runs the original body on
 //! them; its guard fails (the exit with the right values in its resume data), and were it ever
-//! to pass, the loop would go round and compute the next exit the same way.
+//! to pass, the loop would go round and compute the next exit the same way. The exit's own
+//! variable, when its width is the exit's, is the constant `target - a` at turn `k` whatever
+//! `k` is, and the copied body's pure ops on constants fold.
 //!
 //! A loop that may never exit (an even step, or a constant the variable never takes) is left
 //! alone. One whose exit is up to 2^64 turns away (a 64-bit counter) is rewritten too: the
@@ -288,21 +290,36 @@ fn rewrite(t: &Trace, label_at: usize, steps: &[Induction], exit: Exit) -> Trace
         let b = out.int(b as i64);
         out.push(Op::new(opcode, &[a, b]))
     };
-    // k = (target - add - x) * s^-1 mod 2^v
-    let x = args[exit.arg];
-    let s = steps[exit.arg].step;
-    let base = out.int(exit.target.wrapping_sub(exit.add) as i64);
-    let diff = out.push(Op::new(Opcode::IntSub, &[base, x]));
-    let mut k = emit(&mut out, Opcode::IntMul, diff, inverse(s) & mask(exit.bits));
-    if exit.bits < 64 {
-        k = emit(&mut out, Opcode::IntAnd, k, mask(exit.bits));
-    }
+    // k = (target - add - x) * s^-1 mod 2^v, computed if a variable needs it.
+    let mut k: Option<OpRef> = None;
+    let mut turns = |out: &mut Trace| -> OpRef {
+        *k.get_or_insert_with(|| {
+            let x = args[exit.arg];
+            let s = steps[exit.arg].step;
+            let base = out.int(exit.target.wrapping_sub(exit.add) as i64);
+            let diff = out.push(Op::new(Opcode::IntSub, &[base, x]));
+            let k = emit(out, Opcode::IntMul, diff, inverse(s) & mask(exit.bits));
+            if exit.bits < 64 {
+                emit(out, Opcode::IntAnd, k, mask(exit.bits))
+            } else {
+                k
+            }
+        })
+    };
     let mut at_k: Vec<OpRef> = Vec::with_capacity(args.len());
-    for (&a, ind) in args.iter().zip(steps) {
+    for (j, (&a, ind)) in args.iter().zip(steps).enumerate() {
         if ind.step & mask(ind.bits) == 0 {
             at_k.push(a);
             continue;
         }
+        if j == exit.arg && ind.bits == exit.bits {
+            // At the exit turn, `(x + add) mod 2^v` is `target`, and `x` is below `2^v`: it
+            // is `target - add` there, whatever `k` is.
+            let c = exit.target.wrapping_sub(exit.add) & mask(exit.bits);
+            at_k.push(out.int(c as i64));
+            continue;
+        }
+        let k = turns(&mut out);
         let moved = if ind.step == 1 {
             k
         } else {
@@ -322,9 +339,23 @@ fn rewrite(t: &Trace, label_at: usize, steps: &[Induction], exit: Exit) -> Trace
     for i in label_at + 1..t.ops.len() {
         let mut op = t.ops[i].clone();
         op.map_ops(|r| map[r.index()]);
-        map[i] = out.push(op);
+        map[i] = match fold(&mut out, &op) {
+            Some(c) => c,
+            None => out.push(op),
+        };
     }
     out
+}
+
+/// The constant a pure op of the copied body computes when its arguments are all constants
+/// (the exit variable at its last turn is one).
+fn fold(out: &mut Trace, op: &Op) -> Option<OpRef> {
+    if !op.opcode.is_pure() || op.opcode.is_call() {
+        return None;
+    }
+    let args: Option<Vec<Value>> = op.args.iter().map(|&a| out.const_value(a)).collect();
+    let v = crate::ir::semantics::eval_pure(op.opcode, &args?)?;
+    Some(out.constant(v))
 }
 
 #[cfg(test)]
@@ -373,7 +404,9 @@ jump(i8, i10)";
     #[test]
     fn a_move_loop_skips_to_its_last_turn() {
         let got = skip_to_last_turn(&trace(MOVE)).expect("a counted loop");
-        // k = (0 - 255 - i5) * 255^-1 mod 256; then each counter moves k steps.
+        // k = (0 - 255 - i5) * 255^-1 mod 256; the other counter moves k steps. The exit
+        // counter is 1 at its last turn whatever k is (its `- 1` then gives the exit's 0),
+        // so the body's ops on it fold: the store writes 0 and the guard always fails.
         let want = trace(
             "[p0, i1, i2]
 i3 = int_and(i1, 255)
@@ -384,20 +417,14 @@ label(i5, i6)
 i7 = int_sub(-255, i5)
 i8 = int_mul(i7, 255)
 i9 = int_and(i8, 255)
-i10 = int_mul(i9, 255)
-i11 = int_add(i5, i10)
-i12 = int_and(i11, 255)
-i13 = int_add(i6, i9)
-i14 = int_and(i13, 255)
-i15 = int_add(i12, 255)
-i16 = int_and(i15, 255)
-setarrayitem(p0, 0, i16, descr=bytes)
-i17 = int_add(i14, 1)
-i18 = int_and(i17, 255)
-setarrayitem(p0, 1, i18, descr=bytes)
-i19 = int_ne(i16, 0)
-guard_true(i19) [i12, i14]
-jump(i16, i18)",
+i10 = int_add(i6, i9)
+i11 = int_and(i10, 255)
+setarrayitem(p0, 0, 0, descr=bytes)
+i12 = int_add(i11, 1)
+i13 = int_and(i12, 255)
+setarrayitem(p0, 1, i13, descr=bytes)
+guard_true(0) [1, i11]
+jump(0, i13)",
         );
         assert_eq!(print(&got), print(&want));
     }
@@ -582,8 +609,9 @@ jump(i16, i18)",
         }
     }
 
-    /// How the run of `t` on `case`'s inputs ended (the failing guard's id and saved values,
-    /// or the finish values), and the memory it wrote; `None` if it did not end.
+    /// How the run of `t` on `case`'s inputs ended (the failing guard's id and the values of
+    /// its resume data, constants included), and the memory it wrote; `None` if it did not
+    /// end.
     fn observe(t: &Trace, case: &Case) -> Option<(u32, Vec<Value>, [u64; 8])> {
         let mut mem = [0u64; 8];
         let mut inputs = vec![Value::Ref(mem.as_mut_ptr() as usize)];
@@ -593,7 +621,10 @@ jump(i16, i18)",
             ..Run::default()
         };
         match run.run(t, &inputs).expect("runs") {
-            Outcome::GuardFailed { id, saved, .. } => Some((id, saved, mem)),
+            Outcome::GuardFailed { id, op, saved } => {
+                let r = t.ops[op].resume.as_ref().expect("a guard");
+                Some((id, crate::interp::materialize(t, r, &saved), mem))
+            }
             Outcome::Iterations(_) => None,
             other => panic!("a loop ended with {other:?}"),
         }

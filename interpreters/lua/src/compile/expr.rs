@@ -218,6 +218,11 @@ impl Compiler {
                 return Ok(reg);
             }
         }
+        if let Expr::CallExpr(..) | Expr::Method(..) = e {
+            // A call at the first free register leaves its result there: that register is the
+            // new temporary (no `Mov` out of the call's slot, no second register).
+            return self.call(e, 1);
+        }
         let r = self.reserve(1)?;
         self.expr_to(e, r)?;
         Ok(r)

@@ -142,6 +142,7 @@ impl Compiler {
         }
         let mut proto = fs.proto;
         proto.hot = crate::jit::hot_loops(&proto.code);
+        proto.ic = vec![Default::default(); proto.code.len()];
         if std::env::var_os("LUA_DUMP").is_some() {
             for (i, op) in proto.code.iter().enumerate() {
                 eprintln!(

@@ -109,8 +109,8 @@ impl Vm {
         'frame: loop {
             let fi = self.frames.len() - 1;
             // SAFETY: frame `fi` holds an `Rc` of this closure for as long as this iteration
-            // of 'frame runs: only `Ret` and `TailCall` pop it, and both leave the iteration
-            // (`continue 'frame` or return) without using `cl` after the pop; calls made from
+            // of 'frame runs: only `Ret` and `TailCall` pop or replace it, and both leave the
+            // iteration (`continue 'frame` or return) without using `cl` after; calls made from
             // here push and pop frames above `fi` only (errors truncate to their own depth).
             // Moving the `Frame` when `frames` grows does not move the closure.
             let cl: &Closure = unsafe { &*Rc::as_ptr(&self.frames[fi].cl) };
@@ -504,7 +504,33 @@ impl Vm {
                         };
                         save!();
                         if let Value::LFunc(_) = &self.stack[func] {
-                            self.close_upvals(base);
+                            if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+                                self.close_upvals(base);
+                            }
+                            // The common case: a Lua function without `...` takes over this
+                            // frame in place (no pop and push).
+                            let Value::LFunc(f) = &self.stack[func] else {
+                                unreachable!()
+                            };
+                            let p = f.proto;
+                            if !p.is_vararg {
+                                let f = f.clone();
+                                for i in 0..=nargs {
+                                    self.stack[base - 1 + i] =
+                                        std::mem::take(&mut self.stack[func + i]);
+                                }
+                                self.ensure_stack(base + p.maxstack as usize + nargs + 1);
+                                for i in nargs..p.nparams as usize {
+                                    self.stack[base + i] = Value::Nil;
+                                }
+                                let fr = &mut self.frames[fi];
+                                fr.cl = f;
+                                fr.pc = 0;
+                                if !fr.varargs.is_empty() {
+                                    fr.varargs = Vec::new();
+                                }
+                                continue 'frame;
+                            }
                             // Move the function and its arguments down to this frame's slot.
                             for i in 0..=nargs {
                                 self.stack[base - 1 + i] =

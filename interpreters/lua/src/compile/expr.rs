@@ -244,6 +244,19 @@ impl Compiler {
         self.expr_any(e)
     }
 
+    /// `e` as the RK operand of a value to store (`SetTable`, `SetStr`, `SetTabUp`): as
+    /// [`Compiler::expr_rk`], and `true` and `false` as constants too (no `LoadBool` before
+    /// `t[i] = true`). Only stores take boolean constants: an arithmetic or comparison operand
+    /// stays a register, so that the instructions that read numbers from `RK` never meet one.
+    pub(super) fn expr_rk_store(&mut self, e: &Expr) -> CResult<u16> {
+        if let Expr::True | Expr::False = e {
+            if let Some(rk) = self.rk_const(Value::Boolean(matches!(e, Expr::True)))? {
+                return Ok(rk);
+            }
+        }
+        self.expr_rk(e)
+    }
+
     /// Emits code that jumps when the truth of `e` is `jump_if` and falls through otherwise;
     /// returns the jumps to patch.
     pub(super) fn cond_jump(&mut self, e: &Expr, jump_if: bool) -> CResult<Vec<usize>> {
@@ -448,14 +461,14 @@ impl Compiler {
                     let inner = self.fs().freereg;
                     if let Expr::Str(s) = k {
                         if let Some(kk) = self.str_k16(s)? {
-                            let rv = self.expr_rk(v)?;
+                            let rv = self.expr_rk_store(v)?;
                             self.emit(Op::SetStr(t, kk, rv));
                             self.fs().freereg = inner;
                             continue;
                         }
                     }
                     let rk = self.expr_rk(k)?;
-                    let rv = self.expr_rk(v)?;
+                    let rv = self.expr_rk_store(v)?;
                     self.line = line;
                     self.emit(Op::SetTable(t, rk, rv));
                     self.fs().freereg = inner;

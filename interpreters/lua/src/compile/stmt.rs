@@ -279,7 +279,10 @@ impl Compiler {
             }
             let save = self.fs().freereg;
             let tgt = self.target(&targets[0])?;
-            let v = self.expr_rk(&exprs[0])?;
+            let v = match tgt {
+                Target::Keyed(..) | Target::Global(..) => self.expr_rk_store(&exprs[0])?,
+                _ => self.expr_rk(&exprs[0])?,
+            };
             self.store(&tgt, v);
             self.fs().freereg = save;
             return Ok(());

@@ -249,12 +249,24 @@ impl Compiler {
     /// `t[i] = true`). Only stores take boolean constants: an arithmetic or comparison operand
     /// stays a register, so that the instructions that read numbers from `RK` never meet one.
     pub(super) fn expr_rk_store(&mut self, e: &Expr) -> CResult<u16> {
-        if let Expr::True | Expr::False = e {
-            if let Some(rk) = self.rk_const(Value::Boolean(matches!(e, Expr::True)))? {
-                return Ok(rk);
-            }
+        match self.literal_rk_store(e)? {
+            Some(rk) => Ok(rk),
+            None => self.expr_rk(e),
         }
-        self.expr_rk(e)
+    }
+
+    /// A literal boolean, number or string as the RK constant of a stored value, if it is one
+    /// and its index fits.
+    pub(super) fn literal_rk_store(&mut self, e: &Expr) -> CResult<Option<u16>> {
+        let v = match e {
+            Expr::True => Value::Boolean(true),
+            Expr::False => Value::Boolean(false),
+            Expr::Int(i) => Value::Int(*i),
+            Expr::Num(f) => Value::Num(*f),
+            Expr::Str(s) => Value::bytes(s),
+            _ => return Ok(None),
+        };
+        self.rk_const(v)
     }
 
     /// Emits code that jumps when the truth of `e` is `jump_if` and falls through otherwise;
@@ -365,6 +377,17 @@ impl Compiler {
     /// otherwise exactly `want` values are produced (nil-padded, extra ones evaluated and
     /// dropped). Returns the number of values produced, or MULTI.
     pub(super) fn explist(&mut self, exprs: &[Expr], want: i32) -> CResult<i32> {
+        self.explist_skip(exprs, want, &[])
+    }
+
+    /// [`Compiler::explist`], leaving the registers of the expressions `skip` marks reserved
+    /// but unwritten (the caller stores those values from constants).
+    pub(super) fn explist_skip(
+        &mut self,
+        exprs: &[Expr],
+        want: i32,
+        skip: &[bool],
+    ) -> CResult<i32> {
         let base = self.fs().freereg;
         let n = exprs.len();
         for (i, e) in exprs.iter().enumerate() {
@@ -390,7 +413,9 @@ impl Compiler {
                 break;
             }
             let r = self.reserve(1)?;
-            self.expr_to(e, r)?;
+            if !skip.get(i).copied().unwrap_or(false) {
+                self.expr_to(e, r)?;
+            }
         }
         if want != MULTI {
             let have = (self.fs().freereg - base) as i32;

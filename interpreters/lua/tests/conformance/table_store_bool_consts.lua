@@ -27,3 +27,27 @@ for _, f in ipairs({
 }) do
   print(pcall(f))
 end
+-- multiple assignment: literals stored into fields and globals straight from constants, mixed
+-- with locals, upvalues and calls, with fewer and more values than targets
+local a, b = {}, {}
+local order = {}
+local function v(x) order[#order + 1] = x; return x end
+a[1], a.s, b[v(2)], gm1, b.n = true, "str", 3.5, false, v(7)
+print(a[1], a.s, b[2], gm1, b.n, table.concat(order, ","))
+local l1, up1
+local function f() up1, a.x, l1, b.y = false, 10, true, "y" end
+f()
+print(up1, a.x, l1, b.y)
+a.p, a.q, a.r = 1, 2
+print(a.p, a.q, a.r)
+a.p, a.q = true, false, v(9), "extra"
+print(a.p, a.q, table.concat(order, ","))
+local i = 1
+i, a[i] = i + 1, true
+print(i, a[1], a[2])
+a[1], a[1] = false, true
+print(a[1])
+local function two() return "m1", "m2" end
+a.u, a.w, a.z = false, two()
+print(a.u, a.w, a.z)
+print(pcall(function() local n; a.k, n.k = true, false end))

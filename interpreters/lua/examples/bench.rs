@@ -5,7 +5,10 @@
 //! Times are the CPU time (user + system) of the child process, which a machine shared with
 //! other jobs disturbs much less than the wall clock; `--wall` measures the wall clock instead.
 //!
-//! `cargo run --release -p lua --example bench -- [--runs N] [--wall] [--dir DIR] [NAME...]`
+//! `--base PATH` also measures another `lua` binary (a build kept from before a change), in the
+//! same run, program by program just before this workspace's: two more columns and geomeans.
+//!
+//! `cargo run --release -p lua --example bench -- [--runs N] [--wall] [--dir DIR] [--base PATH] [NAME...]`
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -63,12 +66,14 @@ fn main() {
     let mut wall = false;
     let mut dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/bench"));
     let mut only: Vec<String> = vec![];
+    let mut base: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--runs" => runs = args.next().and_then(|n| n.parse().ok()).unwrap_or(3),
             "--wall" => wall = true,
             "--dir" => dir = PathBuf::from(args.next().expect("--dir DIR")),
+            "--base" => base = Some(args.next().expect("--base PATH")),
             _ => only.push(a),
         }
     }
@@ -110,12 +115,35 @@ fn main() {
     }
     let puc = installed("lua5.4");
     let luajit = installed("luajit");
-    println!(
-        "{:<16} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
-        "program", "no-jit s", "jit s", "lua5.4 s", "luajit s", "nojit/puc", "puc/jit"
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a / b),
+        _ => None,
+    };
+    let fmt = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.3}"));
+    let fmtr = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}x"));
+    if base.is_some() {
+        print!("{:<16} {:>9} {:>9} ", "program", "base nj s", "base jit");
+    } else {
+        print!("{:<16} ", "program");
+    }
+    print!(
+        "{:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
+        "no-jit s", "jit s", "lua5.4 s", "luajit s", "nojit/puc", "puc/jit"
     );
+    if base.is_some() {
+        print!(" {:>8} {:>8}", "base n/p", "p/base j");
+    }
+    println!();
     let (mut g1, mut g2, mut n) = (0.0, 0.0, 0);
+    let (mut gb1, mut gb2) = (0.0, 0.0);
     for f in &files {
+        let (bnojit, bjit) = match &base {
+            Some(b) => (
+                best_time(&[b, "--no-jit"], f, runs, wall),
+                best_time(&[b], f, runs, wall),
+            ),
+            None => (None, None),
+        };
         let nojit = best_time(&[&lua, "--no-jit"], f, runs, wall);
         let jit = best_time(&[&lua], f, runs, wall);
         let p = if puc {
@@ -128,30 +156,37 @@ fn main() {
         } else {
             None
         };
-        let fmt = |t: Option<f64>| t.map_or("-".to_string(), |t| format!("{t:.3}"));
-        let r1 = match (nojit, p) {
-            (Some(a), Some(b)) => Some(a / b),
-            _ => None,
-        };
-        let r2 = match (p, jit) {
-            (Some(a), Some(b)) => Some(a / b),
-            _ => None,
-        };
+        let r1 = ratio(nojit, p);
+        let r2 = ratio(p, jit);
+        let (rb1, rb2) = (ratio(bnojit, p), ratio(p, bjit));
         if let (Some(a), Some(b)) = (r1, r2) {
             g1 += a.ln();
             g2 += b.ln();
             n += 1;
+            if let (Some(c), Some(d)) = (rb1, rb2) {
+                gb1 += c.ln();
+                gb2 += d.ln();
+            }
         }
-        println!(
-            "{:<16} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
-            f.file_stem().unwrap().to_string_lossy(),
+        let name = f.file_stem().unwrap().to_string_lossy();
+        if base.is_some() {
+            print!("{:<16} {:>9} {:>9} ", name, fmt(bnojit), fmt(bjit));
+        } else {
+            print!("{:<16} ", name);
+        }
+        print!(
+            "{:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
             fmt(nojit),
             fmt(jit),
             fmt(p),
             fmt(lj),
-            r1.map_or("-".into(), |r| format!("{r:.2}x")),
-            r2.map_or("-".into(), |r| format!("{r:.2}x")),
+            fmtr(r1),
+            fmtr(r2),
         );
+        if base.is_some() {
+            print!(" {:>8} {:>8}", fmtr(rb1), fmtr(rb2));
+        }
+        println!();
     }
     if n > 0 {
         println!(
@@ -159,5 +194,12 @@ fn main() {
             (g1 / n as f64).exp(),
             (g2 / n as f64).exp()
         );
+        if base.is_some() {
+            println!(
+                "geomean (base): no-jit is {:.2}x PUC's time; the JIT is {:.2}x faster than PUC",
+                (gb1 / n as f64).exp(),
+                (gb2 / n as f64).exp()
+            );
+        }
     }
 }

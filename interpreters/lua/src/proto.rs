@@ -146,6 +146,10 @@ pub struct Proto {
     /// (`crate::jit::hot_loops`). With the JIT on, the plain loop hands control back to the
     /// portal only at such instructions. Empty when the function has no such loop.
     pub hot: Vec<bool>,
+    /// Per instruction: for `GetStr`, `SetStr`, `SelfOp` and `GetTabUp`, the position in a
+    /// table's hash entries where the instruction found its key last (an inline cache; see
+    /// `Table::get_str_ic`). A hint only: a wrong position is noticed and costs a lookup.
+    pub ic: Vec<std::cell::Cell<u32>>,
 }
 
 impl std::fmt::Debug for Value {

@@ -6,6 +6,7 @@
 
 use crate::value::{float_to_int, TRef, Value};
 use hashbrown::HashTable;
+use std::cell::Cell;
 use std::rc::Rc;
 
 /// A table.
@@ -181,6 +182,67 @@ impl Table {
             return Value::Nil;
         }
         self.get_hash(k)
+    }
+
+    /// The position of the string key `k` in `entries` when it is the one `ic` names (one
+    /// pointer comparison). Keys are unique in `entries`, so the entry that holds this very
+    /// key object is the key's entry, whatever happened to the table since `ic` was set; an
+    /// equal key held by another string object is a miss, and `find` decides.
+    #[inline(always)]
+    fn ic_hit(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
+        let j = ic.get() as usize;
+        match (self.entries.get(j), k) {
+            (Some((Value::Str(s), _)), Value::Str(ks)) if Rc::ptr_eq(s, ks) => Some(j),
+            _ => None,
+        }
+    }
+
+    /// `find` for a string key, first at the position `ic` remembers, which it updates.
+    #[inline(always)]
+    fn find_ic(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
+        if let Some(j) = self.ic_hit(k, ic) {
+            return Some(j);
+        }
+        self.find_and_remember(k, ic)
+    }
+
+    #[inline(never)]
+    fn find_and_remember(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let j = self.find(k)?;
+        ic.set(j as u32);
+        Some(j)
+    }
+
+    /// `t[k]` for a string key, with the inline cache `ic` of the instruction that reads it
+    /// (`Proto::ic`).
+    #[inline(always)]
+    pub fn get_str_ic(&self, k: &Value, ic: &Cell<u32>) -> Value {
+        match self.find_ic(k, ic) {
+            Some(j) => self.entries[j].1.clone(),
+            None => Value::Nil,
+        }
+    }
+
+    /// [`Table::set_str_fast`] with the inline cache `ic` of the instruction that writes.
+    #[inline(always)]
+    pub fn set_str_fast_ic(&mut self, k: &Value, v: Value, ic: &Cell<u32>) -> Result<(), Value> {
+        if let Some(j) = self.find_ic(k, ic) {
+            if !matches!(self.entries[j].1, Value::Nil) {
+                if matches!(v, Value::Nil) {
+                    self.dead += 1;
+                }
+                self.entries[j].1 = v;
+                return Ok(());
+            }
+        }
+        if self.meta.is_some() {
+            return Err(v);
+        }
+        self.set_hash(k.clone(), v);
+        Ok(())
     }
 
     /// `t[k] = v` for a string key `k` when no metamethod can apply: the key holds a value,

@@ -20,14 +20,18 @@ const DEFAULT_SEED: u64 = 7;
 const DEFAULT_CASES: usize = 3000;
 
 /// Inputs of the default run whose verdict (compiles or not, and the message) differs from PUC
-/// Lua's, as of the `lua` branch merged last (818634a). The test fails when there are more, and
-/// asks for the number to be lowered when there are fewer. Of the 480: 228 say `unexpected
+/// Lua's, as of the `lua` branch merged last (818634a): 480; 493 since the `luaspeed` branch
+/// added `calls_as_operands.lua`, `table_field_cache.lua`, `func_tailcalls_frames.lua` and
+/// `table_store_bool_consts.lua` to the corpus (the mutated corpus programs moved: other
+/// inputs, the same lexer and parser; the count follows the corpus). The test fails when there
+/// are more, and asks for the number to be
+/// lowered when there are fewer. Of the 480 counted at 818634a: 228 say `unexpected
 /// symbol` where PUC says `syntax error`, 63 `'<eof>' expected` for `<eof> expected`, about 100
 /// `unexpected symbol` where PUC names the token it expected (`')' expected`, `<name>
 /// expected`, `'end' expected (to close ...)`), 29 `malformed number` with another extent,
 /// 15 `invalid escape sequence` for `hexadecimal digit expected`, and 10 compile a chunk whose
 /// first line starts with `#` (`load` skips it as if it were a script's `#!` line; PUC does not).
-const KNOWN_MISMATCHES: usize = 480;
+const KNOWN_MISMATCHES: usize = 493;
 
 #[test]
 fn lexer_and_parser_never_panic() {

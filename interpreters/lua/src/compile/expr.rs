@@ -218,6 +218,11 @@ impl Compiler {
                 return Ok(reg);
             }
         }
+        if let Expr::CallExpr(..) | Expr::Method(..) = e {
+            // A call at the first free register leaves its result there: that register is the
+            // new temporary (no `Mov` out of the call's slot, no second register).
+            return self.call(e, 1);
+        }
         let r = self.reserve(1)?;
         self.expr_to(e, r)?;
         Ok(r)
@@ -237,6 +242,31 @@ impl Compiler {
             }
         }
         self.expr_any(e)
+    }
+
+    /// `e` as the RK operand of a value to store (`SetTable`, `SetStr`, `SetTabUp`): as
+    /// [`Compiler::expr_rk`], and `true` and `false` as constants too (no `LoadBool` before
+    /// `t[i] = true`). Only stores take boolean constants: an arithmetic or comparison operand
+    /// stays a register, so that the instructions that read numbers from `RK` never meet one.
+    pub(super) fn expr_rk_store(&mut self, e: &Expr) -> CResult<u16> {
+        match self.literal_rk_store(e)? {
+            Some(rk) => Ok(rk),
+            None => self.expr_rk(e),
+        }
+    }
+
+    /// A literal boolean, number or string as the RK constant of a stored value, if it is one
+    /// and its index fits.
+    pub(super) fn literal_rk_store(&mut self, e: &Expr) -> CResult<Option<u16>> {
+        let v = match e {
+            Expr::True => Value::Boolean(true),
+            Expr::False => Value::Boolean(false),
+            Expr::Int(i) => Value::Int(*i),
+            Expr::Num(f) => Value::Num(*f),
+            Expr::Str(s) => Value::bytes(s),
+            _ => return Ok(None),
+        };
+        self.rk_const(v)
     }
 
     /// Emits code that jumps when the truth of `e` is `jump_if` and falls through otherwise;
@@ -347,6 +377,17 @@ impl Compiler {
     /// otherwise exactly `want` values are produced (nil-padded, extra ones evaluated and
     /// dropped). Returns the number of values produced, or MULTI.
     pub(super) fn explist(&mut self, exprs: &[Expr], want: i32) -> CResult<i32> {
+        self.explist_skip(exprs, want, &[])
+    }
+
+    /// [`Compiler::explist`], leaving the registers of the expressions `skip` marks reserved
+    /// but unwritten (the caller stores those values from constants).
+    pub(super) fn explist_skip(
+        &mut self,
+        exprs: &[Expr],
+        want: i32,
+        skip: &[bool],
+    ) -> CResult<i32> {
         let base = self.fs().freereg;
         let n = exprs.len();
         for (i, e) in exprs.iter().enumerate() {
@@ -372,7 +413,9 @@ impl Compiler {
                 break;
             }
             let r = self.reserve(1)?;
-            self.expr_to(e, r)?;
+            if !skip.get(i).copied().unwrap_or(false) {
+                self.expr_to(e, r)?;
+            }
         }
         if want != MULTI {
             let have = (self.fs().freereg - base) as i32;
@@ -443,14 +486,14 @@ impl Compiler {
                     let inner = self.fs().freereg;
                     if let Expr::Str(s) = k {
                         if let Some(kk) = self.str_k16(s)? {
-                            let rv = self.expr_rk(v)?;
+                            let rv = self.expr_rk_store(v)?;
                             self.emit(Op::SetStr(t, kk, rv));
                             self.fs().freereg = inner;
                             continue;
                         }
                     }
                     let rk = self.expr_rk(k)?;
-                    let rv = self.expr_rk(v)?;
+                    let rv = self.expr_rk_store(v)?;
                     self.line = line;
                     self.emit(Op::SetTable(t, rk, rv));
                     self.fs().freereg = inner;

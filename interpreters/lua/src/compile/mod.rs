@@ -19,6 +19,7 @@ const MAX_REGS: u16 = 250;
 
 #[derive(Hash, PartialEq, Eq)]
 enum ConstKey {
+    Bool(bool),
     Int(i64),
     Num(u64),
     Str(Vec<u8>),
@@ -142,6 +143,7 @@ impl Compiler {
         }
         let mut proto = fs.proto;
         proto.hot = crate::jit::hot_loops(&proto.code);
+        proto.ic = vec![Default::default(); proto.code.len()];
         if std::env::var_os("LUA_DUMP").is_some() {
             for (i, op) in proto.code.iter().enumerate() {
                 eprintln!(
@@ -376,7 +378,8 @@ impl Compiler {
             Value::Int(i) => ConstKey::Int(*i),
             Value::Num(f) => ConstKey::Num(f.to_bits()),
             Value::Str(s) => ConstKey::Str(s.bytes.to_vec()),
-            _ => unreachable!("only numbers and strings are constants"),
+            Value::Boolean(b) => ConstKey::Bool(*b),
+            _ => unreachable!("only booleans, numbers and strings are constants"),
         };
         let fs = self.fs();
         if let Some(&k) = fs.consts.get(&key) {

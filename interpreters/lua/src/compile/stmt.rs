@@ -279,7 +279,10 @@ impl Compiler {
             }
             let save = self.fs().freereg;
             let tgt = self.target(&targets[0])?;
-            let v = self.expr_rk(&exprs[0])?;
+            let v = match tgt {
+                Target::Keyed(..) | Target::Global(..) => self.expr_rk_store(&exprs[0])?,
+                _ => self.expr_rk(&exprs[0])?,
+            };
             self.store(&tgt, v);
             self.fs().freereg = save;
             return Ok(());
@@ -290,10 +293,19 @@ impl Compiler {
         for t in targets {
             tgts.push(self.target(t)?);
         }
+        // A literal stored into a table field or a global is stored from its constant: no
+        // register load (a literal has no effect whose order could matter).
+        let mut konst = vec![None; tgts.len()];
+        for (i, t) in tgts.iter().enumerate() {
+            if let (Target::Keyed(..) | Target::Global(..), Some(e)) = (t, exprs.get(i)) {
+                konst[i] = self.literal_rk_store(e)?;
+            }
+        }
+        let skip: Vec<bool> = konst.iter().map(Option::is_some).collect();
         let base = self.fs().freereg;
-        self.explist(exprs, targets.len() as i32)?;
+        self.explist_skip(exprs, targets.len() as i32, &skip)?;
         for (i, t) in tgts.iter().enumerate().rev() {
-            self.store(t, base + i as u16);
+            self.store(t, konst[i].unwrap_or(base + i as u16));
         }
         Ok(())
     }

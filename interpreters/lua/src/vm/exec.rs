@@ -9,7 +9,7 @@ use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
 use crate::proto::{Op, RK_CONST};
 use crate::table::Table;
 use crate::value::{float_to_int, Value};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// Converts a `for` limit as Lua 5.4's `forlimit`: Some(limit) or None to skip the loop.
@@ -53,10 +53,10 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 /// tables (up to 100 levels). None when the slow path must run (not a table, an `__index`
 /// function, or a longer chain).
 #[inline]
-fn index_str(obj: &Value, key: &Value, tm_index: &Value) -> Option<Value> {
+fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Cell<u32>) -> Option<Value> {
     let Value::Tab(t) = obj else { return None };
     let tb = t.borrow();
-    let v = tb.get_str(key);
+    let v = tb.get_str_ic(key, ic);
     if !matches!(v, Value::Nil) {
         return Some(v);
     }
@@ -75,7 +75,7 @@ fn index_str(obj: &Value, key: &Value, tm_index: &Value) -> Option<Value> {
         };
         let next = {
             let tb = t.borrow();
-            let v = tb.get_str(key);
+            let v = tb.get_str_ic(key, ic);
             if !matches!(v, Value::Nil) {
                 return Some(v);
             }
@@ -109,14 +109,15 @@ impl Vm {
         'frame: loop {
             let fi = self.frames.len() - 1;
             // SAFETY: frame `fi` holds an `Rc` of this closure for as long as this iteration
-            // of 'frame runs: only `Ret` and `TailCall` pop it, and both leave the iteration
-            // (`continue 'frame` or return) without using `cl` after the pop; calls made from
+            // of 'frame runs: only `Ret` and `TailCall` pop or replace it, and both leave the
+            // iteration (`continue 'frame` or return) without using `cl` after; calls made from
             // here push and pop frames above `fi` only (errors truncate to their own depth).
             // Moving the `Frame` when `frames` grows does not move the closure.
             let cl: &Closure = unsafe { &*Rc::as_ptr(&self.frames[fi].cl) };
             let proto = cl.proto;
             let code = &proto.code[..];
             let k = &proto.consts[..];
+            let ic = &proto.ic[..];
             let base = self.frames[fi].base;
             let mut pc = self.frames[fi].pc;
             // In single-step mode, the instructions where the portal takes over again.
@@ -236,7 +237,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         // Fast path: a closed `_ENV` table holding the key (no Rc clone).
                         let v = match &*cl.upvals[u as usize].borrow() {
-                            Up::Shut(Value::Tab(tb)) => tb.borrow().get_str(key),
+                            Up::Shut(Value::Tab(tb)) => tb.borrow().get_str_ic(key, &ic[pc - 1]),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -277,7 +278,7 @@ impl Vm {
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
-                        let v = match index_str(&r!(b), key, &self.tm.index) {
+                        let v = match index_str(&r!(b), key, &self.tm.index, &ic[pc - 1]) {
                             Some(v) => v,
                             None => {
                                 let t = r!(b).clone();
@@ -308,7 +309,10 @@ impl Vm {
                     Op::SetStr(a, b, c) => {
                         let v = rk!(c).clone();
                         let rest = match &r!(a) {
-                            Value::Tab(t) => t.borrow_mut().set_str_fast(&k[b as usize], v).err(),
+                            Value::Tab(t) => {
+                                let key = &k[b as usize];
+                                t.borrow_mut().set_str_fast_ic(key, v, &ic[pc - 1]).err()
+                            }
                             _ => Some(v),
                         };
                         if let Some(v) = rest {
@@ -326,7 +330,7 @@ impl Vm {
                     Op::SelfOp(a, b, kk) => {
                         let obj = r!(b).clone();
                         let key = &k[kk as usize];
-                        let v = match index_str(&obj, key, &self.tm.index) {
+                        let v = match index_str(&obj, key, &self.tm.index, &ic[pc - 1]) {
                             Some(v) => v,
                             None => {
                                 save!();
@@ -500,7 +504,33 @@ impl Vm {
                         };
                         save!();
                         if let Value::LFunc(_) = &self.stack[func] {
-                            self.close_upvals(base);
+                            if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+                                self.close_upvals(base);
+                            }
+                            // The common case: a Lua function without `...` takes over this
+                            // frame in place (no pop and push).
+                            let Value::LFunc(f) = &self.stack[func] else {
+                                unreachable!()
+                            };
+                            let p = f.proto;
+                            if !p.is_vararg {
+                                let f = f.clone();
+                                for i in 0..=nargs {
+                                    self.stack[base - 1 + i] =
+                                        std::mem::take(&mut self.stack[func + i]);
+                                }
+                                self.ensure_stack(base + p.maxstack as usize + nargs + 1);
+                                for i in nargs..p.nparams as usize {
+                                    self.stack[base + i] = Value::Nil;
+                                }
+                                let fr = &mut self.frames[fi];
+                                fr.cl = f;
+                                fr.pc = 0;
+                                if !fr.varargs.is_empty() {
+                                    fr.varargs = Vec::new();
+                                }
+                                continue 'frame;
+                            }
                             // Move the function and its arguments down to this frame's slot.
                             for i in 0..=nargs {
                                 self.stack[base - 1 + i] =

@@ -19,7 +19,7 @@ const MAX_REGS: u16 = 250;
 
 #[derive(Hash, PartialEq, Eq)]
 enum ConstKey {
-    Bool(bool),
+    Boolean(bool),
     Int(i64),
     Num(u64),
     Str(Vec<u8>),
@@ -378,7 +378,7 @@ impl Compiler {
             Value::Int(i) => ConstKey::Int(*i),
             Value::Num(f) => ConstKey::Num(f.to_bits()),
             Value::Str(s) => ConstKey::Str(s.bytes.to_vec()),
-            Value::Boolean(b) => ConstKey::Bool(*b),
+            Value::Boolean(b) => ConstKey::Boolean(*b),
             _ => unreachable!("only booleans, numbers and strings are constants"),
         };
         let fs = self.fs();

@@ -28,6 +28,7 @@
 //! JIT log's events. Must not know: any guest language, how ops are traced or compiled.
 
 mod bridge;
+mod entry;
 mod native;
 mod params;
 pub(crate) mod quasi;
@@ -53,7 +54,8 @@ use crate::trace::{
 };
 
 pub use native::{
-    can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, PortalCall, Vals,
+    can_enter_jit, function_entered, portal_entered, take, take_pinned, Live, OnFlag, PortalCall,
+    Vals,
 };
 pub use params::Params;
 pub use quasi::quasi_immutable_written;

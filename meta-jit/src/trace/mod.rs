@@ -73,7 +73,8 @@ pub enum Close {
     Jump(u32),
     /// `finish` with the greens and the reds: the interpreter continues from there.
     Finish,
-    /// A bridge reached the portal's return: `finish` with the returned values (the
+    /// A bridge or a function-entry trace reached the portal's return: `finish` with the
+    /// returned values (the
     /// [`Traced::Closed`] reds), which the portal returns.
     Return,
     /// Go on tracing, unless these greens are those of a loop header (a merge point right
@@ -313,6 +314,13 @@ impl<'c> Tracer<'c> {
         t.frames = frames;
         t.returns = true;
         t
+    }
+
+    /// The same tracer, ended by the portal's return ([`Close::Return`]) instead of aborted
+    /// there: a function-entry trace.
+    pub fn returning(mut self) -> Tracer<'c> {
+        self.returns = true;
+        self
     }
 
     fn empty(

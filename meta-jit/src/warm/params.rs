@@ -49,6 +49,10 @@ pub struct Params {
     /// the recorded traces are only for tests and tools that inspect them, and they doubled
     /// the memory of a program with long traces).
     pub keep_recorded: bool,
+    /// Whether a portal call's first merge point counts, so that a function entered often
+    /// gets a function-entry trace from there to the portal's return (off by default;
+    /// `function_entry=1`).
+    pub function_entry: bool,
 }
 
 impl Default for Params {
@@ -66,6 +70,7 @@ impl Default for Params {
             enable_opts: Options::all(),
             keep_recorded: false,
             check_hints: false,
+            function_entry: false,
         }
     }
 }
@@ -111,11 +116,12 @@ impl Params {
         "enable_opts",
         "keep_recorded",
         "check_hints",
+        "function_entry",
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `bridge_ops`, `trace_limit`, `bridge_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
-    /// `opt::Options::parse`, `keep_recorded` and `check_hints` as 0 or 1), or `off`/`on`. A
+    /// `opt::Options::parse`, `keep_recorded`, `check_hints` and `function_entry` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
@@ -141,6 +147,7 @@ impl Params {
                 Some(("enable_opts", v)) => self.enable_opts = Options::parse(v)?,
                 Some(("keep_recorded", v)) => self.keep_recorded = num(v, 0, 1)? != 0,
                 Some(("check_hints", v)) => self.check_hints = num(v, 0, 1)? != 0,
+                Some(("function_entry", v)) => self.function_entry = num(v, 0, 1)? != 0,
                 _ => {
                     return Err(format!(
                         "unknown JIT parameter `{item}`: the parameters are `on`, `off` and {}",

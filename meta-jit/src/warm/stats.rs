@@ -8,13 +8,16 @@ use std::time::Duration;
 use crate::ir::Trace;
 use std::rc::Rc;
 
-/// Whether a compiled trace is a loop or a bridge.
+/// Whether a compiled trace is a loop, a bridge or a function entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceKind {
     /// A loop, entered from the interpreter.
     Loop,
     /// A bridge attached to a guard.
     Bridge,
+    /// A function-entry trace: from the first merge point of a portal call to its return
+    /// (or to a loop).
+    Entry,
 }
 
 /// One compiled trace, as statistics keep it.
@@ -91,6 +94,13 @@ impl Stats {
             .filter(|t| t.kind == TraceKind::Loop)
             .count()
     }
+    /// Number of compiled function-entry traces.
+    pub fn entry_traces(&self) -> usize {
+        self.traces
+            .iter()
+            .filter(|t| t.kind == TraceKind::Entry)
+            .count()
+    }
     /// Number of compiled bridges.
     pub fn bridges(&self) -> usize {
         self.traces
@@ -100,8 +110,12 @@ impl Stats {
     }
     /// The one-paragraph summary the log prints.
     pub fn summary(&self) -> String {
+        let entry = match self.entry_traces() {
+            0 => String::new(),
+            n => format!("function entries: {n}, "),
+        };
         format!(
-            "loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, guard failures: {}, entries: {}, \
+            "{entry}loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, guard failures: {}, entries: {}, \
              fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
             self.counted_loops,

@@ -27,6 +27,7 @@
 //! Owns: parameters, counters, cells, the compiled loops and their guards, statistics and the
 //! JIT log's events. Must not know: any guest language, how ops are traced or compiled.
 
+mod assembler;
 mod bridge;
 mod entry;
 mod native;
@@ -127,6 +128,10 @@ struct State {
     /// ([`Trace::heap_bytes`]), its fingerprint, its guards' entries and the backend's tables
     /// for it.
     trace_cost: HashMap<TraceId, usize>,
+    /// Function entries that a trace does not inline again (see `assembler`).
+    dont_inline: HashSet<Vec<u64>>,
+    /// The function entries that `call_assembler`s name (see `assembler`).
+    targets: HashMap<Vec<u64>, Box<assembler::Target>>,
     stats: Stats,
     /// What the trace viewer shows, when `METAJIT_LOG` asks for it.
     viewer: Option<log::viewer::Recorder>,
@@ -151,6 +156,8 @@ impl State {
             bridges: HashMap::new(),
             bridge_ops: (0, 0),
             trace_cost: HashMap::new(),
+            dont_inline: HashSet::new(),
+            targets: HashMap::new(),
             stats: Stats::default(),
             viewer: None,
         }
@@ -421,7 +428,20 @@ impl JitDriver {
         let portal = (self.portal)();
         let t0 = Instant::now();
         let first_guard = state.next_guard;
-        let State { codes, cells, .. } = state;
+        let State {
+            codes,
+            cells,
+            dont_inline,
+            targets,
+            ..
+        } = state;
+        let cells = &*cells;
+        let mut calls = assembler::EntryCalls {
+            driver: self,
+            dont_inline,
+            targets,
+            enabled: params.function_entry,
+        };
         let tracer = Tracer::at_merge_point(
             codes,
             portal,
@@ -433,7 +453,8 @@ impl JitDriver {
             },
             first_guard,
             self.greens_pinned,
-        );
+        )
+        .with_calls(&mut calls);
         let start = greens.to_vec();
         // Back at the start: a loop, if through its header. A trace that left the loop and
         // came back in is traced again from that entry, once.

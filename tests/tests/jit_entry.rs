@@ -5,6 +5,8 @@
 mod entryvm;
 
 use entryvm::{run, Op, Prog};
+use meta_jit::ir::{print, Opcode};
+use meta_jit::warm::TraceKind;
 
 /// Runs function 0 of `prog` on each argument with the JIT parameters `params` (the driver
 /// reset first); returns the results and the driver's statistics.
@@ -27,6 +29,35 @@ fn recursive_fib_runs_its_function_entry_trace() {
     assert_eq!(off[17], 1597);
     let (on, s) = go(HOT, &prog, &args);
     assert_eq!(on, off, "{}", s.summary());
+    // Its entry trace calls its own compiled code for both recursive calls (RPython's
+    // `call_assembler`), and makes no other call.
+    let entry = s
+        .traces
+        .iter()
+        .find(|t| t.kind == TraceKind::Entry)
+        .expect("an entry trace");
+    let count = |o: Opcode| {
+        entry
+            .optimized
+            .ops
+            .iter()
+            .filter(|op| op.opcode == o)
+            .count()
+    };
+    assert_eq!(
+        count(Opcode::CallAssemblerI),
+        2,
+        "{}",
+        print::listing(&entry.optimized, &[])
+    );
+    let calls = entry
+        .optimized
+        .ops
+        .iter()
+        .filter(|op| op.opcode.is_call())
+        .count();
+    assert_eq!(calls, 2, "{}", print::listing(&entry.optimized, &[]));
+    assert!(s.assembler_calls >= 1_000, "{}", s.summary());
     // fib has no loop: its one trace starts at its entry and ends at its return.
     assert_eq!(s.loops(), 0, "{}", s.summary());
     assert!(s.entry_traces() >= 1, "{}", s.summary());
@@ -56,23 +87,53 @@ fn an_entry_trace_left_through_a_guard_finishes_the_call_in_the_interpreter() {
 
 #[test]
 fn guest_recursion_ten_thousand_deep_runs_entry_traces() {
-    // Each level mixes and calls itself with `arg - 1`: 10,000 nested portal runs. In the
+    // Each level mixes and calls itself with `arg - 1`: 10,000 nested portal calls. In the
     // first run, the third level is traced, and the levels below it run in the interpreter
-    // (a nested run while the driver traces); in the second, every level runs the compiled
-    // entry trace, called from the compiled entry trace of the level above.
+    // (the tracer executes its `call_assembler` while the driver traces); in the second, the
+    // third level enters the compiled entry trace, and every level below runs it too, called
+    // from the compiled code of the level above through `call_assembler`: 10,000 levels of
+    // compiled code wait in calls at once.
     let out = std::thread::Builder::new()
         .stack_size(512 << 20)
         .spawn(|| {
             let prog = Prog::new(&[&[Op::Lt(1), Op::Mix(7), Op::Rec { f: 0, k: 1 }, Op::Ret]]);
             let (off, _) = go("off", &prog, &[10_000, 10_000]);
             let (on, s) = go(HOT, &prog, &[10_000, 10_000]);
-            (off, on, s.entry_traces(), s.entries, s.summary())
+            (off, on, s.entry_traces(), s.assembler_calls, s.summary())
         })
         .unwrap()
         .join()
         .unwrap();
-    let (off, on, traces, entries, summary) = out;
+    let (off, on, traces, assembler_calls, summary) = out;
     assert_eq!(on, off, "{summary}");
-    assert!(traces >= 1, "{summary}");
-    assert!(entries >= 10_000, "{summary}");
+    assert_eq!(traces, 1, "{summary}");
+    assert!(assembler_calls >= 9_990, "{summary}");
+}
+
+#[test]
+fn a_guard_failing_in_a_called_entry_trace_still_returns_the_right_result() {
+    // Function 0 recurses on `arg - 1` and adds 1 when `arg & 8` is set: its entry trace is
+    // traced on one side of that branch, and the callees it calls through `call_assembler`
+    // take the other side one time in two (in runs of 8). With a bridge only after 10,000
+    // failures, each failure inside a callee leaves its compiled code for the slow path,
+    // which finishes the callee in the interpreter and returns its result to the caller's
+    // compiled code.
+    let prog = Prog::new(&[&[
+        Op::Lt(1),
+        Op::Odd(8),
+        Op::Mix(3),
+        Op::Rec { f: 0, k: 1 },
+        Op::Ret,
+    ]]);
+    let args: Vec<i64> = (0..60).map(|i| 20 + i % 7).collect();
+    let (off, _) = go("off", &prog, &args);
+    let (on, s) = go(
+        "on,threshold=3,trace_eagerness=10000,function_entry=1",
+        &prog,
+        &args,
+    );
+    assert_eq!(on, off, "{}", s.summary());
+    assert_eq!(s.bridges(), 0, "{}", s.summary());
+    assert!(s.guard_failures >= 100, "{}", s.summary());
+    assert!(s.assembler_calls >= 100, "{}", s.summary());
 }

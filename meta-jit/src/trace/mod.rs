@@ -29,6 +29,7 @@ mod arith;
 mod fingerprint;
 mod heapcache;
 mod hints;
+mod portal;
 mod record;
 
 use hashbrown::{HashMap, HashSet};
@@ -38,6 +39,7 @@ use crate::jitcode::runner::Frame;
 use crate::jitcode::{JitCode, Op, Register, Value};
 
 pub use fingerprint::{Check, Fact, Fingerprint};
+pub use portal::{Assembler, PortalCalls, MAX_REDS};
 pub use record::ir_type;
 
 /// The jitcodes a driver's traces refer to: resume data names a frame's jitcode by its index
@@ -186,6 +188,12 @@ pub struct TraceFrame {
     pub code_index: u32,
     /// Shadows of the ordinary registers, per bank (int, float, ref).
     pub shadow: [Vec<OpRef>; 3],
+    /// An inlined call of the portal that has not reached its merge point yet (see
+    /// `portal`).
+    pub portal_entry: bool,
+    /// An inlined call of the portal that the trace goes on inlining: its callee's greens at
+    /// its entry.
+    pub portal_greens: Option<Vec<Value>>,
 }
 
 /// Converts a jitcode value to a trace IR value.
@@ -213,6 +221,8 @@ impl TraceFrame {
             frame: Frame::new(code),
             code_index,
             shadow: [0, 1, 2].map(|b| vec![zero[b]; usize::from(code.num_regs[b])]),
+            portal_entry: false,
+            portal_greens: None,
         }
     }
 }
@@ -245,6 +255,10 @@ pub struct Tracer<'c> {
     marks: Vec<Mark>,
     /// The inputs of the op being recorded (kept to reuse its allocation).
     scratch: Vec<record::Tv>,
+    /// The greens the trace starts at (none for a bridge).
+    start: Vec<Value>,
+    /// What the driver says about recursive portal calls (none: they are inlined).
+    calls: Option<&'c mut dyn PortalCalls>,
 }
 
 impl<'c> Tracer<'c> {
@@ -291,6 +305,7 @@ impl<'c> Tracer<'c> {
         }
         f.frame.pc = mp + 1;
         t.frames.push(f);
+        t.start = greens.to_vec();
         t.marks.push(Mark {
             at: t.trace.ops.len(),
             greens: greens.to_vec(),
@@ -320,6 +335,13 @@ impl<'c> Tracer<'c> {
     /// there: a function-entry trace.
     pub fn returning(mut self) -> Tracer<'c> {
         self.returns = true;
+        self
+    }
+
+    /// The same tracer, asking `calls` at every recursive portal call whether to inline it
+    /// or call its compiled code (see `portal`); without, it inlines them all.
+    pub fn with_calls(mut self, calls: &'c mut dyn PortalCalls) -> Tracer<'c> {
+        self.calls = Some(calls);
         self
     }
 
@@ -359,6 +381,8 @@ impl<'c> Tracer<'c> {
             cache: heapcache::HeapCache::default(),
             marks: Vec::new(),
             scratch: Vec::new(),
+            start: Vec::new(),
+            calls: None,
         }
     }
 
@@ -442,6 +466,11 @@ impl<'c> Tracer<'c> {
     pub unsafe fn run(mut self, decide: &mut dyn FnMut(&[Value], bool) -> Close) -> Traced {
         loop {
             if self.trace.ops.len() > self.limits.trace_limit {
+                if let Some(g) = self.outermost_inlined().map(<[Value]>::to_vec) {
+                    if let Some(c) = self.calls.as_deref_mut() {
+                        c.too_long(&g);
+                    }
+                }
                 return self.abort_here(Abort::TooLong);
             }
             let f = self.frames.last().expect("a frame is active");
@@ -508,6 +537,7 @@ impl<'c> Tracer<'c> {
                     nf.frame.set(p, v);
                     nf.shadow[p.kind.bank()][usize::from(p.index)] = s;
                 }
+                nf.portal_entry = std::ptr::eq(code, self.portal);
                 self.frames.push(nf);
                 Step::Jumped
             }
@@ -552,6 +582,8 @@ impl<'c> Tracer<'c> {
             Op::JitMergePoint { .. } => {
                 if self.frames.len() == 1 && std::ptr::eq(self.frames[0].frame.code, self.portal) {
                     Step::MergePoint
+                } else if self.frames.last().is_some_and(|f| f.portal_entry) {
+                    self.portal_entry(op)
                 } else {
                     Step::Next
                 }

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::{merge_point, resume, stale, JitDriver, Next, Params, State};
+use super::{assembler, merge_point, resume, stale, JitDriver, Next, Params, State};
 use crate::backend::TraceId;
 use crate::ir::Trace;
 use crate::jitcode::Value;
@@ -37,7 +37,21 @@ impl JitDriver {
         let t0 = Instant::now();
         let first_guard = state.next_guard;
         let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());
-        let State { codes, cells, .. } = &mut *state;
+        let State {
+            codes,
+            cells,
+            dont_inline,
+            targets,
+            ..
+        } = &mut *state;
+        let cells = &*cells;
+        let mut calls = assembler::EntryCalls {
+            driver: self,
+            dont_inline,
+            targets,
+            enabled: params.function_entry,
+        };
+
         let tracer = Tracer::with_frames(
             codes,
             (self.portal)(),
@@ -49,7 +63,8 @@ impl JitDriver {
             },
             first_guard,
             trusted,
-        );
+        )
+        .with_calls(&mut calls);
         let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);
         // SAFETY: forwarded: the frames are the interpreter's state at the guard.
         let traced = unsafe { tracer.run(&mut decide) };

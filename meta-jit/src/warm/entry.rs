@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use super::{stale, CellState, JitDriver, Next, Params, Resumed, State, TraceKind};
+use super::{assembler, stale, CellState, JitDriver, Next, Params, Resumed, State, TraceKind};
 use crate::jitcode::Value;
 use crate::trace::{Abort, Close, Limits, Traced, Tracer};
 
@@ -95,7 +95,20 @@ impl JitDriver {
         let portal = (self.portal)();
         let t0 = Instant::now();
         let first_guard = state.next_guard;
-        let State { codes, cells, .. } = state;
+        let State {
+            codes,
+            cells,
+            dont_inline,
+            targets,
+            ..
+        } = state;
+        let cells = &*cells;
+        let mut calls = assembler::EntryCalls {
+            driver: self,
+            dont_inline,
+            targets,
+            enabled: params.function_entry,
+        };
         let tracer = Tracer::at_merge_point(
             codes,
             portal,
@@ -108,7 +121,8 @@ impl JitDriver {
             first_guard,
             self.greens_pinned,
         )
-        .returning();
+        .returning()
+        .with_calls(&mut calls);
         // A loop on the way: jump into it when it is compiled, else unroll it up to its
         // header's second pass and trace it first.
         let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);

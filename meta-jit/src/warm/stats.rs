@@ -53,6 +53,9 @@ impl TraceRecord {
 pub struct Stats {
     /// Every compiled trace, in order.
     pub traces: Vec<TraceRecord>,
+    /// Calls of function-entry code made by compiled code (`call_assembler`) that found the
+    /// callee compiled.
+    pub assembler_calls: usize,
     /// Aborted traces' reasons.
     pub aborts: Vec<String>,
     /// Loops compiled as counted loops: each entry computes their last turn and runs only

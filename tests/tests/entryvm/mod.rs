@@ -70,7 +70,7 @@ pub fn run(prog: &Prog, f: usize, arg: i64) -> i64 {
                     return arg;
                 }
             }
-            Op::Rec { f: g, k } => acc = acc.wrapping_add(call(prog, g as u64, arg - k)),
+            Op::Rec { f: g, k } => acc = acc.wrapping_add(run(prog, g as usize, arg - k)),
             Op::Mix(k) => acc = acc.wrapping_mul(3).wrapping_add(k),
             Op::Odd(k) => {
                 if arg & k != 0 {

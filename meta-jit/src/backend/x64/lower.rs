@@ -261,7 +261,8 @@ impl Gen<'_> {
             }
             Setfield | Setarrayitem => self.store(op),
             New | NewArray => self.alloc_object(i, op),
-            CallI | CallF | CallR | CallN | CallPureI | CallPureF | CallPureR => self.call(i, op),
+            CallI | CallF | CallR | CallN | CallPureI | CallPureF | CallPureR | CallAssemblerI
+            | CallAssemblerR | CallAssemblerN => self.call(i, op),
             GuardTrue | GuardFalse | GuardValue | GuardNonnull | GuardIsnull | GuardNoOverflow
             | GuardOverflow | GuardNotInvalidated => self.guard(i, op),
             QuasiimmutField | RecordKnownResult | RecordExactValue => {}

@@ -1,0 +1,183 @@
+//! Calls between compiled traces (RPython's `call_assembler`): what the driver answers the
+//! tracer about a recursive portal call ([`EntryCalls`], the tracer's `PortalCalls`), and the
+//! helper that compiled code calls for a `call_assembler` ([`assembler_call`]).
+//!
+//! A recursive call is inlined into the trace up to [`INLINE_DEPTH`] portal calls deep, unless
+//! its callee is the function being traced or one of the calls inlined around it, or it made a
+//! trace too long before (`dont_inline`, RPython's `dont_trace_here`): then the trace calls
+//! the callee's function-entry code. The helper finds that code by the callee's greens
+//! (a [`Target`], one per function entry, kept until the driver is reset) and runs it with
+//! the reds it is given, through the driver's trampoline (`JitDriver::drive`), so a guard
+//! that fails in the callee resumes, traces bridges and runs the blackhole interpreter as
+//! anywhere else. When the callee's code ends where the portal returns, its result goes back
+//! to the caller's compiled code. When it ends at a merge point instead (a guard failed and
+//! the interpreter takes over), or when the entry has no compiled code (not yet, or the
+//! driver is tracing), the call is finished by running the portal's jitcode from the merge
+//! point to its return (the slow path).
+//!
+//! Owns: the inlining policy, the targets and the helper. Must not know: how ops are traced
+//! or compiled, or any guest language.
+
+use hashbrown::{HashMap, HashSet};
+
+use super::entry::entry_key;
+use super::{CellState, JitDriver, Next, Resumed};
+use crate::ir::Type;
+use crate::jitcode::{Op, Value};
+use crate::trace::{ir_type, merge_point_pc, Assembler, PortalCalls, MAX_REDS};
+
+/// How many portal calls deep a trace inlines a callee that is not recursive.
+pub const INLINE_DEPTH: usize = 2;
+
+/// A function entry that compiled code calls: what the helper needs to run it.
+pub(super) struct Target {
+    /// The driver (thread-local, so it outlives every trace of this thread).
+    driver: *const JitDriver,
+    /// The entry's greens.
+    greens: Vec<Value>,
+    /// Its cell key.
+    key: Vec<u64>,
+    /// The kinds of the portal's reds, which the helper receives.
+    kinds: Vec<Type>,
+}
+
+/// The driver's answers while it traces (see the module doc).
+pub(super) struct EntryCalls<'a> {
+    pub(super) driver: &'a JitDriver,
+    pub(super) dont_inline: &'a mut HashSet<Vec<u64>>,
+    pub(super) targets: &'a mut HashMap<Vec<u64>, Box<Target>>,
+    /// Whether function entries are compiled (`function_entry`): without, every call is
+    /// inlined, as nothing would be compiled to call.
+    pub(super) enabled: bool,
+}
+
+impl PortalCalls for EntryCalls<'_> {
+    fn call(&mut self, greens: &[Value], depth: usize, recursive: bool) -> Option<Assembler> {
+        if !self.enabled {
+            return None;
+        }
+        let key = entry_key(greens);
+        if !recursive && depth <= INLINE_DEPTH && !self.dont_inline.contains(&key) {
+            return None;
+        }
+        let driver: *const JitDriver = self.driver;
+        let t = self.targets.entry(key.clone()).or_insert_with(|| {
+            let portal = (unsafe_free_portal(driver))();
+            let Op::JitMergePoint { reds, .. } = &portal.ops[merge_point_pc(portal)] else {
+                unreachable!()
+            };
+            Box::new(Target {
+                driver,
+                greens: greens.to_vec(),
+                key,
+                kinds: reds.iter().map(|r| ir_type(r.kind)).collect(),
+            })
+        });
+        Some(Assembler {
+            helper: assembler_call as *const () as usize,
+            target: &**t as *const Target as usize,
+        })
+    }
+
+    fn too_long(&mut self, greens: &[Value]) {
+        self.dont_inline.insert(entry_key(greens));
+    }
+}
+
+/// The portal jitcode function of the driver at `d`.
+fn unsafe_free_portal(d: *const JitDriver) -> fn() -> &'static crate::jitcode::JitCode {
+    // SAFETY: `d` comes from a live `&JitDriver` (the one tracing).
+    unsafe { (*d).portal }
+}
+
+/// The helper a `call_assembler` calls: runs the function entry `target` (a [`Target`]) with
+/// the reds `a0...` (as many as its portal has, at most [`MAX_REDS`]; the others are not
+/// read) and returns the portal's result (its bits; 0 when it returns nothing).
+///
+/// # Safety
+/// Called by compiled code (or the tracer) of the driver that made `target`, on its thread,
+/// with reds of the kinds the portal's merge point has, in a state the interpreter could be
+/// in at the callee's merge point.
+pub(super) unsafe extern "C" fn assembler_call(
+    target: usize,
+    a0: u64,
+    a1: u64,
+    a2: u64,
+    a3: u64,
+    a4: u64,
+) -> u64 {
+    // SAFETY: the target is a `Target` the driver keeps until it is reset, which no running
+    // code survives.
+    let t = unsafe { &*(target as *const Target) };
+    // SAFETY: the driver is thread-local and lives as long as the thread's compiled code.
+    let d = unsafe { &*t.driver };
+    let raw: [u64; MAX_REDS] = [a0, a1, a2, a3, a4];
+    let reds: Vec<Value> = t
+        .kinds
+        .iter()
+        .zip(raw)
+        .map(|(k, b)| match k {
+            Type::Ref => Value::Ref(b as usize),
+            _ => Value::Int(b as i64),
+        })
+        .collect();
+    // SAFETY: forwarded.
+    let out = unsafe { d.run_entry(t, reds) };
+    out.first().map_or(0, |v| crate::trace::to_ir(*v).bits())
+}
+
+impl JitDriver {
+    /// Runs the function entry `t` with `reds` to the portal's return (see the module doc).
+    ///
+    /// # Safety
+    /// As [`assembler_call`].
+    unsafe fn run_entry(&self, t: &Target, reds: Vec<Value>) -> Vec<Value> {
+        let loop_no = match self.state.try_borrow_mut() {
+            Ok(mut state) => match state.cells.get(&t.key) {
+                Some(&CellState::Compiled { loop_no }) => {
+                    state.stats.entries += 1;
+                    state.stats.assembler_calls += 1;
+                    Some(loop_no)
+                }
+                _ => None,
+            },
+            Err(_) => None, // the driver traces: the callee runs in the interpreter
+        };
+        let resumed = match loop_no {
+            Some(n) => {
+                let params = self.params.borrow().clone();
+                // SAFETY: the reds are the callee's at its entry's merge point.
+                unsafe { self.drive(&params, Next::enter(n, &reds, true)) }
+            }
+            None => super::merge_point(t.greens.clone(), reds),
+        };
+        match resumed {
+            Resumed::Return(v) => v,
+            // SAFETY: the interpreter stands at this merge point.
+            Resumed::MergePoint(vals) => unsafe { self.finish_call(vals) },
+        }
+    }
+
+    /// Runs the portal's jitcode from its merge point, with these greens then reds, to its
+    /// return.
+    ///
+    /// # Safety
+    /// The values are the interpreter's at the merge point.
+    unsafe fn finish_call(&self, vals: Vec<Value>) -> Vec<Value> {
+        let portal = (self.portal)();
+        let mp = merge_point_pc(portal);
+        let Op::JitMergePoint { greens, reds } = &portal.ops[mp] else {
+            unreachable!()
+        };
+        let mut f = crate::jitcode::runner::Frame::new(portal);
+        for (&r, v) in greens.iter().chain(reds).zip(vals) {
+            f.set(r, v);
+        }
+        f.pc = mp + 1;
+        // SAFETY: forwarded: the frame is the interpreter's state after its merge point.
+        match unsafe { f.execute(false) } {
+            crate::jitcode::runner::Exit::Return(v) => v,
+            crate::jitcode::runner::Exit::MergePoint => unreachable!("a plain run goes on"),
+        }
+    }
+}

@@ -137,3 +137,92 @@ fn a_guard_failing_in_a_called_entry_trace_still_returns_the_right_result() {
     assert!(s.guard_failures >= 100, "{}", s.summary());
     assert!(s.assembler_calls >= 100, "{}", s.summary());
 }
+
+/// A small random number generator (xorshift), so that the programs are the same in every run.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A random program of 1 to 3 functions. Each starts with `Lt(k)` (k ≥ 1) and every `Rec`
+/// passes a smaller argument, so every call returns; at most two `Rec`s a function keep the
+/// calls fewer than 3^arg.
+fn random_program(rng: &mut Rng) -> Prog {
+    let nf = 1 + rng.below(3) as u8;
+    let funcs: Vec<Vec<Op>> = (0..nf)
+        .map(|_| {
+            let mut ops = vec![Op::Lt(1 + rng.below(3) as i64)];
+            let mut recs = 0;
+            for _ in 0..1 + rng.below(5) {
+                ops.push(match rng.below(4) {
+                    0 => Op::Mix(rng.below(10) as i64),
+                    1 => Op::Odd(1 << rng.below(4)),
+                    _ if recs < 2 => {
+                        recs += 1;
+                        Op::Rec {
+                            f: rng.below(u64::from(nf)) as u8,
+                            k: 1 + rng.below(2) as i64,
+                        }
+                    }
+                    _ => Op::Mix(1),
+                });
+            }
+            ops.push(Op::Ret);
+            ops
+        })
+        .collect();
+    let refs: Vec<&[Op]> = funcs.iter().map(Vec::as_slice).collect();
+    Prog::new(&refs)
+}
+
+/// How many random programs the default run checks; `JIT_ENTRY_PROGRAMS` sets another count.
+fn programs() -> u64 {
+    std::env::var("JIT_ENTRY_PROGRAMS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2_000)
+}
+
+#[test]
+fn random_recursive_programs_agree_with_the_interpreter() {
+    // Each program runs function 0 on the arguments 0 to 11 with the JIT off, then on with
+    // function entries compiled, eager bridges and, for one program in three, a short trace
+    // limit (inlined calls then make traces too long, and their callees are called
+    // instead). Compiled code calls compiled code in most programs.
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let args: Vec<i64> = (0..12).collect();
+    let (mut with_calls, mut assembler_calls) = (0, 0);
+    for i in 0..programs() {
+        let prog = random_program(&mut rng);
+        let (off, _) = go("off", &prog, &args);
+        let limit = if i % 3 == 0 { 40 } else { 6000 };
+        let params =
+            format!("on,threshold=2,trace_eagerness=2,function_entry=1,trace_limit={limit}");
+        let (on, s) = go(&params, &prog, &args);
+        assert_eq!(
+            on,
+            off,
+            "program {i}: {:?}\n{}",
+            prog_ops(&prog),
+            s.summary()
+        );
+        with_calls += usize::from(s.assembler_calls > 0);
+        assembler_calls += s.assembler_calls;
+    }
+    eprintln!("{with_calls} programs of {} call compiled code from compiled code ({assembler_calls} calls)", programs());
+    // Most programs recurse; nearly all of those call compiled code from compiled code.
+    assert!(
+        with_calls as u64 * 2 >= programs(),
+        "{with_calls} programs, {assembler_calls} calls"
+    );
+}
+
+fn prog_ops(p: &Prog) -> Vec<Vec<Op>> {
+    p.funcs.iter().map(|f| f.ops.clone()).collect()
+}

@@ -290,7 +290,10 @@ impl JitDriver {
 
     /// A copy of the statistics.
     pub fn stats(&self) -> Stats {
-        self.state.borrow().stats.clone()
+        let state = self.state.borrow();
+        let mut s = state.stats.clone();
+        s.assembler_calls += assembler::direct_calls(&state);
+        s
     }
 
     /// Calls `f` with the statistics, without copying them (they keep every compiled trace).
@@ -516,6 +519,7 @@ impl JitDriver {
                     origin,
                     fingerprint,
                     (header, located),
+                    false,
                 ) {
                     Ok(id) => {
                         state.loops.push((id, start));
@@ -688,8 +692,9 @@ impl JitDriver {
         state.stats.aborts.push(reason.to_string());
     }
 
-    /// Optimizes and compiles a trace (a bridge when `parent` is the guard it attaches to),
-    /// and keeps what it folded (`fingerprint`). `header` names it in the log, `located` are
+    /// Optimizes and compiles a trace (a bridge when `parent` is the guard it attaches to;
+    /// `returns`: its `finish` is the portal's return), and keeps what it folded
+    /// (`fingerprint`). `header` names it in the log, `located` are
     /// its guest positions. On failure, gives the fingerprint back.
     #[allow(clippy::too_many_arguments)]
     fn compile(
@@ -701,6 +706,7 @@ impl JitDriver {
         origin: stale::Origin,
         fingerprint: Fingerprint,
         (header, located): (String, Located),
+        returns: bool,
     ) -> Result<TraceId, (String, Fingerprint)> {
         let (kind, what) = match parent {
             None => (TraceKind::Loop, "loop"),
@@ -741,7 +747,10 @@ impl JitDriver {
             );
         }
         let t0 = Instant::now();
-        let opts = CompileOptions::default();
+        let opts = CompileOptions {
+            returns,
+            ..CompileOptions::default()
+        };
         let compiled = match parent {
             None => state.backend.compile(&opt, &opts),
             Some((p, op)) => state.backend.compile_bridge(p, op, &opt, &opts),
@@ -884,6 +893,20 @@ impl JitDriver {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
         let ended = state.backend.leave(run, code);
+        // SAFETY: forwarded.
+        unsafe { self.after_exit(state, params, ended) }
+    }
+
+    /// What follows from compiled code's exit `ended` (see [`JitDriver::run_compiled`]).
+    ///
+    /// # Safety
+    /// The exit left the interpreter in the state it describes.
+    unsafe fn after_exit(
+        &self,
+        state: &mut State,
+        params: &Params,
+        ended: crate::backend::Ended,
+    ) -> Next {
         // A trace thrown away while it waited in a call (the portal ran again meanwhile) is
         // still here for its resume data, and gets no bridge.
         let (exited, live) = match state.compiled.get(&ended.trace) {
@@ -893,6 +916,7 @@ impl JitDriver {
         if state.backend.running() == 0 {
             state.backend.reap();
             state.zombies.clear();
+            assembler::stop_fast_calls(state);
         }
         match ended.outcome {
             Outcome::GuardFailed { id: gid, op, saved } => {

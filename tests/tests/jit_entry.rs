@@ -57,12 +57,13 @@ fn recursive_fib_runs_its_function_entry_trace() {
         .filter(|op| op.opcode.is_call())
         .count();
     assert_eq!(calls, 2, "{}", print::listing(&entry.optimized, &[]));
-    assert!(s.assembler_calls >= 1_000, "{}", s.summary());
     // fib has no loop: its one trace starts at its entry and ends at its return.
     assert_eq!(s.loops(), 0, "{}", s.summary());
     assert!(s.entry_traces() >= 1, "{}", s.summary());
-    // Nearly every call (10,000 of them for fib(17) alone) runs compiled code.
-    assert!(s.entries >= 10_000, "{}", s.summary());
+    // Nearly every call (10,000 of them for fib(17) alone) is made by compiled code, to
+    // compiled code, most of them directly (not through the driver).
+    assert!(s.assembler_calls >= 10_000, "{}", s.summary());
+    assert!(s.entries < 1_000, "{}", s.summary());
     // Without the parameter, no entry is counted.
     let (plain, s) = go("on,threshold=3,function_entry=0", &prog, &args);
     assert_eq!(plain, off);

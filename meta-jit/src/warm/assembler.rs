@@ -18,10 +18,13 @@
 //! Owns: the inlining policy, the targets and the helper. Must not know: how ops are traced
 //! or compiled, or any guest language.
 
+use std::cell::Cell;
+
 use hashbrown::{HashMap, HashSet};
 
 use super::entry::entry_key;
-use super::{CellState, JitDriver, Next, Resumed};
+use super::{CellState, JitDriver, Next, Resumed, State};
+use crate::backend::ASSEMBLER_FRAME_WORDS;
 use crate::ir::Type;
 use crate::jitcode::{Op, Value};
 use crate::trace::{ir_type, merge_point_pc, Assembler, PortalCalls, MAX_REDS};
@@ -29,8 +32,22 @@ use crate::trace::{ir_type, merge_point_pc, Assembler, PortalCalls, MAX_REDS};
 /// How many portal calls deep a trace inlines a callee that is not recursive.
 pub const INLINE_DEPTH: usize = 2;
 
-/// A function entry that compiled code calls: what the helper needs to run it.
+/// A function entry that compiled code calls: what the helper needs to run it. The first
+/// three words are what the backend's `call_assembler` reads (see `backend::x64::call`): the
+/// callee's native entry while compiled code may call it directly (0 otherwise), the function
+/// that finishes a call whose code left through another exit than the return, and the count
+/// of direct calls.
+#[repr(C)]
 pub(super) struct Target {
+    /// The native entry of the entry trace's code, set while a direct call is safe: the
+    /// driver entered it in the current outermost run of compiled code, after checking its
+    /// facts (all lasting ones), and every compiled trace fits the deadframe the direct call
+    /// puts on the stack. Cleared when no run is left and when a trace is freed.
+    code: Cell<usize>,
+    /// [`assembler_exit`].
+    exit: usize,
+    /// Direct calls made.
+    calls: Cell<u64>,
     /// The driver (thread-local, so it outlives every trace of this thread).
     driver: *const JitDriver,
     /// The entry's greens.
@@ -67,6 +84,9 @@ impl PortalCalls for EntryCalls<'_> {
                 unreachable!()
             };
             Box::new(Target {
+                code: Cell::new(0),
+                exit: assembler_exit as *const () as usize,
+                calls: Cell::new(0),
                 driver,
                 greens: greens.to_vec(),
                 key,
@@ -126,6 +146,51 @@ pub(super) unsafe extern "C" fn assembler_call(
     out.first().map_or(0, |v| crate::trace::to_ir(*v).bits())
 }
 
+/// What a direct `call_assembler` calls when the callee's code left through an exit that is
+/// not the portal's return: `code` is the exit code, `frame` the deadframe on the stack (of
+/// [`ASSEMBLER_FRAME_WORDS`] words). Handles the exit as the driver handles any (resume,
+/// bridge, blackhole interpreter), finishes the call and returns its result as
+/// [`assembler_call`] does.
+///
+/// # Safety
+/// Called by compiled code of the driver that made `target`, right after the callee's code
+/// returned `code` with `frame`.
+unsafe extern "C" fn assembler_exit(target: usize, code: u64, frame: *const u64) -> u64 {
+    // SAFETY: as in `assembler_call`.
+    let t = unsafe { &*(target as *const Target) };
+    // SAFETY: as in `assembler_call`.
+    let d = unsafe { &*t.driver };
+    // SAFETY: the compiled code passes its deadframe of that many words.
+    let frame = unsafe { std::slice::from_raw_parts(frame, ASSEMBLER_FRAME_WORDS) };
+    let params = d.params.borrow().clone();
+    let next = {
+        let mut state = d.state.borrow_mut();
+        let ended = state.backend.ended(code, frame);
+        // SAFETY: the exit left the interpreter in the state it describes.
+        unsafe { d.after_exit(&mut state, &params, ended) }
+    };
+    // SAFETY: forwarded.
+    let out = match unsafe { d.drive(&params, next) } {
+        Resumed::Return(v) => v,
+        // SAFETY: the interpreter stands at this merge point.
+        Resumed::MergePoint(vals) => unsafe { d.finish_call(vals) },
+    };
+    out.first().map_or(0, |v| crate::trace::to_ir(*v).bits())
+}
+
+/// No direct call until the driver has checked the callee again (no run is left, or a trace
+/// was freed).
+pub(super) fn stop_fast_calls(state: &State) {
+    for t in state.targets.values() {
+        t.code.set(0);
+    }
+}
+
+/// The direct calls made so far.
+pub(super) fn direct_calls(state: &State) -> usize {
+    state.targets.values().map(|t| t.calls.get() as usize).sum()
+}
+
 impl JitDriver {
     /// Runs the function entry `t` with `reds` to the portal's return (see the module doc).
     ///
@@ -147,7 +212,9 @@ impl JitDriver {
             Some(n) => {
                 let params = self.params.borrow().clone();
                 // SAFETY: the reds are the callee's at its entry's merge point.
-                unsafe { self.drive(&params, Next::enter(n, &reds, true)) }
+                let r = unsafe { self.drive(&params, Next::enter(n, &reds, true)) };
+                self.allow_fast_calls(t, n);
+                r
             }
             None => super::merge_point(t.greens.clone(), reds),
         };
@@ -158,12 +225,31 @@ impl JitDriver {
         }
     }
 
+    /// After the driver entered entry `loop_no` for `t` (checking its facts): compiled code
+    /// may call it directly for the rest of the outermost run, if its facts are all lasting
+    /// and every compiled trace fits the direct call's deadframe.
+    fn allow_fast_calls(&self, t: &Target, loop_no: u32) {
+        let Ok(state) = self.state.try_borrow() else {
+            return;
+        };
+        let Some(&(id, _)) = state.loops.get(loop_no as usize) else {
+            return;
+        };
+        let lasting = state.closures.get(&id).is_some_and(|c| !c.volatile);
+        let fits = state.backend.frame_values() < ASSEMBLER_FRAME_WORDS;
+        if lasting && fits && state.backend.running() > 0 {
+            if let Some(addr) = state.backend.code_addr(id) {
+                t.code.set(addr);
+            }
+        }
+    }
+
     /// Runs the portal's jitcode from its merge point, with these greens then reds, to its
     /// return.
     ///
     /// # Safety
     /// The values are the interpreter's at the merge point.
-    unsafe fn finish_call(&self, vals: Vec<Value>) -> Vec<Value> {
+    pub(super) unsafe fn finish_call(&self, vals: Vec<Value>) -> Vec<Value> {
         let portal = (self.portal)();
         let mp = merge_point_pc(portal);
         let Op::JitMergePoint { greens, reds } = &portal.ops[mp] else {

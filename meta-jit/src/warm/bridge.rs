@@ -105,7 +105,17 @@ impl JitDriver {
                     from.map_or(String::new(), |f| format!(" at {f}"))
                 );
                 let named = (header, located);
-                match self.compile(state, params, trace, parent, origin, fingerprint, named) {
+                let returns = close == Close::Return;
+                match self.compile(
+                    state,
+                    params,
+                    trace,
+                    parent,
+                    origin,
+                    fingerprint,
+                    named,
+                    returns,
+                ) {
                     Ok(id) if matches!(close, Close::Return) => {
                         state.returns.insert(id);
                     }

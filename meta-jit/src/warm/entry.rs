@@ -162,6 +162,7 @@ impl JitDriver {
                     origin,
                     fingerprint,
                     (header, located),
+                    close == Close::Return,
                 ) {
                     Ok(id) => {
                         if let Some(t) = state.stats.traces.last_mut() {

@@ -113,9 +113,9 @@ impl Stats {
     }
     /// The one-paragraph summary the log prints.
     pub fn summary(&self) -> String {
-        let entry = match self.entry_traces() {
-            0 => String::new(),
-            n => format!("function entries: {n}, "),
+        let entry = match (self.entry_traces(), self.assembler_calls) {
+            (0, 0) => String::new(),
+            (n, c) => format!("function entries: {n}, calls of compiled code: {c}, "),
         };
         format!(
             "{entry}loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, guard failures: {}, entries: {}, \

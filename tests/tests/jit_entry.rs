@@ -227,3 +227,39 @@ fn random_recursive_programs_agree_with_the_interpreter() {
 fn prog_ops(p: &Prog) -> Vec<Vec<Op>> {
     p.funcs.iter().map(|f| f.ops.clone()).collect()
 }
+
+#[test]
+fn a_callee_that_made_a_trace_too_long_is_called_not_inlined() {
+    // Function 0 mixes 25 times and calls function 1 (no recursion), which adds function
+    // 2's result (its argument) and mixes 30 times: each fits the trace limit alone, not
+    // with function 1 inlined into function 0. The
+    // first trace of function 0's entry overflows while it inlines function 1, which is then
+    // marked not to be inlined again (RPython's `dont_trace_here`); the next trace of
+    // function 0 calls function 1's compiled entry instead.
+    let mut f0 = vec![Op::Lt(-1_000)];
+    f0.extend([Op::Mix(1); 25]);
+    f0.extend([Op::Rec { f: 1, k: 0 }, Op::Ret]);
+    let mut f1 = vec![Op::Lt(-1_000), Op::Rec { f: 2, k: 0 }];
+    f1.extend([Op::Mix(2); 30]);
+    f1.push(Op::Ret);
+    let f2 = [Op::Lt(1_000_000), Op::Ret];
+    let prog = Prog::new(&[&f0, &f1, &f2]);
+    let args: Vec<i64> = (0..100).collect();
+    let (off, _) = go("off", &prog, &args);
+    let (on, s) = go(&format!("{HOT},trace_limit=100"), &prog, &args);
+    assert_eq!(on, off, "{}", s.summary());
+    assert!(
+        s.aborts.iter().any(|a| a.contains("too long")),
+        "{}",
+        s.summary()
+    );
+    let calling = s.traces.iter().filter(|t| {
+        t.kind == TraceKind::Entry
+            && t.optimized
+                .ops
+                .iter()
+                .any(|op| op.opcode == Opcode::CallAssemblerI)
+    });
+    assert_eq!(calling.count(), 1, "{}", s.summary());
+    assert!(s.assembler_calls >= 50, "{}", s.summary());
+}

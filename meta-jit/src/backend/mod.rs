@@ -29,6 +29,8 @@
 //! assert_eq!(end.outcome, Outcome::GuardFailed { id: 0, op: 5, saved: vec![Value::Int(55), Value::Int(0)] });
 //! ```
 
+#[cfg(test)]
+mod assembler_tests;
 pub mod check;
 mod code;
 #[cfg(feature = "disasm")]

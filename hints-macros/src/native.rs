@@ -27,11 +27,32 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
     let name = f.sig.ident.clone();
     let vars: Vec<&Ident> = portal.greens.iter().chain(&portal.reds).collect();
     let mut rebinds: Vec<Stmt> = Vec::new();
+    // A parameter the body binds again at its top level needs no rebinding.
+    let bound: Vec<Ident> = f
+        .block
+        .stmts
+        .iter()
+        .filter_map(|st| match st {
+            Stmt::Local(l) => match &l.pat {
+                Pat::Ident(pi) => Some(pi.ident.clone()),
+                Pat::Type(pt) => match &*pt.pat {
+                    Pat::Ident(pi) => Some(pi.ident.clone()),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     for arg in &f.sig.inputs {
         if let FnArg::Typed(pt) = arg {
             if let Pat::Ident(pi) = &*pt.pat {
                 let id = &pi.ident;
-                if vars.contains(&id) && pi.mutability.is_none() && !portal.pinned.contains(id) {
+                if vars.contains(&id)
+                    && pi.mutability.is_none()
+                    && !portal.pinned.contains(id)
+                    && !bound.contains(id)
+                {
                     rebinds.push(parse_quote!(#[allow(unused_mut, clippy::redundant_locals)] let mut #id = #id;));
                 }
             }

@@ -41,7 +41,7 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
 /// `jit_merge_point!()` in the native interpreter, the first time a portal call passes it:
 /// the function's entry. With the `function_entry` parameter set, counts the entry with these
 /// greens (`vals[..greens]`) and, when it is hot or has a function-entry trace, runs the JIT
-/// from there (see [`JitDriver::hot_entry`]). `None`: nothing ran.
+/// from there (a function-entry trace). `None`: nothing ran.
 ///
 /// # Safety
 /// As [`can_enter_jit`], at the merge point itself: the caller assigns what it gets back to

@@ -193,8 +193,8 @@ fn programs() -> u64 {
 #[test]
 fn random_recursive_programs_agree_with_the_interpreter() {
     // Each program runs function 0 on the arguments 0 to 11 with the JIT off, then on with
-    // function entries compiled, eager bridges and, for one program in three, a short trace
-    // limit (inlined calls then make traces too long, and their callees are called
+    // function entries compiled, eager bridges or none (one program in two) and, for one
+    // program in three, a short trace limit (inlined calls then make traces too long, and their callees are called
     // instead). Compiled code calls compiled code in most programs.
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let args: Vec<i64> = (0..12).collect();
@@ -203,8 +203,10 @@ fn random_recursive_programs_agree_with_the_interpreter() {
         let prog = random_program(&mut rng);
         let (off, _) = go("off", &prog, &args);
         let limit = if i % 3 == 0 { 40 } else { 6000 };
+        // One program in two gets no bridge: its guards that fail in called code leave it.
+        let eager = if i % 2 == 0 { 2 } else { 100_000 };
         let params =
-            format!("on,threshold=2,trace_eagerness=2,function_entry=1,trace_limit={limit}");
+            format!("on,threshold=2,trace_eagerness={eager},function_entry=1,trace_limit={limit}");
         let (on, s) = go(&params, &prog, &args);
         assert_eq!(
             on,
@@ -216,10 +218,14 @@ fn random_recursive_programs_agree_with_the_interpreter() {
         with_calls += usize::from(s.assembler_calls > 0);
         assembler_calls += s.assembler_calls;
     }
-    eprintln!("{with_calls} programs of {} call compiled code from compiled code ({assembler_calls} calls)", programs());
-    // Most programs recurse; nearly all of those call compiled code from compiled code.
+    eprintln!(
+        "{with_calls} programs of {} call compiled code from compiled code ({assembler_calls} calls)",
+        programs()
+    );
+    // Many programs recurse, and most of those call compiled code from compiled code (46% of
+    // 50,000 programs did).
     assert!(
-        with_calls as u64 * 2 >= programs(),
+        with_calls as u64 * 3 >= programs(),
         "{with_calls} programs, {assembler_calls} calls"
     );
 }

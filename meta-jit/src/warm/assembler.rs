@@ -5,7 +5,8 @@
 //! A recursive call is inlined into the trace up to [`INLINE_DEPTH`] portal calls deep, unless
 //! its callee is the function being traced or one of the calls inlined around it, or it made a
 //! trace too long before (`dont_inline`, RPython's `dont_trace_here`): then the trace calls
-//! the callee's function-entry code. The helper finds that code by the callee's greens
+//! the callee's function-entry code. A call of an entry without code counts it, as the
+//! interpreter's entry does, and traces it once hot. The helper finds that code by the callee's greens
 //! (a [`Target`], one per function entry, kept until the driver is reset) and runs it with
 //! the reds it is given, through the driver's trampoline (`JitDriver::drive`), so a guard
 //! that fails in the callee resumes, traces bridges and runs the blackhole interpreter as
@@ -61,6 +62,7 @@ pub(super) struct Target {
 /// The driver's answers while it traces (see the module doc).
 pub(super) struct EntryCalls<'a> {
     pub(super) driver: &'a JitDriver,
+    pub(super) cells: &'a HashMap<Vec<u64>, CellState>,
     pub(super) dont_inline: &'a mut HashSet<Vec<u64>>,
     pub(super) targets: &'a mut HashMap<Vec<u64>, Box<Target>>,
     /// Whether function entries are compiled (`function_entry`): without, every call is
@@ -75,6 +77,11 @@ impl PortalCalls for EntryCalls<'_> {
         }
         let key = entry_key(greens);
         if !recursive && depth <= INLINE_DEPTH && !self.dont_inline.contains(&key) {
+            return None;
+        }
+        // An entry that is never traced would run in the portal's jitcode at every call:
+        // inlined, it runs as compiled code (or makes this trace too long).
+        if !recursive && self.cells.get(&key) == Some(&CellState::DontTrace) {
             return None;
         }
         let driver: *const JitDriver = self.driver;
@@ -206,7 +213,13 @@ impl JitDriver {
                 }
                 _ => None,
             },
-            Err(_) => None, // the driver traces: the callee runs in the interpreter
+            // The driver traces: the callee runs in the interpreter.
+            Err(_) => {
+                let mut vals = t.greens.clone();
+                vals.extend(reds);
+                // SAFETY: forwarded: the interpreter stands at the callee's merge point.
+                return unsafe { self.finish_call(vals) };
+            }
         };
         let resumed = match loop_no {
             Some(n) => {
@@ -216,7 +229,21 @@ impl JitDriver {
                 self.allow_fast_calls(t, n);
                 r
             }
-            None => super::merge_point(t.greens.clone(), reds),
+            None => {
+                // Counted as an entry from the interpreter is (a callee that only compiled
+                // code calls would never be traced otherwise); once hot, traced from here.
+                let slot = JitDriver::slot(&t.greens) ^ 1;
+                let hot = {
+                    let mut c = self.counters.borrow_mut();
+                    c[slot] = c[slot].saturating_add(1);
+                    c[slot] >= self.params.borrow().threshold
+                };
+                // SAFETY: forwarded: the interpreter stands at the callee's merge point.
+                let ran = hot
+                    .then(|| unsafe { self.hot_entry(&t.greens, &reds, slot) })
+                    .flatten();
+                ran.unwrap_or_else(|| super::merge_point(t.greens.clone(), reds))
+            }
         };
         match resumed {
             Resumed::Return(v) => v,

@@ -47,6 +47,7 @@ impl JitDriver {
         let cells = &*cells;
         let mut calls = assembler::EntryCalls {
             driver: self,
+            cells,
             dont_inline,
             targets,
             enabled: params.function_entry,

@@ -20,6 +20,10 @@
 //! driver's `zombies`). Only while the driver traces does a nested run of the portal stay in
 //! the interpreter: the tracer holds the state.
 //!
+//! With `function_entry=1`, the first merge point of each portal call is counted too, and a hot
+//! one gets a function-entry trace that runs to the portal's return (`entry`); traced code
+//! that calls the portal itself calls such code with `call_assembler` (`assembler`).
+//!
 //! Before it enters compiled code, the driver checks that the objects the greens reference are
 //! still those the code was traced on (`stale`): a freed program's address may hold another
 //! program now.

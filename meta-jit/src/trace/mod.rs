@@ -20,6 +20,10 @@
 //! one records (and makes) the call into `crate::warm::quasi` that invalidates the code that
 //! folded it.
 //!
+//! A call of the portal itself (a recursive portal call) is followed to the callee's merge
+//! point, where the driver decides whether to go on inlining it or to record a
+//! `call_assembler` of the callee's function-entry code (`portal`).
+//!
 //! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
 //! of each data op to IR is in `record`, the facts in `fingerprint`, what a repeated load,
 //! pure op or guard can reuse in `heapcache`, the checks of hints in compiled code in `hints`. Must not know: optimization (beyond not

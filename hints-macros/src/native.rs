@@ -9,8 +9,10 @@
 //! assigned, except pinned greens (`crate::pinned`), which the JIT hands back unchanged and
 //! which are not assigned; greens and reds declared with `let` must be `let mut`. The body
 //! starts by telling the runtime that a portal call begins (`warm::portal_entered`).
-//! `jit_merge_point!()` stays a no-op natively. When the JIT is off the cost is one
-//! thread-local flag test per `can_enter_jit!`.
+//! `jit_merge_point!()` natively is a test of a local flag: the first time a portal call
+//! passes it (the function's entry), it calls the driver's `function_entered` the same way, so
+//! that a function entered often gets a function-entry trace. When the JIT is off the cost is
+//! one thread-local flag test per `can_enter_jit!` and per portal call.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -25,11 +27,32 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
     let name = f.sig.ident.clone();
     let vars: Vec<&Ident> = portal.greens.iter().chain(&portal.reds).collect();
     let mut rebinds: Vec<Stmt> = Vec::new();
+    // A parameter the body binds again at its top level needs no rebinding.
+    let bound: Vec<Ident> = f
+        .block
+        .stmts
+        .iter()
+        .filter_map(|st| match st {
+            Stmt::Local(l) => match &l.pat {
+                Pat::Ident(pi) => Some(pi.ident.clone()),
+                Pat::Type(pt) => match &*pt.pat {
+                    Pat::Ident(pi) => Some(pi.ident.clone()),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
     for arg in &f.sig.inputs {
         if let FnArg::Typed(pt) = arg {
             if let Pat::Ident(pi) = &*pt.pat {
                 let id = &pi.ident;
-                if vars.contains(&id) && pi.mutability.is_none() && !portal.pinned.contains(id) {
+                if vars.contains(&id)
+                    && pi.mutability.is_none()
+                    && !portal.pinned.contains(id)
+                    && !bound.contains(id)
+                {
                     rebinds.push(parse_quote!(#[allow(unused_mut, clippy::redundant_locals)] let mut #id = #id;));
                 }
             }
@@ -41,10 +64,15 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
         pinned: portal.pinned.iter().map(ToString::to_string).collect(),
         reds: portal.reds.iter().map(ToString::to_string).collect(),
         sites: 0,
+        entries: 0,
     };
     v.visit_block_mut(&mut f.block);
     if v.sites == 0 {
         rebinds.clear();
+    }
+    if v.entries > 0 {
+        rebinds
+            .push(parse_quote!(#[allow(unused_mut, unused_variables)] let mut __jit_first = true;));
     }
     rebinds.insert(0, {
         let mj = crate::krate::path();
@@ -61,10 +89,11 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
     f.block.stmts.splice(0..0, rebinds);
 }
 
-/// The expansion of one `can_enter_jit!()`. The variables are named with the span of the
-/// macro call, so they resolve where it stands even when the body comes from a `macro_rules!`
-/// macro (hygiene).
-fn enter(v: &Expand, span: Span) -> TokenStream {
+/// The expansion of one `can_enter_jit!()` (`entry` false) or of `jit_merge_point!()`
+/// (`entry` true: the driver is called the first time a portal call passes it). The variables
+/// are named with the span of the macro call, so they resolve where it stands even when the
+/// body comes from a `macro_rules!` macro (hygiene).
+fn enter(v: &Expand, span: Span, entry: bool) -> TokenStream {
     let mj = crate::krate::path();
     let w = quote!(#mj::warm);
     let name = &v.name;
@@ -82,18 +111,27 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
         .collect();
     let green_ids: Vec<Ident> = v.greens.iter().map(|g| Ident::new(g, span)).collect();
     let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
+    let (test, call) = if entry {
+        (
+            quote!(::core::mem::replace(&mut __jit_first, false) && #name::__jit_is_on()),
+            quote!(#w::function_entered),
+        )
+    } else {
+        (quote!(#name::__jit_is_on()), quote!(#w::can_enter_jit))
+    };
     quote! {{
         #[allow(unsafe_code)]
-        if #name::__jit_is_on() {
+        if #test {
             let mut __jit_v = #w::Vals::default();
             #( #w::Live::push_values(&#green_ids, &mut __jit_v); )*
             let __jit_ng = __jit_v.len();
             #( #w::Live::push_values(&#reds, &mut __jit_v); )*
             // SAFETY: the values are this portal's greens and reds at `can_enter_jit!`, which
-            // is directly followed by the jump to the merge point; what comes back is assigned
-            // to them (or returned) before they are used again.
+            // is directly followed by the jump to the merge point, or at the merge point
+            // itself; what comes back is assigned to them (or returned) before they are used
+            // again.
             let __jit_r = #name::with_driver(|__jit_d| unsafe {
-                #w::can_enter_jit(__jit_d, &__jit_v, __jit_ng)
+                #call(__jit_d, &__jit_v, __jit_ng)
             });
             match __jit_r {
                 ::core::option::Option::None => {}
@@ -122,25 +160,38 @@ struct Expand {
     pinned: Vec<String>,
     reds: Vec<String>,
     sites: usize,
+    /// `jit_merge_point!()`s rewritten.
+    entries: usize,
 }
 
 /// A `can_enter_jit!()` to rewrite. One with arguments stays as written, so that the hint
 /// macro itself reports the error (greens and reds belong in the portal's attribute).
 fn is_can_enter(mac: &syn::Macro) -> bool {
-    mac.tokens.is_empty()
-        && mac
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "can_enter_jit")
+    is_hint(mac, "can_enter_jit")
+}
+
+/// A `jit_merge_point!()` to rewrite (as `is_can_enter`).
+fn is_merge_point(mac: &syn::Macro) -> bool {
+    is_hint(mac, "jit_merge_point")
+}
+
+fn is_hint(mac: &syn::Macro, name: &str) -> bool {
+    mac.tokens.is_empty() && mac.path.segments.last().is_some_and(|s| s.ident == name)
 }
 
 impl VisitMut for Expand {
     fn visit_stmt_mut(&mut self, s: &mut Stmt) {
         if let Stmt::Macro(m) = s {
             if is_can_enter(&m.mac) {
-                let call = enter(self, m.mac.path.span());
+                let call = enter(self, m.mac.path.span(), false);
                 self.sites += 1;
+                *s = Stmt::Expr(parse_quote!(#call), None);
+                return;
+            }
+            if is_merge_point(&m.mac) {
+                let call = enter(self, m.mac.path.span(), true);
+                self.sites += 1;
+                self.entries += 1;
                 *s = Stmt::Expr(parse_quote!(#call), None);
                 return;
             }
@@ -150,7 +201,7 @@ impl VisitMut for Expand {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Expr::Macro(m) = e {
             if is_can_enter(&m.mac) {
-                let call = enter(self, m.mac.path.span());
+                let call = enter(self, m.mac.path.span(), false);
                 self.sites += 1;
                 *e = parse_quote!(#call);
                 return;

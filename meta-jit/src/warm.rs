@@ -20,6 +20,10 @@
 //! driver's `zombies`). Only while the driver traces does a nested run of the portal stay in
 //! the interpreter: the tracer holds the state.
 //!
+//! With `function_entry=1`, the first merge point of each portal call is counted too, and a hot
+//! one gets a function-entry trace that runs to the portal's return (`entry`); traced code
+//! that calls the portal itself calls such code with `call_assembler` (`assembler`).
+//!
 //! Before it enters compiled code, the driver checks that the objects the greens reference are
 //! still those the code was traced on (`stale`): a freed program's address may hold another
 //! program now.
@@ -27,7 +31,9 @@
 //! Owns: parameters, counters, cells, the compiled loops and their guards, statistics and the
 //! JIT log's events. Must not know: any guest language, how ops are traced or compiled.
 
+mod assembler;
 mod bridge;
+mod entry;
 mod native;
 mod params;
 pub(crate) mod quasi;
@@ -53,7 +59,8 @@ use crate::trace::{
 };
 
 pub use native::{
-    can_enter_jit, portal_entered, take, take_pinned, Live, OnFlag, PortalCall, Vals,
+    can_enter_jit, function_entered, portal_entered, take, take_pinned, Live, OnFlag, PortalCall,
+    Vals,
 };
 pub use params::Params;
 pub use quasi::quasi_immutable_written;
@@ -149,6 +156,10 @@ struct State {
     /// ([`resume::Exits::heap_bytes`]), its fingerprint, its guards' entries and the backend's tables
     /// for it.
     trace_cost: HashMap<TraceId, usize>,
+    /// Function entries that a trace does not inline again (see `assembler`).
+    dont_inline: HashSet<Vec<u64>>,
+    /// The function entries that `call_assembler`s name (see `assembler`).
+    targets: HashMap<Vec<u64>, Box<assembler::Target>>,
     stats: Stats,
     /// What the trace viewer shows, when `METAJIT_LOG` asks for it.
     viewer: Option<log::viewer::Recorder>,
@@ -173,6 +184,8 @@ impl State {
             bridges: HashMap::new(),
             bridge_ops: (0, 0),
             trace_cost: HashMap::new(),
+            dont_inline: HashSet::new(),
+            targets: HashMap::new(),
             stats: Stats::default(),
             viewer: None,
         }
@@ -317,7 +330,10 @@ impl JitDriver {
 
     /// A copy of the statistics.
     pub fn stats(&self) -> Stats {
-        self.state.borrow().stats.clone()
+        let state = self.state.borrow();
+        let mut s = state.stats.clone();
+        s.assembler_calls += assembler::direct_calls(&state);
+        s
     }
 
     /// Calls `f` with the statistics, without copying them (they keep every compiled trace).
@@ -356,6 +372,44 @@ impl JitDriver {
         greens.iter().map(|v| to_ir(*v).bits()).collect()
     }
 
+    /// The cell of `key`, whose counter (`slot`) reached the threshold and called the driver:
+    /// `None` while a counting cell whose traces aborted waits for more passes (it adds the
+    /// counter's passes to those it waited so far and resets the counter; see
+    /// [`CellState::Counting`]). A cell whose aborted trace folded facts that no longer hold
+    /// starts over.
+    ///
+    /// # Safety
+    /// The greens `key` stands for reference live objects.
+    unsafe fn counted(
+        &self,
+        state: &mut State,
+        params: &Params,
+        key: &Vec<u64>,
+        slot: usize,
+    ) -> Option<CellState> {
+        state.stats.hot_calls += 1;
+        let fresh = CellState::Counting {
+            aborts: 0,
+            waited: 0,
+        };
+        if let CellState::Counting { aborts, waited } =
+            state.cells.get(key).copied().unwrap_or(fresh)
+        {
+            let passes = waited.saturating_add(self.counters.borrow()[slot]);
+            self.counters.borrow_mut()[slot] = 0;
+            if aborts > 0 && passes < params.threshold.saturating_mul(1 << aborts.min(16)) {
+                let waited = passes;
+                state
+                    .cells
+                    .insert(key.clone(), CellState::Counting { aborts, waited });
+                return None;
+            }
+        }
+        // SAFETY: forwarded: the greens reference live objects.
+        unsafe { self.forget_stale_aborts(state, key) };
+        Some(state.cells.get(key).copied().unwrap_or(fresh))
+    }
+
     /// The slow path of [`can_enter_jit`]: the counter of these greens reached the threshold.
     ///
     /// # Safety
@@ -366,38 +420,10 @@ impl JitDriver {
         let Ok(mut state) = self.state.try_borrow_mut() else {
             return None; // reentrant call while the JIT works: interpret
         };
-        state.stats.hot_calls += 1;
         let params = self.params.borrow().clone();
         let key = Self::key(greens);
-        let cell = state
-            .cells
-            .get(&key)
-            .copied()
-            .unwrap_or(CellState::Counting {
-                aborts: 0,
-                waited: 0,
-            });
-        if let CellState::Counting { aborts, waited } = cell {
-            let passes = waited.saturating_add(self.counters.borrow()[slot]);
-            self.counters.borrow_mut()[slot] = 0;
-            if aborts > 0 && passes < params.threshold.saturating_mul(1 << aborts.min(16)) {
-                let waited = passes;
-                state
-                    .cells
-                    .insert(key, CellState::Counting { aborts, waited });
-                return None;
-            }
-        }
-        // SAFETY: forwarded: the greens reference live objects.
-        unsafe { self.forget_stale_aborts(&mut state, &key) };
-        let cell = state
-            .cells
-            .get(&key)
-            .copied()
-            .unwrap_or(CellState::Counting {
-                aborts: 0,
-                waited: 0,
-            });
+        // SAFETY: forwarded.
+        let cell = unsafe { self.counted(&mut state, &params, &key, slot) }?;
         let next = match cell {
             CellState::Compiled { loop_no } => {
                 state.stats.entries += 1;
@@ -473,7 +499,21 @@ impl JitDriver {
         let portal = (self.portal)();
         let t0 = Instant::now();
         let first_guard = state.next_guard;
-        let State { codes, cells, .. } = state;
+        let State {
+            codes,
+            cells,
+            dont_inline,
+            targets,
+            ..
+        } = state;
+        let cells = &*cells;
+        let mut calls = assembler::EntryCalls {
+            driver: self,
+            cells,
+            dont_inline,
+            targets,
+            enabled: params.function_entry,
+        };
         let tracer = Tracer::at_merge_point(
             codes,
             portal,
@@ -485,7 +525,8 @@ impl JitDriver {
             },
             first_guard,
             self.greens_pinned,
-        );
+        )
+        .with_calls(&mut calls);
         let start = greens.to_vec();
         // Back at the start: a loop, if through its header. A trace that left the loop and
         // came back in is traced again from that entry, once.
@@ -547,6 +588,7 @@ impl JitDriver {
                     origin,
                     fingerprint,
                     (header, located),
+                    false,
                 ) {
                     Ok(id) => {
                         state.loops.push((id, start));
@@ -721,8 +763,9 @@ impl JitDriver {
         state.stats.aborts.push(reason.to_string());
     }
 
-    /// Optimizes and compiles a trace (a bridge when `parent` is the guard it attaches to),
-    /// and keeps what it folded (`fingerprint`). `header` names it in the log, `located` are
+    /// Optimizes and compiles a trace (a bridge when `parent` is the guard it attaches to;
+    /// `returns`: its `finish` is the portal's return), and keeps what it folded
+    /// (`fingerprint`). `header` names it in the log, `located` are
     /// its guest positions. On failure, gives the fingerprint back.
     #[allow(clippy::too_many_arguments)]
     fn compile(
@@ -734,6 +777,7 @@ impl JitDriver {
         origin: stale::Origin,
         fingerprint: Fingerprint,
         (header, located): (String, Located),
+        returns: bool,
     ) -> Result<TraceId, (String, Fingerprint)> {
         let (kind, what) = match parent {
             None => (TraceKind::Loop, "loop"),
@@ -774,7 +818,10 @@ impl JitDriver {
             );
         }
         let t0 = Instant::now();
-        let opts = CompileOptions::default();
+        let opts = CompileOptions {
+            returns,
+            ..CompileOptions::default()
+        };
         let compiled = match parent {
             None => state.backend.compile(&opt, &opts),
             Some((p, op)) => state.backend.compile_bridge(p, op, &opt, &opts),
@@ -918,6 +965,20 @@ impl JitDriver {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
         let ended = state.backend.leave(run, code);
+        // SAFETY: forwarded.
+        unsafe { self.after_exit(state, params, ended) }
+    }
+
+    /// What follows from compiled code's exit `ended` (see [`JitDriver::run_compiled`]).
+    ///
+    /// # Safety
+    /// The exit left the interpreter in the state it describes.
+    unsafe fn after_exit(
+        &self,
+        state: &mut State,
+        params: &Params,
+        ended: crate::backend::Ended,
+    ) -> Next {
         // A trace thrown away while it waited in a call (the portal ran again meanwhile) is
         // still here for its resume data, and gets no bridge.
         let (exited, live) = match state.compiled.get(&ended.trace) {
@@ -927,6 +988,7 @@ impl JitDriver {
         if state.backend.running() == 0 {
             state.backend.reap();
             state.zombies.clear();
+            assembler::stop_fast_calls(state);
         }
         match ended.outcome {
             Outcome::GuardFailed { id: gid, op, saved } => {

@@ -30,6 +30,7 @@ fn check_compiled(built: &Built, t: &Trace) -> Result<(), String> {
     let mut backend = Backend::new();
     let opts = CompileOptions {
         count_iterations: true,
+        ..CompileOptions::default()
     };
     let id = backend
         .compile(t, &opts)
@@ -133,6 +134,7 @@ fn check_bridge(built: &Built, t: &Trace) -> Result<(), String> {
     let mut backend = Backend::new();
     let opts = CompileOptions {
         count_iterations: true,
+        ..CompileOptions::default()
     };
     let id = backend.compile(t, &opts).map_err(|e| e.to_string())?;
     let tracker = Tracker::new();

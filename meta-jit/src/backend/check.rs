@@ -24,6 +24,7 @@ impl Compiled {
         let mut backend = Backend::new();
         let opts = CompileOptions {
             count_iterations: true,
+            returns: false,
         };
         let id = backend
             .compile(&trace, &opts)

@@ -29,6 +29,8 @@
 //! assert_eq!(end.outcome, Outcome::GuardFailed { id: 0, op: 5, saved: vec![Value::Int(55), Value::Int(0)] });
 //! ```
 
+#[cfg(test)]
+mod assembler_tests;
 pub mod check;
 mod code;
 #[cfg(feature = "disasm")]
@@ -59,7 +61,22 @@ pub struct CompileOptions {
     /// count given to [`Backend::run_with`] runs out (for tests against the reference
     /// interpreter's `Run { max_iterations }`; the runtime does not use it).
     pub count_iterations: bool,
+    /// The trace's `finish` is where the portal returns (a function-entry trace or a bridge
+    /// that runs to the return): its exit code carries [`RETURN_FLAG`] and it stores every
+    /// value it hands back, constants too, so that a `call_assembler` reads the result from
+    /// the deadframe without asking the runtime.
+    pub returns: bool,
 }
+
+/// The bit of an exit code that says the exit is the `finish` of a trace compiled with
+/// [`CompileOptions::returns`].
+pub const RETURN_FLAG: u64 = 1 << 31;
+
+/// The words of the deadframe a `call_assembler` keeps on the machine stack for the callee's
+/// code (see `x64::call`): while any run waits, no trace handing back more than
+/// `ASSEMBLER_FRAME_WORDS - 1` values is compiled, and the runtime uses that path only while
+/// every compiled trace fits ([`Backend::frame_values`]). Even, to keep the stack aligned.
+pub const ASSEMBLER_FRAME_WORDS: usize = DEADFRAME_MIN + 2;
 
 /// How a run of compiled code ended: in which trace (a bridge or a trace jumped to may end
 /// it), and how, exactly as the reference interpreter reports it.
@@ -270,10 +287,13 @@ impl Backend {
             data: data.as_ptr() as usize,
             targets: &targets,
             count_iterations: opts.count_iterations,
+            returns: opts.returns,
             inputs_at: parent.map(|p| p.2),
         };
         let asm = x64::compile(t, &link)?;
         if let Some(&least) = self.running.borrow().iter().min() {
+            // A `call_assembler` of a waiting run may have a deadframe on the stack.
+            let least = least.min(ASSEMBLER_FRAME_WORDS);
             if 1 + asm.frame_values > least {
                 return Err(CompileError(format!(
                     "the trace hands back {} values, more than the deadframe of a run waiting \
@@ -416,7 +436,22 @@ impl Backend {
         let left = self.running.borrow_mut().pop();
         debug_assert_eq!(left, Some(run.frame.len()), "runs are left innermost first");
         let frame = run.frame;
-        let (tid, exit) = (TraceId((code >> 32) as u32), (code & 0xffff_ffff) as usize);
+        let ended = self.ended(code, &frame);
+        let mut spare = self.spare.borrow_mut();
+        // As many as runs usually nest; a deep recursion's frames are not all kept.
+        if spare.len() < SPARE_FRAMES {
+            spare.push(frame);
+        }
+        ended
+    }
+
+    /// How code that returned `code` with the deadframe `frame` ended (what [`Backend::leave`]
+    /// reads; also for the deadframe a `call_assembler` keeps on the stack).
+    pub fn ended(&self, code: u64, frame: &[u64]) -> Ended {
+        let (tid, exit) = (
+            TraceId((code >> 32) as u32),
+            (code & 0xffff_ffff & !RETURN_FLAG) as usize,
+        );
         let ended = self
             .get(tid)
             .or_else(|| {
@@ -436,11 +471,6 @@ impl Backend {
                 Saved::Const(v) => *v,
             })
             .collect();
-        let mut spare = self.spare.borrow_mut();
-        // As many as runs usually nest; a deep recursion's frames are not all kept.
-        if spare.len() < SPARE_FRAMES {
-            spare.push(frame);
-        }
         let outcome = match ended.kind {
             ExitKind::Guard { id, op, .. } => Outcome::GuardFailed {
                 id,
@@ -458,6 +488,11 @@ impl Backend {
             trace: tid,
             outcome,
         }
+    }
+
+    /// The most deadframe values any trace compiled so far hands back.
+    pub fn frame_values(&self) -> usize {
+        self.frame_values
     }
 
     /// How many runs are entered and not left (more than one while the portal runs again

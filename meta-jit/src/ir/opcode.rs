@@ -263,6 +263,16 @@ opcodes! {
     CallPureF "call_pure_f" (..) -> Float, DESCR, PURE;
     /// An elidable call returning a reference.
     CallPureR "call_pure_r" (..) -> Ref, DESCR, PURE;
+    /// A call of another trace's compiled code (RPython's `call_assembler`): a recursive
+    /// portal call whose callee runs its function-entry trace and returns its result. The
+    /// first argument is the runtime's entry helper, the second the callee's entry (both
+    /// constants), the rest the callee's reds at its entry; executed as a residual call of
+    /// the helper with the rest (so it may do anything). Returns an int.
+    CallAssemblerI "call_assembler_i" (..) -> Int, DESCR;
+    /// A `call_assembler` returning a reference.
+    CallAssemblerR "call_assembler_r" (..) -> Ref, DESCR;
+    /// A `call_assembler` whose callee returns nothing.
+    CallAssemblerN "call_assembler_n" (..) -> Void, DESCR;
 
     /// Exits unless `a` is non-zero.
     GuardTrue "guard_true" (Int) -> Void, GUARD;
@@ -357,13 +367,33 @@ impl Opcode {
         })
     }
 
-    /// Whether this op is a call (residual or elidable).
+    /// Whether this op is a call (residual, elidable or `call_assembler`).
     pub fn is_call(self) -> bool {
         use Opcode::*;
         matches!(
             self,
-            CallI | CallF | CallR | CallN | CallPureI | CallPureF | CallPureR
+            CallI
+                | CallF
+                | CallR
+                | CallN
+                | CallPureI
+                | CallPureF
+                | CallPureR
+                | CallAssemblerI
+                | CallAssemblerR
+                | CallAssemblerN
         )
+    }
+
+    /// The `call_assembler` opcode returning `ty` (`None` for a float: the entry helper
+    /// returns its result in an integer register).
+    pub fn call_assembler(ty: Type) -> Option<Opcode> {
+        match ty {
+            Type::Int => Some(Opcode::CallAssemblerI),
+            Type::Ref => Some(Opcode::CallAssemblerR),
+            Type::Void => Some(Opcode::CallAssemblerN),
+            _ => None,
+        }
     }
 
     /// Whether this op loads a field or an array item (not a quasi-immutable field's check).

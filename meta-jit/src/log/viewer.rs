@@ -222,6 +222,11 @@ impl Recorder {
                 t.id,
                 self.entries.get(&t.id).copied().unwrap_or(0)
             ),
+            TraceKind::Entry => format!(
+                "function entry (trace {}), entered {} times",
+                t.id,
+                self.entries.get(&t.id).copied().unwrap_or(0)
+            ),
             TraceKind::Bridge => format!(
                 "bridge (trace {}) from guard {}",
                 t.id,

@@ -20,6 +20,10 @@
 //! one records (and makes) the call into `crate::warm::quasi` that invalidates the code that
 //! folded it.
 //!
+//! A call of the portal itself (a recursive portal call) is followed to the callee's merge
+//! point, where the driver decides whether to go on inlining it or to record a
+//! `call_assembler` of the callee's function-entry code (`portal`).
+//!
 //! Owns: frames, shadows, guards and their resume data, merge points and closing. The mapping
 //! of each data op to IR is in `record`, the facts in `fingerprint`, what a repeated load,
 //! pure op or guard can reuse in `heapcache`, the checks of hints in compiled code in `hints`. Must not know: optimization (beyond not
@@ -29,6 +33,7 @@ mod arith;
 mod fingerprint;
 mod heapcache;
 mod hints;
+mod portal;
 mod record;
 
 use hashbrown::{HashMap, HashSet};
@@ -38,6 +43,7 @@ use crate::jitcode::runner::Frame;
 use crate::jitcode::{JitCode, Op, Register, Value};
 
 pub use fingerprint::{Check, Fact, Fingerprint};
+pub use portal::{Assembler, PortalCalls, MAX_REDS};
 pub use record::ir_type;
 
 /// The jitcodes a driver's traces refer to: resume data names a frame's jitcode by its index
@@ -73,7 +79,8 @@ pub enum Close {
     Jump(u32),
     /// `finish` with the greens and the reds: the interpreter continues from there.
     Finish,
-    /// A bridge reached the portal's return: `finish` with the returned values (the
+    /// A bridge or a function-entry trace reached the portal's return: `finish` with the
+    /// returned values (the
     /// [`Traced::Closed`] reds), which the portal returns.
     Return,
     /// Go on tracing, unless these greens are those of a loop header (a merge point right
@@ -185,6 +192,12 @@ pub struct TraceFrame {
     pub code_index: u32,
     /// Shadows of the ordinary registers, per bank (int, float, ref).
     pub shadow: [Vec<OpRef>; 3],
+    /// An inlined call of the portal that has not reached its merge point yet (see
+    /// `portal`).
+    pub portal_entry: bool,
+    /// An inlined call of the portal that the trace goes on inlining: its callee's greens at
+    /// its entry.
+    pub portal_greens: Option<Vec<Value>>,
 }
 
 /// Converts a jitcode value to a trace IR value.
@@ -212,6 +225,8 @@ impl TraceFrame {
             frame: Frame::new(code),
             code_index,
             shadow: [0, 1, 2].map(|b| vec![zero[b]; usize::from(code.num_regs[b])]),
+            portal_entry: false,
+            portal_greens: None,
         }
     }
 }
@@ -244,6 +259,10 @@ pub struct Tracer<'c> {
     marks: Vec<Mark>,
     /// The inputs of the op being recorded (kept to reuse its allocation).
     scratch: Vec<record::Tv>,
+    /// The greens the trace starts at (none for a bridge).
+    start: Vec<Value>,
+    /// What the driver says about recursive portal calls (none: they are inlined).
+    calls: Option<&'c mut dyn PortalCalls>,
 }
 
 impl<'c> Tracer<'c> {
@@ -290,6 +309,7 @@ impl<'c> Tracer<'c> {
         }
         f.frame.pc = mp + 1;
         t.frames.push(f);
+        t.start = greens.to_vec();
         t.marks.push(Mark {
             at: t.trace.ops.len(),
             greens: greens.to_vec(),
@@ -313,6 +333,20 @@ impl<'c> Tracer<'c> {
         t.frames = frames;
         t.returns = true;
         t
+    }
+
+    /// The same tracer, ended by the portal's return ([`Close::Return`]) instead of aborted
+    /// there: a function-entry trace.
+    pub fn returning(mut self) -> Tracer<'c> {
+        self.returns = true;
+        self
+    }
+
+    /// The same tracer, asking `calls` at every recursive portal call whether to inline it
+    /// or call its compiled code (see `portal`); without, it inlines them all.
+    pub fn with_calls(mut self, calls: &'c mut dyn PortalCalls) -> Tracer<'c> {
+        self.calls = Some(calls);
+        self
     }
 
     fn empty(
@@ -351,6 +385,8 @@ impl<'c> Tracer<'c> {
             cache: heapcache::HeapCache::default(),
             marks: Vec::new(),
             scratch: Vec::new(),
+            start: Vec::new(),
+            calls: None,
         }
     }
 
@@ -434,6 +470,11 @@ impl<'c> Tracer<'c> {
     pub unsafe fn run(mut self, decide: &mut dyn FnMut(&[Value], bool) -> Close) -> Traced {
         loop {
             if self.trace.ops.len() > self.limits.trace_limit {
+                if let Some(g) = self.outermost_inlined().map(<[Value]>::to_vec) {
+                    if let Some(c) = self.calls.as_deref_mut() {
+                        c.too_long(&g);
+                    }
+                }
                 return self.abort_here(Abort::TooLong);
             }
             let f = self.frames.last().expect("a frame is active");
@@ -500,6 +541,7 @@ impl<'c> Tracer<'c> {
                     nf.frame.set(p, v);
                     nf.shadow[p.kind.bank()][usize::from(p.index)] = s;
                 }
+                nf.portal_entry = std::ptr::eq(code, self.portal);
                 self.frames.push(nf);
                 Step::Jumped
             }
@@ -544,6 +586,8 @@ impl<'c> Tracer<'c> {
             Op::JitMergePoint { .. } => {
                 if self.frames.len() == 1 && std::ptr::eq(self.frames[0].frame.code, self.portal) {
                     Step::MergePoint
+                } else if self.frames.last().is_some_and(|f| f.portal_entry) {
+                    self.portal_entry(op)
                 } else {
                     Step::Next
                 }

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use super::{merge_point, resume, stale, JitDriver, Next, Params, State};
+use super::{assembler, merge_point, resume, stale, JitDriver, Next, Params, State};
 use crate::backend::TraceId;
 use crate::jitcode::Value;
 use crate::trace::{Abort, Close, Fingerprint, Limits, Traced, Tracer};
@@ -36,7 +36,22 @@ impl JitDriver {
         let t0 = Instant::now();
         let first_guard = state.next_guard;
         let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());
-        let State { codes, cells, .. } = &mut *state;
+        let State {
+            codes,
+            cells,
+            dont_inline,
+            targets,
+            ..
+        } = &mut *state;
+        let cells = &*cells;
+        let mut calls = assembler::EntryCalls {
+            driver: self,
+            cells,
+            dont_inline,
+            targets,
+            enabled: params.function_entry,
+        };
+
         let tracer = Tracer::with_frames(
             codes,
             (self.portal)(),
@@ -48,7 +63,8 @@ impl JitDriver {
             },
             first_guard,
             trusted,
-        );
+        )
+        .with_calls(&mut calls);
         let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);
         // SAFETY: forwarded: the frames are the interpreter's state at the guard.
         let traced = unsafe { tracer.run(&mut decide) };
@@ -89,7 +105,17 @@ impl JitDriver {
                     from.map_or(String::new(), |f| format!(" at {f}"))
                 );
                 let named = (header, located);
-                match self.compile(state, params, trace, parent, origin, fingerprint, named) {
+                let returns = close == Close::Return;
+                match self.compile(
+                    state,
+                    params,
+                    trace,
+                    parent,
+                    origin,
+                    fingerprint,
+                    named,
+                    returns,
+                ) {
                     Ok(id) if matches!(close, Close::Return) => {
                         state.returns.insert(id);
                     }

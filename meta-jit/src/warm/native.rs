@@ -38,6 +38,33 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
     unsafe { driver.hot(g, r, slot) }
 }
 
+/// `jit_merge_point!()` in the native interpreter, the first time a portal call passes it:
+/// the function's entry. With the `function_entry` parameter set, counts the entry with these
+/// greens (`vals[..greens]`) and, when it is hot or has a function-entry trace, runs the JIT
+/// from there (a function-entry trace). `None`: nothing ran.
+///
+/// # Safety
+/// As [`can_enter_jit`], at the merge point itself: the caller assigns what it gets back to
+/// the greens and reds (or returns it) and goes on at the merge point.
+#[inline]
+pub unsafe fn function_entered(driver: &JitDriver, vals: &Vals, greens: usize) -> Option<Resumed> {
+    if !driver.is_on() || !driver.params.borrow().function_entry {
+        return None;
+    }
+    let (g, r) = vals.as_slice().split_at(greens);
+    // Entries count apart from the loops at the same greens (most of the time).
+    let slot = JitDriver::slot(g) ^ 1;
+    {
+        let mut c = driver.counters.borrow_mut();
+        c[slot] = c[slot].saturating_add(1);
+        if c[slot] < driver.params.borrow().threshold {
+            return None;
+        }
+    }
+    // SAFETY: forwarded.
+    unsafe { driver.hot_entry(g, r, slot) }
+}
+
 /// The portal calls of this thread that have begun and not returned.
 #[derive(Default)]
 struct Calls {

@@ -54,6 +54,10 @@ pub struct Params {
     /// the optimized trace's bytes; tests that count ops in compiled traces turn it on, as
     /// RPython's tests keep their loops and its translated JITs do not).
     pub keep_optimized: bool,
+    /// Whether a portal call's first merge point counts, so that a function entered often
+    /// gets a function-entry trace from there to the portal's return (off by default;
+    /// `function_entry=1`).
+    pub function_entry: bool,
 }
 
 impl Default for Params {
@@ -72,6 +76,7 @@ impl Default for Params {
             keep_recorded: false,
             keep_optimized: false,
             check_hints: false,
+            function_entry: false,
         }
     }
 }
@@ -118,11 +123,13 @@ impl Params {
         "keep_recorded",
         "keep_optimized",
         "check_hints",
+        "function_entry",
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `bridge_ops`, `trace_limit`, `bridge_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
-    /// `opt::Options::parse`, `keep_recorded`, `keep_optimized` and `check_hints` as 0 or 1), or `off`/`on`. A
+    /// `opt::Options::parse`, `keep_recorded`, `keep_optimized`, `check_hints` and
+    /// `function_entry` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
@@ -149,6 +156,7 @@ impl Params {
                 Some(("keep_recorded", v)) => self.keep_recorded = num(v, 0, 1)? != 0,
                 Some(("keep_optimized", v)) => self.keep_optimized = num(v, 0, 1)? != 0,
                 Some(("check_hints", v)) => self.check_hints = num(v, 0, 1)? != 0,
+                Some(("function_entry", v)) => self.function_entry = num(v, 0, 1)? != 0,
                 _ => {
                     return Err(format!(
                         "unknown JIT parameter `{item}`: the parameters are `on`, `off` and {}",

@@ -121,7 +121,7 @@ pub(super) struct Closure {
     order: Rc<Vec<TraceId>>,
     members: HashSet<TraceId>,
     /// Whether a trace in it has facts that are not lasting or can be invalidated.
-    volatile: bool,
+    pub(super) volatile: bool,
     /// The portal call in which the lasting facts of all its traces were last found to hold.
     checked_in: Option<u64>,
 }
@@ -237,6 +237,7 @@ impl JitDriver {
     /// Frees trace `t` and every trace that jumps into it; their cells start over.
     fn throw_away(&self, state: &mut State, t: TraceId, why: &str) {
         let freed = state.backend.free(t);
+        super::assembler::stop_fast_calls(state);
         let waiting = state.backend.running() > 0;
         for f in &freed {
             state.returns.remove(f);

@@ -8,13 +8,16 @@ use std::time::Duration;
 use crate::ir::Trace;
 use std::rc::Rc;
 
-/// Whether a compiled trace is a loop or a bridge.
+/// Whether a compiled trace is a loop, a bridge or a function entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceKind {
     /// A loop, entered from the interpreter.
     Loop,
     /// A bridge attached to a guard.
     Bridge,
+    /// A function-entry trace: from the first merge point of a portal call to its return
+    /// (or to a loop).
+    Entry,
 }
 
 /// One compiled trace, as statistics keep it.
@@ -63,6 +66,9 @@ impl TraceRecord {
 pub struct Stats {
     /// Every compiled trace, in order.
     pub traces: Vec<TraceRecord>,
+    /// Calls of function-entry code made by compiled code (`call_assembler`) that found the
+    /// callee compiled.
+    pub assembler_calls: usize,
     /// Aborted traces' reasons.
     pub aborts: Vec<String>,
     /// Loops compiled as counted loops: each entry computes their last turn and runs only
@@ -107,6 +113,13 @@ impl Stats {
             .filter(|t| t.kind == TraceKind::Loop)
             .count()
     }
+    /// Number of compiled function-entry traces.
+    pub fn entry_traces(&self) -> usize {
+        self.traces
+            .iter()
+            .filter(|t| t.kind == TraceKind::Entry)
+            .count()
+    }
     /// Number of compiled bridges.
     pub fn bridges(&self) -> usize {
         self.traces
@@ -116,8 +129,12 @@ impl Stats {
     }
     /// The one-paragraph summary the log prints.
     pub fn summary(&self) -> String {
+        let entry = match (self.entry_traces(), self.assembler_calls) {
+            (0, 0) => String::new(),
+            (n, c) => format!("function entries: {n}, calls of compiled code: {c}, "),
+        };
         format!(
-            "loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, guard failures: {}, entries: {}, \
+            "{entry}loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, guard failures: {}, entries: {}, \
              fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
             self.counted_loops,

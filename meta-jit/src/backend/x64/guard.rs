@@ -169,7 +169,8 @@ impl Gen<'_> {
         let locs: Vec<Loc> = op.args.iter().map(|&v| self.loc(v)).collect();
         let values = self.saved_of(&op.args);
         let exit = self.add_exit(ExitKind::Finish, values);
-        self.exit_body(exit, &locs, None, false);
+        // A return stores constants too: a `call_assembler` reads its result from the frame.
+        self.exit_body(exit, &locs, None, self.link.returns);
     }
 
     /// `jump(values)`: the loop back-edge, or a jump to another trace.

@@ -262,6 +262,7 @@ impl Gen<'_> {
             Setfield | Setarrayitem => self.store(op),
             New | NewArray => self.alloc_object(i, op),
             CallI | CallF | CallR | CallN | CallPureI | CallPureF | CallPureR => self.call(i, op),
+            CallAssemblerI | CallAssemblerR | CallAssemblerN => self.call_assembler(i, op),
             GuardTrue | GuardFalse | GuardValue | GuardNonnull | GuardIsnull | GuardNoOverflow
             | GuardOverflow | GuardNotInvalidated => self.guard(i, op),
             QuasiimmutField | RecordKnownResult | RecordExactValue => {}
@@ -382,7 +383,13 @@ impl Gen<'_> {
 
     /// The exit code compiled code returns for exit `e`.
     pub(super) fn exit_code(&self, e: u32) -> u64 {
-        (self.link.trace_id as u64) << 32 | e as u64
+        let finish = matches!(self.exits[e as usize].kind, ExitKind::Finish);
+        let flag = if finish && self.link.returns {
+            crate::backend::RETURN_FLAG
+        } else {
+            0
+        };
+        (self.link.trace_id as u64) << 32 | e as u64 | flag
     }
 
     /// Leaves through the guard's bridge if one is attached (the values stay where they are),

@@ -40,6 +40,8 @@ pub(crate) struct Link<'a> {
     pub targets: &'a dyn Fn(u32) -> Option<Entry>,
     /// Whether loop back-edges count down the deadframe's iteration counter and exit at 0.
     pub count_iterations: bool,
+    /// Whether `finish` is where the portal returns (see `crate::backend::RETURN_FLAG`).
+    pub returns: bool,
     /// For a bridge: where its parent guard keeps each of the bridge's inputs when it jumps
     /// to the bridge (a register, or a spill slot of the shared frame). The bridge takes its
     /// inputs there, at its placed entry ([`Assembled::placed_entry`]).

@@ -51,6 +51,7 @@ pub(crate) const RAX: u8 = 0;
 pub(crate) const RCX: u8 = 1;
 pub(crate) const RDX: u8 = 2;
 pub(crate) const RBX: u8 = 3;
+pub(crate) const RSP: u8 = 4;
 pub(crate) const RBP: u8 = 5;
 pub(crate) const RSI: u8 = 6;
 pub(crate) const RDI: u8 = 7;

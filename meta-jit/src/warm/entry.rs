@@ -1,0 +1,202 @@
+//! Function-entry traces (RPython's portal entry bridges): with the `function_entry`
+//! parameter, the first merge point a portal call passes (its function's entry) is counted
+//! apart from the loops; once hot, a trace starts there and ends where the portal returns (a
+//! `finish` of the returned values, as a bridge that reaches the return ends: `Close::Return`),
+//! or where it reaches a compiled loop. Later calls with the same greens run that trace.
+//!
+//! An entry trace is kept like a loop (a number in the driver's `loops`, checked at entry
+//! like one) but its cell key is its greens followed by [`ENTRY`], so it never meets the
+//! loop at the same greens.
+//!
+//! Owns: entry counting, tracing and compiling an entry. Must not know: any guest language,
+//! how ops are traced or compiled.
+
+use std::time::Instant;
+
+use super::{assembler, stale, CellState, JitDriver, Next, Params, Resumed, State, TraceKind};
+use crate::jitcode::Value;
+use crate::trace::{Abort, Close, Limits, Traced, Tracer};
+
+/// The last element of a function entry's cell key (a loop's key is its greens' bits alone).
+const ENTRY: u64 = 0x0065_6e74_7279;
+
+/// The cell key of the function entry with these greens.
+pub(super) fn entry_key(greens: &[Value]) -> Vec<u64> {
+    let mut k = JitDriver::key(greens);
+    k.push(ENTRY);
+    k
+}
+
+impl JitDriver {
+    /// The slow path of [`super::function_entered`]: the entry counter of these greens
+    /// reached the threshold.
+    ///
+    /// # Safety
+    /// As [`JitDriver::hot`], at the merge point a portal call passes first.
+    pub(super) unsafe fn hot_entry(
+        &self,
+        greens: &[Value],
+        reds: &[Value],
+        slot: usize,
+    ) -> Option<Resumed> {
+        let Ok(mut state) = self.state.try_borrow_mut() else {
+            return None; // reentrant call while the JIT works: interpret
+        };
+        let params = self.params.borrow().clone();
+        let key = entry_key(greens);
+        // SAFETY: forwarded.
+        let cell = unsafe { self.counted(&mut state, &params, &key, slot) }?;
+        let next = match cell {
+            CellState::Compiled { loop_no } => {
+                state.stats.entries += 1;
+                Next::enter(loop_no, reds, true)
+            }
+            CellState::DontTrace => {
+                self.counters.borrow_mut()[slot] = 0;
+                return None;
+            }
+            CellState::Counting { aborts, .. } => {
+                if !Self::code_room(&state, &params) {
+                    return None;
+                }
+                // SAFETY: forwarded.
+                unsafe { self.trace_entry(&mut state, &params, key, aborts, greens, reds) }
+            }
+        };
+        drop(state);
+        // SAFETY: forwarded: what `next` holds is the interpreter's state now.
+        Some(unsafe { self.drive(&params, next) })
+    }
+
+    /// Traces the function entry `key` (which had aborted `aborts` times) from its merge
+    /// point, where the interpreter stands with `greens` and `reds`, and compiles the trace.
+    ///
+    /// # Safety
+    /// As [`JitDriver::hot_entry`].
+    unsafe fn trace_entry(
+        &self,
+        state: &mut State,
+        params: &Params,
+        key: Vec<u64>,
+        aborts: u32,
+        greens: &[Value],
+        reds: &[Value],
+    ) -> Next {
+        let portal = (self.portal)();
+        let t0 = Instant::now();
+        let first_guard = state.next_guard;
+        let State {
+            codes,
+            cells,
+            dont_inline,
+            targets,
+            ..
+        } = state;
+        let cells = &*cells;
+        let mut calls = assembler::EntryCalls {
+            driver: self,
+            cells,
+            dont_inline,
+            targets,
+            enabled: params.function_entry,
+        };
+        let tracer = Tracer::at_merge_point(
+            codes,
+            portal,
+            greens,
+            reds,
+            Limits {
+                trace_limit: params.trace_limit,
+                check_hints: params.check_hints,
+            },
+            first_guard,
+            self.greens_pinned,
+        )
+        .returning()
+        .with_calls(&mut calls);
+        // A loop on the way: jump into it when it is compiled, else unroll it up to its
+        // header's second pass and trace it first.
+        let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);
+        // SAFETY: forwarded.
+        let traced = unsafe { tracer.run(&mut decide) };
+        state.stats.tracing += t0.elapsed();
+        let start = greens.to_vec();
+        match traced {
+            Traced::Closed {
+                trace,
+                close,
+                greens: at,
+                reds,
+                fingerprint,
+                marks,
+            } => {
+                let loop_no = state.loops.len() as u32;
+                let origin = stale::Origin::Loop { key: key.clone() };
+                // SAFETY: the interpreter stands in the program the trace ran.
+                let located = unsafe { self.render(&marks) };
+                let header = format!(
+                    "entry {loop_no} of {} at {}",
+                    self.name,
+                    located.start().unwrap_or("?")
+                );
+                // Where the interpreter stands: returned, or at the merge point where the
+                // trace closed.
+                let here = |at: Vec<Value>, reds: Vec<Value>| match close {
+                    Close::Return => Resumed::Return(reds),
+                    _ => super::merge_point(at, reds),
+                };
+                match self.compile(
+                    state,
+                    params,
+                    trace,
+                    None,
+                    origin,
+                    fingerprint,
+                    (header, located),
+                    close == Close::Return,
+                ) {
+                    Ok(id) => {
+                        if let Some(t) = state.stats.traces.last_mut() {
+                            t.kind = TraceKind::Entry;
+                        }
+                        state.loops.push((id, start));
+                        state.backend.define_target(loop_no, id);
+                        state.abort_facts.remove(&key);
+                        state.cells.insert(key, CellState::Compiled { loop_no });
+                        if close == Close::Return {
+                            state.returns.insert(id);
+                        }
+                        match close {
+                            Close::Jump(n) => {
+                                state.stats.entries += 1;
+                                Next::enter(n, &reds, true)
+                            }
+                            _ => Next::Done(here(at, reds)),
+                        }
+                    }
+                    Err((e, fingerprint)) => {
+                        self.aborted(state, &format!("compilation failed: {e}"));
+                        state.abort_facts.insert(key.clone(), fingerprint);
+                        state.cells.insert(key, CellState::DontTrace);
+                        Next::Done(here(at, reds))
+                    }
+                }
+            }
+            Traced::Aborted {
+                reason,
+                frames,
+                fingerprint,
+                marks,
+            } => {
+                // SAFETY: the interpreter stands in the program the trace ran.
+                let why = unsafe { self.abort_text(&reason.to_string(), &start, &marks) };
+                self.loop_aborted(state, params, key, aborts, &why, fingerprint);
+                match reason {
+                    // The inner loop is traced now; the entry again at a later call.
+                    Abort::InnerLoop => Next::TraceHere(frames, Abort::InnerLoop),
+                    _ => Next::Blackhole(frames),
+                }
+            }
+        }
+    }
+}

@@ -9,8 +9,11 @@
 //! assigned, except pinned greens (`crate::pinned`), which the JIT hands back unchanged and
 //! which are not assigned; greens and reds declared with `let` must be `let mut`. The body
 //! starts by telling the runtime that a portal call begins (`warm::portal_entered`).
-//! `jit_merge_point!()` stays a no-op natively. When the JIT is off the cost is one
-//! thread-local flag test per `can_enter_jit!`.
+//! `jit_merge_point!()` stays a no-op natively. When the JIT is off the cost is two
+//! thread-local flag tests per `can_enter_jit!`: the driver's on flag and the collector's
+//! request; when the collector asks (`meta_jit::gc::collection_wanted`), the greens and reds
+//! are handed to its safe point as roots (through `Trace`; one that does not implement it
+//! makes the safe point skip the collection).
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -82,7 +85,19 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
         .collect();
     let green_ids: Vec<Ident> = v.greens.iter().map(|g| Ident::new(g, span)).collect();
     let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
+    let gc = quote!(#mj::gc);
     quote! {{
+        // The collector's safe point: every live variable of the portal is a green or a red.
+        if #gc::collection_wanted() {
+            #[allow(unused_imports)]
+            use #gc::probe::{ViaOpaque as _, ViaTrace as _};
+            let mut __jit_roots = #gc::Tracer::new();
+            #( (&&#gc::probe::Probe(&#green_ids)).__jit_root(&mut __jit_roots); )*
+            #( (&&#gc::probe::Probe(&#reds)).__jit_root(&mut __jit_roots); )*
+            // SAFETY: the roots are all the portal's greens and reds at its `can_enter_jit!`.
+            #[allow(unsafe_code)]
+            unsafe { #gc::__safepoint(__jit_roots) };
+        }
         #[allow(unsafe_code)]
         if #name::__jit_is_on() {
             let mut __jit_v = #w::Vals::default();

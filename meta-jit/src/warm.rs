@@ -29,6 +29,7 @@
 
 mod bridge;
 mod native;
+pub(crate) use native::portal_depth;
 mod params;
 pub(crate) mod quasi;
 mod stale;

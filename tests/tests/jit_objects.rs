@@ -10,20 +10,20 @@ use meta_jit::hints as jit;
 use meta_jit::hints::*;
 
 /// A boxed number.
-#[derive(Debug, JitLayout)]
+#[derive(Debug, JitLayout, Trace)]
 pub struct Num {
     pub v: i64,
 }
 
 /// A boxed pair (nested objects: a box that holds boxes).
-#[derive(Debug, JitLayout)]
+#[derive(Debug, JitLayout, Trace)]
 pub struct Pair {
     pub a: Gc<Num>,
     pub b: Gc<Num>,
 }
 
 /// The registers at the end.
-#[derive(Debug, JitLayout)]
+#[derive(Debug, JitLayout, Trace)]
 pub struct Regs {
     pub r0: Gc<Num>,
     pub r1: Gc<Num>,
@@ -32,7 +32,7 @@ pub struct Regs {
 }
 
 /// Four boxed registers `r0..r3`, held in the portal's reds.
-#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
+#[derive(Clone, Copy, Debug, PartialEq, JitLayout, Trace)]
 #[repr(C, u8)]
 pub enum Ins {
     /// `r[d] = r[a] + r[b]` (a new box)
@@ -48,7 +48,7 @@ pub enum Ins {
     Halt,
 }
 
-#[derive(JitLayout)]
+#[derive(JitLayout, Trace)]
 pub struct Code {
     #[jit(immutable, immutable_items)]
     pub ops: Vec<Ins>,

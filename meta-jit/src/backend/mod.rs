@@ -241,6 +241,8 @@ impl Backend {
         parent: Option<(TraceId, usize, &[Loc])>,
     ) -> Result<TraceId, CompileError> {
         verify(t).map_err(|e| CompileError(e.to_string()))?;
+        // Objects the machine code and the resume data name stay alive.
+        crate::gc::pin_constants(&t.consts);
         self.reap();
         let id = TraceId(self.traces.len() as u32);
         let guards = t.ops.iter().filter(|op| op.opcode.is_guard()).count();

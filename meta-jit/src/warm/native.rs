@@ -114,6 +114,12 @@ pub(super) fn portal_call() -> u64 {
     })
 }
 
+/// How many portal calls (of any driver) are active on this thread: the collector's safe
+/// point collects only in the outermost one.
+pub(crate) fn portal_depth() -> usize {
+    CALLS.with(|c| c.borrow().active.len())
+}
+
 /// Whether portal call `n` has begun and not returned. Its pinned greens' objects are then
 /// still borrowed by it: alive, and unchanged but for what the facts call volatile.
 pub(super) fn call_active(n: u64) -> bool {

@@ -169,6 +169,13 @@ pub fn disable_collection() {
     heap::set_enabled(false)
 }
 
+/// Sets how much this thread's heap hands out, at least, between two collections at safe
+/// points (`0`: the default, 4 MiB); the threshold is this or twice the bytes live after the
+/// last collection, whichever is more. Tests set it low to collect often.
+pub fn set_collection_threshold(bytes: usize) {
+    heap::set_min_threshold(bytes)
+}
+
 /// Frees every object of this thread's heap that `roots` do not reach, now.
 ///
 /// # Safety

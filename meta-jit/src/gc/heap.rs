@@ -104,6 +104,8 @@ struct Heap {
     /// Bytes handed out since the last collection.
     since: usize,
     threshold: usize,
+    /// The least `threshold` (0: [`MIN_THRESHOLD`]).
+    min_threshold: usize,
     enabled: bool,
     stats: HeapStats,
 }
@@ -147,7 +149,7 @@ pub(crate) fn set_enabled(on: bool) {
     HEAP.with(|h| {
         let mut h = h.borrow_mut();
         h.enabled = on;
-        let due = on && h.since >= h.threshold.max(MIN_THRESHOLD);
+        let due = on && h.since >= h.due_at();
         WANTED.with(|w| w.set(due));
     });
 }
@@ -155,6 +157,13 @@ pub(crate) fn set_enabled(on: bool) {
 /// Whether collection is enabled on this thread.
 pub(crate) fn enabled() -> bool {
     HEAP.with(|h| h.borrow().enabled)
+}
+
+/// Sets the least number of bytes the heap hands out between two collections (`0`: the
+/// default, 4 MiB); the threshold is this or twice the live bytes of the last collection,
+/// whichever is more.
+pub(crate) fn set_min_threshold(bytes: usize) {
+    HEAP.with(|h| h.borrow_mut().min_threshold = bytes);
 }
 
 /// Withdraws the request for a collection until another threshold's worth of allocation.
@@ -206,6 +215,15 @@ pub(crate) fn refill(class: usize) -> usize {
 }
 
 impl Heap {
+    /// The bytes to hand out before the next collection is due.
+    fn due_at(&self) -> usize {
+        let min = match self.min_threshold {
+            0 => MIN_THRESHOLD,
+            m => m,
+        };
+        self.threshold.max(min)
+    }
+
     /// The chunk and cell `word` points into, if it points into the heap.
     fn find(&self, word: usize) -> Option<(usize, usize)> {
         let base = word & !(CHUNK - 1);
@@ -261,7 +279,7 @@ impl Heap {
 
     fn handed_out(&mut self, bytes: usize) {
         self.since += bytes;
-        if self.enabled && self.since >= self.threshold.max(MIN_THRESHOLD) {
+        if self.enabled && self.since >= self.due_at() {
             WANTED.with(|w| w.set(true));
         }
     }

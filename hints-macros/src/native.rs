@@ -87,16 +87,21 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
     let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
     let gc = quote!(#mj::gc);
     quote! {{
-        // The collector's safe point: every live variable of the portal is a green or a red.
-        if #gc::collection_wanted() {
+        // The portal's roots for the collector: every live variable of the portal is a green
+        // or a red.
+        let __jit_roots = |__jit_t: &mut #gc::Tracer| {
             #[allow(unused_imports)]
             use #gc::probe::{ViaOpaque as _, ViaTrace as _};
-            let mut __jit_roots = #gc::Tracer::new();
-            #( (&&#gc::probe::Probe(&#green_ids)).__jit_root(&mut __jit_roots); )*
-            #( (&&#gc::probe::Probe(&#reds)).__jit_root(&mut __jit_roots); )*
+            #( (&&#gc::probe::Probe(&#green_ids)).__jit_root(__jit_t); )*
+            #( (&&#gc::probe::Probe(&#reds)).__jit_root(__jit_t); )*
+        };
+        // The collector's safe point.
+        if #gc::collection_wanted() {
+            let mut __jit_t = #gc::Tracer::new();
+            __jit_roots(&mut __jit_t);
             // SAFETY: the roots are all the portal's greens and reds at its `can_enter_jit!`.
             #[allow(unsafe_code)]
-            unsafe { #gc::__safepoint(__jit_roots) };
+            unsafe { #gc::__safepoint(__jit_t) };
         }
         #[allow(unsafe_code)]
         if #name::__jit_is_on() {
@@ -107,9 +112,11 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
             // SAFETY: the values are this portal's greens and reds at `can_enter_jit!`, which
             // is directly followed by the jump to the merge point; what comes back is assigned
             // to them (or returned) before they are used again.
-            let __jit_r = #name::with_driver(|__jit_d| unsafe {
+            // Compiled code that the driver runs may collect in its allocation slow path,
+            // with these greens and reds (as of now) among the roots.
+            let __jit_r = #gc::with_portal_roots(&__jit_roots, || #name::with_driver(|__jit_d| unsafe {
                 #w::can_enter_jit(__jit_d, &__jit_v, __jit_ng)
-            });
+            }));
             match __jit_r {
                 ::core::option::Option::None => {}
                 ::core::option::Option::Some(#w::Resumed::MergePoint(__jit_vals)) => {

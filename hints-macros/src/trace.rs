@@ -43,12 +43,10 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 quote!(#name::#vn #pat => { #( #tr::trace(#names, __jit_t); )* })
             })
             .collect(),
-        Data::Union(u) => {
-            return Err(syn::Error::new_spanned(
-                u.union_token,
-                "Trace cannot be derived for a union (the collector cannot tell which field is live)",
-            ))
-        }
+        Data::Union(u) => return Err(syn::Error::new_spanned(
+            u.union_token,
+            "Trace cannot be derived for a union (the collector cannot tell which field is live)",
+        )),
     };
     let (ig, tg, wc) = input.generics.split_for_impl();
     let mut preds: Vec<TokenStream> = wc

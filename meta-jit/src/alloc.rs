@@ -161,8 +161,12 @@ pub(crate) fn global_zeroed(layout: Layout) -> usize {
     p as usize
 }
 
-/// The C-ABI entry compiled code calls to allocate.
+/// The C-ABI entry compiled code calls to allocate (and nothing else calls): the slow path,
+/// where a collection may run first when the heap asks for one (see `gc`'s safety model).
 pub extern "C" fn jit_alloc(size: usize, align: usize) -> usize {
+    if crate::gc::heap::wanted() {
+        crate::gc::collect_in_compiled_code();
+    }
     alloc_zeroed(size, align)
 }
 

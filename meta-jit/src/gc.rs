@@ -40,6 +40,7 @@
 //! Owns: the `Gc` type, the one allocation function of interpreter objects, the collection
 //! entry points and their contracts. Must not know: jitcode, traces or any guest language.
 
+mod compiled;
 pub mod heap;
 mod trace;
 
@@ -47,6 +48,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
+#[doc(hidden)]
+pub use compiled::with_portal_roots;
+pub(crate) use compiled::Run;
 pub use heap::{stats, HeapStats};
 #[doc(hidden)]
 pub use trace::probe;
@@ -220,6 +224,30 @@ pub unsafe fn __safepoint(roots: Tracer) {
     // portal call is active and we are at its native `can_enter_jit!`, so no compiled code,
     // tracer or blackhole interpreter is running.
     unsafe { heap::collect(&roots.words) }
+}
+
+/// The allocation slow path of compiled code (`alloc::jit_alloc`) when the heap asks for a
+/// collection: collects with the roots `compiled` finds (the portal's greens and reds as of
+/// the run's entry, and conservatively the run's stack, registers and deadframe), if
+/// collection is enabled and exactly one portal call and one compiled run are active.
+pub(crate) fn collect_in_compiled_code() {
+    if !heap::enabled() || crate::alloc::tracking() {
+        return;
+    }
+    let Some(t) = compiled::roots() else {
+        return;
+    };
+    if t.opaque {
+        heap::note_untraceable();
+        heap::defer();
+        return;
+    }
+    // SAFETY: `enable_collection`'s contract makes the portal's greens and reds the only roots
+    // besides what compiled code holds; the one compiled run, suspended in this slow path,
+    // holds its values in registers, its stack frame and its deadframe, all in `t`; no tracer
+    // or blackhole interpreter runs while compiled code does.
+    unsafe { heap::collect(&t.words) };
+    heap::note_in_compiled_code();
 }
 
 /// Makes every constant of `consts` that points into the heap a root for the rest of the

@@ -132,7 +132,12 @@ fn run(rounds: &[Round]) -> Result<(), String> {
             // object the model knows is garbage (the program cannot reach it either).
             let live: Vec<usize> = (0..objs.len())
                 .filter(|&i| matches!(objs[i], Obj::Node(..)) && i >= objs.len().saturating_sub(64))
-                .chain(roots.iter().copied().filter(|&i| matches!(objs[i], Obj::Node(..))))
+                .chain(
+                    roots
+                        .iter()
+                        .copied()
+                        .filter(|&i| matches!(objs[i], Obj::Node(..))),
+                )
                 .collect();
             (p % 3 != 0 && !live.is_empty()).then(|| live[p % live.len()])
         };
@@ -147,14 +152,16 @@ fn run(rounds: &[Round]) -> Result<(), String> {
             let (mut a, mut b) = (pick(&objs), pick(&objs));
             a = a.filter(|&x| node_at(&objs, Some(x)).is_some());
             b = b.filter(|&x| node_at(&objs, Some(x)).is_some());
-            let kind = r.picks.get(i % r.picks.len().max(1)).map_or(2, |&p| (p >> 3) % 8);
+            let kind = r
+                .picks
+                .get(i % r.picks.len().max(1))
+                .map_or(2, |&p| (p >> 3) % 8);
             if kind == 0 {
                 objs.push(Obj::Leaf(Gc::new(Leaf { id: i as i64 })));
             } else if kind == 1 {
                 let leaf = Gc::new(Leaf { id: i as i64 + 1 });
-                let items: Vec<Option<usize>> = (0..20)
-                    .map(|k| if k % 2 == 0 { a } else { b })
-                    .collect();
+                let items: Vec<Option<usize>> =
+                    (0..20).map(|k| if k % 2 == 0 { a } else { b }).collect();
                 let mut arr = [None; 20];
                 for (k, it) in items.iter().enumerate() {
                     arr[k] = node_at(&objs, *it);
@@ -188,7 +195,10 @@ fn run(rounds: &[Round]) -> Result<(), String> {
         let cands: Vec<usize> = roots
             .iter()
             .copied()
-            .chain((objs.len().saturating_sub(64)..objs.len()).filter(|&i| !matches!(objs[i], Obj::Dead)))
+            .chain(
+                (objs.len().saturating_sub(64)..objs.len())
+                    .filter(|&i| !matches!(objs[i], Obj::Dead)),
+            )
             .collect();
         for (k, &p) in r.keep.iter().enumerate() {
             if cands.is_empty() {
@@ -232,7 +242,12 @@ fn run(rounds: &[Round]) -> Result<(), String> {
         // Reuse the freed cells (garbage at once), then check the live objects again.
         for k in 0..r.n as i64 * 4 {
             let _ = Gc::new(Leaf { id: -k });
-            let _ = Gc::new(Node { id: -k, a: None, b: None, back: Cell::new(None) });
+            let _ = Gc::new(Node {
+                id: -k,
+                a: None,
+                b: None,
+                back: Cell::new(None),
+            });
         }
         for &i in &live {
             intact(&objs, i)?;
@@ -285,7 +300,10 @@ fn freed_cells_are_reused() {
         t.root(&keep);
         // SAFETY: only `keep` is used afterwards.
         unsafe { gc::collect(&t) };
-        assert!(gc::stats().live_objects >= 100.min(round * 100), "round {round}");
+        assert!(
+            gc::stats().live_objects >= 100.min(round * 100),
+            "round {round}"
+        );
     }
     let mut n = 0;
     let mut at = keep;
@@ -299,4 +317,58 @@ fn freed_cells_are_reused() {
     // live 640 KB.
     let grown = meta_jit::alloc::reserved_bytes() - before;
     assert!(grown < 4 << 20, "{grown} bytes");
+}
+
+/// The roots of compiled code suspended in its allocation slow path are found on its stack and
+/// in its registers: a loop (compiled from trace text, not optimized) keeps an object it
+/// allocated before its label only in a register or spill slot, allocates one object per
+/// iteration (collecting whenever it takes a new region) and reads the first object back every
+/// iteration. Were the object freed, its cell would be handed out again, zeroed, and the guard
+/// on its field would fail.
+#[test]
+fn compiled_code_keeps_the_objects_in_its_registers() {
+    use meta_jit::backend::{Backend, CompileOptions};
+    use meta_jit::interp::Outcome;
+    use meta_jit::ir::{parse::parse, Value};
+    let t = parse(
+        "descr v = field(offset=0, size=8, kind=i, signed)
+        descr Num = size(size=8, align=8)
+        [i0]
+        p1 = new(descr=Num)
+        setfield(p1, 42, descr=v)
+        p2 = new(descr=Num)
+        setfield(p2, 43, descr=v)
+        label(p1, p2, i0)
+        p3 = new(descr=Num)
+        setfield(p3, i0, descr=v)
+        i4 = getfield_i(p1, descr=v)
+        i5 = getfield_i(p2, descr=v)
+        i6 = int_add(i4, i5)
+        i7 = int_eq(i6, 85)
+        guard_true(i7) [i0, i4, i5]
+        i8 = int_add(i0, 1)
+        i9 = int_lt(i8, 300000)
+        guard_true(i9) [i8]
+        jump(p1, p2, i8)",
+    )
+    .unwrap();
+    let mut b = Backend::new();
+    let id = b.compile(&t, &CompileOptions::default()).unwrap();
+    let c0 = gc::stats().in_compiled_code;
+    // A portal call (the collector's condition), with no roots of its own.
+    let call = meta_jit::warm::portal_entered(&meta_jit::warm::Vals::default());
+    gc::set_collection_threshold(8);
+    // SAFETY: no `Gc` of this test is used after the run; the run's own objects are what the
+    // test checks.
+    unsafe { gc::enable_collection() };
+    let end = gc::with_portal_roots(&|_: &mut Tracer| {}, || b.run(id, &[Value::Int(0)]));
+    gc::disable_collection();
+    gc::set_collection_threshold(0);
+    drop(call);
+    let end = end.unwrap();
+    match end.outcome {
+        Outcome::GuardFailed { saved, .. } => assert_eq!(saved, vec![Value::Int(300_000)]),
+        o => panic!("{o:?}"),
+    }
+    assert!(gc::stats().in_compiled_code - c0 >= 5, "{:?}", gc::stats());
 }

@@ -136,6 +136,9 @@ impl Running {
         // reach: the backend's maximum when the run was entered, and a trace compiled since
         // then needs no more than the shortest deadframe of the runs entered (checked by
         // `compile_inner`).
+        // The collector finds the run's values on the stack below this frame (see gc).
+        let top = 0u64;
+        let _run = crate::gc::Run::enter(std::hint::black_box(&top) as *const u64 as usize, &self.frame);
         unsafe {
             let entry: extern "C" fn(*mut u64) -> u64 = std::mem::transmute(self.entry);
             entry(self.frame.as_mut_ptr())

@@ -115,6 +115,8 @@ struct Heap {
 pub struct HeapStats {
     /// Collections run.
     pub collections: u64,
+    /// Of those, collections in compiled code's allocation slow path.
+    pub in_compiled_code: u64,
     /// Collections a safe point skipped because a green or red of the portal does not
     /// implement `Trace` (the collector cannot see what it holds).
     pub skipped_untraceable: u64,
@@ -170,6 +172,11 @@ pub(crate) fn set_min_threshold(bytes: usize) {
 pub(crate) fn defer() {
     HEAP.with(|h| h.borrow_mut().since = 0);
     WANTED.with(|w| w.set(false));
+}
+
+/// Counts a collection in compiled code's allocation slow path.
+pub(crate) fn note_in_compiled_code() {
+    HEAP.with(|h| h.borrow_mut().stats.in_compiled_code += 1);
 }
 
 /// Counts a safe point that could not collect (a green or red the collector cannot see).

@@ -27,7 +27,7 @@ pub(crate) const CLASSES: usize = MAX_SMALL / 8;
 
 thread_local! {
     static TRACKED: RefCell<Option<Vec<(usize, Layout)>>> = const { RefCell::new(None) };
-    static NURSERIES: [Nursery; CLASSES] = const { [const { Nursery::EMPTY }; CLASSES] };
+    static NURSERIES: [Nursery; CLASSES] = const { [const { Nursery::empty() }; CLASSES] };
     static RESERVED: Cell<usize> = const { Cell::new(0) };
 }
 
@@ -49,10 +49,12 @@ pub struct Nursery {
 }
 
 impl Nursery {
-    const EMPTY: Nursery = Nursery {
-        top: Cell::new(0),
-        end: Cell::new(0),
-    };
+    const fn empty() -> Nursery {
+        Nursery {
+            top: Cell::new(0),
+            end: Cell::new(0),
+        }
+    }
 
     fn bump(&self, size: usize) -> Option<usize> {
         let top = self.top.get();

@@ -17,7 +17,7 @@
 //! With no such call a `Gc<T>` stays valid for the rest of the program (the heap then only
 //! grows), exactly as before the collector existed. Two `unsafe` entry points free memory:
 //!
-//! - [`collect`], whose caller names every root;
+//! - `collect`, whose caller names every root;
 //! - [`enable_collection`], which lets the portals of this thread collect at their safe points:
 //!   at a native `can_enter_jit!` (the loop's back edge, where every live variable of the
 //!   portal is a green or a red), when the heap has handed out its threshold since the last
@@ -31,7 +31,7 @@
 //! tracer or blackhole interpreter is on the stack with objects in its registers: they run
 //! inside a portal call, and a safe point inside them would be a nested one), when every green
 //! and red implements [`Trace`] (otherwise it skips, and counts it in [`HeapStats`]), and never
-//! while an allocation [`crate::alloc::Tracker`] is alive. The constants of compiled traces
+//! while an allocation `crate::alloc::Tracker` is alive. The constants of compiled traces
 //! (in machine code and resume data) are pinned for the thread's life when the backend
 //! compiles them. Inside an object, every `Gc` is a word of the object (`Gc::new` asserts
 //! [`Trace::INLINE`] at compile time), so the collector scans objects word by word with no
@@ -186,7 +186,7 @@ pub fn set_collection_threshold(bytes: usize) {
 /// Every `Gc` the program will use again is reachable through [`Trace`] from `roots` (or is
 /// a constant of a compiled trace); no compiled code, tracer, jitcode runner or blackhole
 /// interpreter is running on this thread (their registers would not be roots). Does nothing
-/// while an allocation [`crate::alloc::Tracker`] is alive.
+/// while an allocation `crate::alloc::Tracker` is alive.
 pub unsafe fn collect(roots: &Tracer) {
     if crate::alloc::tracking() {
         return;

@@ -139,7 +139,7 @@ fn run(rounds: &[Round]) -> Result<(), String> {
                         .filter(|&i| matches!(objs[i], Obj::Node(..))),
                 )
                 .collect();
-            (p % 3 != 0 && !live.is_empty()).then(|| live[p % live.len()])
+            (!p.is_multiple_of(3) && !live.is_empty()).then(|| live[p % live.len()])
         };
         let node_at = |objs: &[Obj], i: Option<usize>| -> Option<Gc<Node>> {
             i.and_then(|i| match &objs[i] {

@@ -1,15 +1,15 @@
 //! Collection in the slow path of compiled code's allocation: the roots compiled code holds.
 //!
 //! A compiled loop whose objects escape allocates inline and may never come back to the
-//! portal's safe point, so the allocation slow path ([`crate::alloc::jit_alloc`], which only
+//! portal's safe point, so the allocation slow path (`crate::alloc::jit_alloc`, which only
 //! compiled code calls) collects too. Compiled code keeps trace values in registers and in
 //! spill slots of its native stack frame, with no stack map; the collector finds them
 //! conservatively: every word of the native stack from the collector's frame up to the frame
-//! that entered the run ([`Run`]), the callee-saved registers, and the run's deadframe. A word
+//! that entered the run (`Run`), the callee-saved registers, and the run's deadframe. A word
 //! that points into a cell keeps that cell (an integer that looks like one only retains
 //! memory). The portal's greens and reds as of the run's entry, which may lead to memory
 //! compiled code writes `Gc`s into (a red `&mut Out`), are traced precisely
-//! ([`with_portal_roots`]).
+//! (`with_portal_roots`).
 //!
 //! This is sound only because compiled code is the backend's own: it keeps every live object
 //! pointer as a whole word in a register or a spill slot across a call (it never hides one,
@@ -52,7 +52,7 @@ pub fn with_portal_roots<R>(roots: &dyn Fn(&mut Tracer), f: impl FnOnce() -> R) 
     f()
 }
 
-/// A compiled run on the native stack, from [`Run::enter`] until dropped.
+/// A compiled run on the native stack, from `Run::enter` until dropped.
 pub(crate) struct Run {
     prev: (usize, usize, usize, usize),
 }

@@ -1,7 +1,7 @@
 //! The collected heap: chunks of same-size cells, a mark bit per cell, and a non-moving
 //! mark-sweep collection.
 //!
-//! Layout. A chunk is [`CHUNK`] bytes aligned to [`CHUNK`], holding cells of one size class
+//! Layout. A chunk is `CHUNK` bytes aligned to `CHUNK`, holding cells of one size class
 //! (8 to 256 bytes). No object has a header: a cell's size is its chunk's, and an address maps
 //! to its chunk by masking and to its cell by dividing, so compiled code's inline allocation is
 //! a bump of the class's nursery region and nothing more. The chunk's mark bitmap says which
@@ -9,7 +9,7 @@
 //! runs of unmarked cells ("holes") of each class once each, in address order, zeroing them
 //! first, and takes a new chunk when none is left.
 //!
-//! Collection ([`collect`]): clear the marks; mark from the roots, which are the words the
+//! Collection (`collect`): clear the marks; mark from the roots, which are the words the
 //! caller names (precise: the `Trace` of the portal's greens and reds), the pinned words (trace
 //! constants) and every word of the large objects; then scan every marked cell word by word and
 //! mark what its words point into (conservative within objects: any word that is the address of,
@@ -19,9 +19,9 @@
 //! regions are emptied, so no region spans a cell that was free before and is live now.
 //!
 //! Soundness rests on three facts: (1) every object of the heap is allocated through
-//! [`refill`] or the nursery fast path, so it lies in a chunk cell; (2) every `Gc` stored inside
+//! `refill` or the nursery fast path, so it lies in a chunk cell; (2) every `Gc` stored inside
 //! an object is a word of that object (`Trace::INLINE`, asserted by `Gc::new`, and jitcode,
-//! compiled code and resume store `Gc` fields as words); (3) the caller of [`collect`] names
+//! compiled code and resume store `Gc` fields as words); (3) the caller of `collect` names
 //! every root (the contract of `gc::collect` and `gc::enable_collection`).
 //!
 //! Owns: chunks, marks, holes, the collection and its statistics. Must not know: `Gc`'s type
@@ -31,6 +31,7 @@
 use std::alloc::Layout;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
 use crate::alloc::{class_size, empty_nurseries, global_zeroed, with_nursery, CLASSES};
@@ -40,6 +41,25 @@ pub(crate) const CHUNK: usize = 1 << 18;
 /// The bytes handed out between two collections, at least (the heap asks for a collection
 /// once it has handed out this much, or twice the live bytes if that is more).
 const MIN_THRESHOLD: usize = 4 << 20;
+
+/// Hashes a chunk's base address (a multiple of `CHUNK`) by one multiplication: the
+/// collector looks up every word it scans, and SipHash was most of the marking time.
+#[derive(Default)]
+struct BaseHasher(u64);
+
+impl Hasher for BaseHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = ((n / CHUNK) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 struct Chunk {
     base: usize,
@@ -94,7 +114,7 @@ struct Class {
 #[derive(Default)]
 struct Heap {
     chunks: Vec<Chunk>,
-    by_base: HashMap<usize, usize>,
+    by_base: HashMap<usize, usize, BuildHasherDefault<BaseHasher>>,
     classes: Vec<Class>,
     /// Objects outside the chunks (large ones, and those `Gc::new` made while a tracker was
     /// alive): never freed, scanned as roots.
@@ -104,7 +124,7 @@ struct Heap {
     /// Bytes handed out since the last collection.
     since: usize,
     threshold: usize,
-    /// The least `threshold` (0: [`MIN_THRESHOLD`]).
+    /// The least `threshold` (0: `MIN_THRESHOLD`).
     min_threshold: usize,
     enabled: bool,
     stats: HeapStats,
@@ -234,6 +254,9 @@ impl Heap {
     /// The chunk and cell `word` points into, if it points into the heap.
     fn find(&self, word: usize) -> Option<(usize, usize)> {
         let base = word & !(CHUNK - 1);
+        if base == 0 {
+            return None;
+        }
         let &k = self.by_base.get(&base)?;
         let c = &self.chunks[k];
         let i = (word - base) / c.cell;

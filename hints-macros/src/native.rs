@@ -13,7 +13,9 @@
 //! thread-local flag tests per `can_enter_jit!`: the driver's on flag and the collector's
 //! request; when the collector asks (`meta_jit::gc::collection_wanted`), the greens and reds
 //! are handed to its safe point as roots (through `Trace`; one that does not implement it
-//! makes the safe point skip the collection).
+//! makes the safe point skip the collection). The driver gets the same roots as a closure, for
+//! collections in compiled code; the closure captures copies of the greens and reds (or the
+//! references they hold), never their addresses.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -86,14 +88,19 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
     let green_ids: Vec<Ident> = v.greens.iter().map(|g| Ident::new(g, span)).collect();
     let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
     let gc = quote!(#mj::gc);
+    let all: Vec<&Ident> = green_ids.iter().chain(&reds).collect();
+    let views: Vec<Ident> = (0..all.len())
+        .map(|k| Ident::new(&format!("__jit_view{k}"), span))
+        .collect();
     quote! {{
         // The portal's roots for the collector: every live variable of the portal is a green
-        // or a red.
-        let __jit_roots = |__jit_t: &mut #gc::Tracer| {
-            #[allow(unused_imports)]
-            use #gc::probe::{ViaOpaque as _, ViaTrace as _};
-            #( (&&#gc::probe::Probe(&#green_ids)).__jit_root(__jit_t); )*
-            #( (&&#gc::probe::Probe(&#reds)).__jit_root(__jit_t); )*
+        // or a red. The closure captures views of them by value (copies, or the references
+        // they hold), never their addresses, which would keep them in memory.
+        #[allow(unused_imports)]
+        use #gc::probe::{ViaCopy as _, ViaMut as _, ViaOpaque as _, ViaRef as _};
+        #( let #views = (&&&&#gc::probe::Probe(&#all)).__jit_view(); )*
+        let __jit_roots = move |__jit_t: &mut #gc::Tracer| {
+            #( #gc::probe::View::trace_view(&#views, __jit_t); )*
         };
         // The collector's safe point.
         if #gc::collection_wanted() {
@@ -114,9 +121,9 @@ fn enter(v: &Expand, span: Span) -> TokenStream {
             // to them (or returned) before they are used again.
             // Compiled code that the driver runs may collect in its allocation slow path,
             // with these greens and reds (as of now) among the roots.
-            let __jit_r = #gc::with_portal_roots(&__jit_roots, || #name::with_driver(|__jit_d| unsafe {
-                #w::can_enter_jit(__jit_d, &__jit_v, __jit_ng)
-            }));
+            let __jit_r = #name::with_driver(|__jit_d| unsafe {
+                #w::can_enter_jit(__jit_d, &__jit_v, __jit_ng, &__jit_roots)
+            });
             match __jit_r {
                 ::core::option::Option::None => {}
                 ::core::option::Option::Some(#w::Resumed::MergePoint(__jit_vals)) => {

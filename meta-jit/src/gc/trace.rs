@@ -191,36 +191,110 @@ tuple!(0 A, 1 B);
 tuple!(0 A, 1 B, 2 C);
 tuple!(0 A, 1 B, 2 C, 3 D);
 
-/// The safe point's probe (autoref specialization): `(&&Probe(&x)).__jit_root(t)` reports `x`
-/// to `t` when its type implements [`Trace`] and marks `t` opaque (no collection) otherwise.
+/// The safe point's probe (autoref specialization): `(&&&&Probe(&x)).__jit_view()` turns a
+/// green or red `x` into a value the portal's roots closure captures *by value*, so that the
+/// closure (whose address the driver keeps while compiled code runs) never holds the address
+/// of the portal's variable, which would keep it in memory for the whole loop:
+/// a copy when `x`'s type is `Trace + Copy` (`Gc`, scalars, `&T`), the reference it holds when
+/// it is a `&mut T` with `T: Trace`, a reference to `x` for another `Trace` type (an owned
+/// `Vec`), and an opaque marker otherwise (the collection is then skipped).
 #[doc(hidden)]
 pub mod probe {
     use super::{Trace, Tracer};
 
-    /// A green or red of the portal at a safe point.
+    /// A green or red of the portal.
     pub struct Probe<'a, T: ?Sized>(pub &'a T);
 
-    /// Chosen when the value's type implements [`Trace`].
-    pub trait ViaTrace {
-        /// Reports the value's `Gc`s.
-        fn __jit_root(&self, t: &mut Tracer);
+    /// What a roots closure captures of a green or red.
+    pub trait View {
+        /// Reports the `Gc`s (or marks the roots opaque).
+        fn trace_view(&self, t: &mut Tracer);
     }
-    impl<T: Trace + ?Sized> ViaTrace for &Probe<'_, T> {
+
+    /// A copy of a `Trace + Copy` value.
+    pub struct Copied<T>(T);
+    impl<T: Trace> View for Copied<T> {
         #[inline]
-        fn __jit_root(&self, t: &mut Tracer) {
+        fn trace_view(&self, t: &mut Tracer) {
             self.0.trace(t)
         }
     }
 
-    /// Chosen otherwise: the collector cannot see what the value holds.
+    /// A reference to a `Trace` value.
+    pub struct Borrowed<'a, T: ?Sized>(&'a T);
+    impl<T: Trace + ?Sized> View for Borrowed<'_, T> {
+        #[inline]
+        fn trace_view(&self, t: &mut Tracer) {
+            self.0.trace(t)
+        }
+    }
+
+    /// A value the collector cannot see into.
+    pub struct Opaque;
+    impl View for Opaque {
+        #[inline]
+        fn trace_view(&self, t: &mut Tracer) {
+            t.opaque = true;
+        }
+    }
+
+    /// Chosen for `Trace + Copy` values.
+    pub trait ViaCopy {
+        /// The view.
+        type V: View;
+        /// Makes the view.
+        fn __jit_view(&self) -> Self::V;
+    }
+    impl<T: Trace + Copy> ViaCopy for &&&Probe<'_, T> {
+        type V = Copied<T>;
+        #[inline]
+        fn __jit_view(&self) -> Copied<T> {
+            Copied(*self.0)
+        }
+    }
+
+    /// Chosen for `&mut T` with `T: Trace`.
+    pub trait ViaMut<'a> {
+        /// The view.
+        type V: View;
+        /// Makes the view.
+        fn __jit_view(&self) -> Self::V;
+    }
+    impl<'a, T: Trace + ?Sized> ViaMut<'a> for &&Probe<'a, &mut T> {
+        type V = Borrowed<'a, T>;
+        #[inline]
+        fn __jit_view(&self) -> Borrowed<'a, T> {
+            Borrowed(&**self.0)
+        }
+    }
+
+    /// Chosen for other `Trace` values.
+    pub trait ViaRef<'a> {
+        /// The view.
+        type V: View;
+        /// Makes the view.
+        fn __jit_view(&self) -> Self::V;
+    }
+    impl<'a, T: Trace + ?Sized> ViaRef<'a> for &Probe<'a, T> {
+        type V = Borrowed<'a, T>;
+        #[inline]
+        fn __jit_view(&self) -> Borrowed<'a, T> {
+            Borrowed(self.0)
+        }
+    }
+
+    /// Chosen otherwise.
     pub trait ViaOpaque {
-        /// Marks the roots opaque.
-        fn __jit_root(&self, t: &mut Tracer);
+        /// The view.
+        type V: View;
+        /// Makes the view.
+        fn __jit_view(&self) -> Self::V;
     }
     impl<T: ?Sized> ViaOpaque for Probe<'_, T> {
+        type V = Opaque;
         #[inline]
-        fn __jit_root(&self, t: &mut Tracer) {
-            t.opaque = true;
+        fn __jit_view(&self) -> Opaque {
+            Opaque
         }
     }
 }

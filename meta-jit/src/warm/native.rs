@@ -20,8 +20,15 @@ use crate::jitcode::Value;
 /// at a `can_enter_jit!` directly followed by the jump to its merge point, the references among
 /// them live and usable for everything the interpreter does with them, and the caller assigns
 /// what it gets back to the greens and reds (or returns it) before using them again.
+/// `roots` reports the greens and reds to the collector, should compiled code that the driver
+/// runs collect in its allocation slow path (see `gc::with_portal_roots`).
 #[inline]
-pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> Option<Resumed> {
+pub unsafe fn can_enter_jit(
+    driver: &JitDriver,
+    vals: &Vals,
+    greens: usize,
+    roots: &dyn Fn(&mut crate::gc::Tracer),
+) -> Option<Resumed> {
     if !driver.is_on() {
         return None;
     }
@@ -35,7 +42,7 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
         }
     }
     // SAFETY: forwarded.
-    unsafe { driver.hot(g, r, slot) }
+    crate::gc::with_portal_roots(roots, || unsafe { driver.hot(g, r, slot) })
 }
 
 /// The portal calls of this thread that have begun and not returned.

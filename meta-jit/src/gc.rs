@@ -160,10 +160,12 @@ pub fn collection_enabled() -> bool {
 /// Until [`disable_collection`], at every `can_enter_jit!` of a portal on this thread, every
 /// `Gc` the program will use again is reachable through [`Trace`] from that portal's greens
 /// and reds (or is a constant of a compiled trace): none is kept only in a caller's frame, a
-/// thread-local or a static, a `Vec` that no green or red reaches, or the like; and the
-/// thread runs jitcode and compiled code only through its portals (not
-/// `Backend::run` or `run_jitcode` around a portal call). The framework checks the rest (see
-/// the module's safety model).
+/// thread-local or a static, a `Vec` that no green or red reaches, or the like. While compiled
+/// code runs, the same holds of the greens and reds as the `can_enter_jit!` that entered it
+/// saw, with the values compiled code holds: a red that is a reference to memory holding `Gc`s
+/// (`out: &mut Out`) is not made to point elsewhere by the loop. The thread runs jitcode and
+/// compiled code only through its portals (not `Backend::run` or `run_jitcode` around a
+/// portal call). The framework checks the rest (see the module's safety model).
 pub unsafe fn enable_collection() {
     heap::set_enabled(true)
 }
@@ -224,6 +226,17 @@ pub unsafe fn __safepoint(roots: Tracer) {
     // portal call is active and we are at its native `can_enter_jit!`, so no compiled code,
     // tracer or blackhole interpreter is running.
     unsafe { heap::collect(&roots.words) }
+}
+
+/// The anchors `roots` reports (see `with_portal_roots`), if collection is enabled and the
+/// roots are not opaque; `None` otherwise (no compiled run collects).
+pub(crate) fn anchors(roots: &dyn Fn(&mut Tracer)) -> Option<Vec<usize>> {
+    if !heap::enabled() {
+        return None;
+    }
+    let mut t = Tracer::new();
+    roots(&mut t);
+    (!t.opaque).then_some(t.anchors)
 }
 
 /// The allocation slow path of compiled code (`alloc::jit_alloc`) when the heap asks for a

@@ -7,9 +7,12 @@
 //! conservatively: every word of the native stack from the collector's frame up to the frame
 //! that entered the run (`Run`), the callee-saved registers, and the run's deadframe. A word
 //! that points into a cell keeps that cell (an integer that looks like one only retains
-//! memory). The portal's greens and reds as of the run's entry, which may lead to memory
-//! compiled code writes `Gc`s into (a red `&mut Out`), are traced precisely
-//! (`with_portal_roots`).
+//! memory). The portal's greens and reds, which may lead to memory compiled code writes `Gc`s
+//! into (a red `&mut Out`), are traced precisely (`with_portal_roots`), as the native
+//! `can_enter_jit!` saw them. So a run collects only if every green or red that points to
+//! memory outside the heap holding `Gc`s (an *anchor*) is among the run's inputs, as it was
+//! (a green of that kind, never an input, stops collection in compiled code), and
+//! `enable_collection`'s contract asks that the loop not make such a red point elsewhere.
 //!
 //! This is sound only because compiled code is the backend's own: it keeps every live object
 //! pointer as a whole word in a register or a spill slot across a call (it never hides one,
@@ -28,17 +31,44 @@ use super::Tracer;
 /// driver (erased lifetime: valid while `with_portal_roots` runs).
 type RootsFn = *const (dyn Fn(&mut Tracer) + 'static);
 
+/// The portal's roots while the driver runs: the closure, and the anchors it reported (`None`:
+/// no compiled run may collect).
+type PortalRoots = (RootsFn, Option<*const [usize]>);
+
+/// The compiled runs active on this thread: how many, and the outermost one's stack top,
+/// deadframe (address, length) and whether it was entered with the reds the portal's roots
+/// closure saw.
+#[derive(Clone, Copy)]
+struct Runs {
+    depth: usize,
+    top: usize,
+    frame: (usize, usize),
+    roots_match: bool,
+}
+
 thread_local! {
-    static PORTAL_ROOTS: Cell<Option<RootsFn>> = const { Cell::new(None) };
-    /// Compiled runs active on this thread, and the outermost one's stack top and deadframe.
-    static RUNS: Cell<(usize, usize, usize, usize)> = const { Cell::new((0, 0, 0, 0)) };
+    static PORTAL_ROOTS: Cell<Option<PortalRoots>> = const { Cell::new(None) };
+    static RUNS: Cell<Runs> = const {
+        Cell::new(Runs { depth: 0, top: 0, frame: (0, 0), roots_match: false })
+    };
 }
 
 /// Runs `f` (the driver, from a native `can_enter_jit!`) with `roots` as the portal's roots
-/// for collections in compiled code it runs.
+/// for collections in compiled code it runs. `anchors` are what `roots` reported as the
+/// addresses of memory outside the heap holding `Gc`s that the greens and reds point to (a
+/// red `&mut Out`): a compiled run collects only if it was entered with all of them among its
+/// inputs (so that `roots` still describes its state); `None`: no compiled run collects.
+///
+/// # Safety
+/// `roots` reports every `Gc` reachable from the portal's greens and reds; the compiled code
+/// that `f` runs is entered by the portal's driver.
 #[inline]
-pub fn with_portal_roots<R>(roots: &dyn Fn(&mut Tracer), f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<RootsFn>);
+pub unsafe fn with_portal_roots<R>(
+    roots: &dyn Fn(&mut Tracer),
+    anchors: Option<&[usize]>,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Restore(Option<PortalRoots>);
     impl Drop for Restore {
         fn drop(&mut self) {
             PORTAL_ROOTS.with(|p| p.set(self.0));
@@ -48,24 +78,41 @@ pub fn with_portal_roots<R>(roots: &dyn Fn(&mut Tracer), f: impl FnOnce() -> R) 
     // back before this function returns or unwinds), when `roots` is alive.
     let erased: RootsFn =
         unsafe { std::mem::transmute::<*const (dyn Fn(&mut Tracer) + '_), RootsFn>(roots) };
-    let _restore = Restore(PORTAL_ROOTS.with(|p| p.replace(Some(erased))));
+    let set = Some((erased, anchors.map(|a| a as *const [usize])));
+    let _restore = Restore(PORTAL_ROOTS.with(|p| p.replace(set)));
     f()
 }
 
 /// A compiled run on the native stack, from `Run::enter` until dropped.
 pub(crate) struct Run {
-    prev: (usize, usize, usize, usize),
+    prev: Runs,
 }
 
 impl Run {
     /// Records a run entered from the frame holding `top` (an address above every frame of the
-    /// run) with deadframe `frame`.
+    /// run) with deadframe `frame` (the iteration limit, then the inputs).
     pub(crate) fn enter(top: usize, frame: &[u64]) -> Run {
         let prev = RUNS.with(|r| r.get());
-        let next = if prev.0 == 0 {
-            (1, top, frame.as_ptr() as usize, frame.len())
+        let next = if prev.depth == 0 {
+            let roots_match = PORTAL_ROOTS.with(|p| p.get()).is_some_and(|(_, anchors)| {
+                anchors.is_some_and(|a| {
+                    // SAFETY: set by `with_portal_roots`, which is still running.
+                    let a = unsafe { &*a };
+                    let inputs = frame.get(1..).unwrap_or_default();
+                    a.iter().all(|&x| inputs.contains(&(x as u64)))
+                })
+            });
+            Runs {
+                depth: 1,
+                top,
+                frame: (frame.as_ptr() as usize, frame.len()),
+                roots_match,
+            }
         } else {
-            (prev.0 + 1, prev.1, prev.2, prev.3)
+            Runs {
+                depth: prev.depth + 1,
+                ..prev
+            }
         };
         RUNS.with(|r| r.set(next));
         Run { prev }
@@ -83,11 +130,16 @@ impl Drop for Run {
 /// `None`: no collection now.
 #[inline(never)]
 pub(crate) fn roots() -> Option<Tracer> {
-    let (runs, top, frame, len) = RUNS.with(|r| r.get());
-    if runs != 1 || crate::warm::portal_depth() != 1 {
+    let Runs {
+        depth,
+        top,
+        frame: (frame, len),
+        roots_match,
+    } = RUNS.with(|r| r.get());
+    if depth != 1 || !roots_match || crate::warm::portal_depth() != 1 {
         return None;
     }
-    let portal = PORTAL_ROOTS.with(|p| p.get())?;
+    let (portal, _) = PORTAL_ROOTS.with(|p| p.get())?;
     let mut t = Tracer::new();
     // SAFETY: set by `with_portal_roots`, which is still running (the compiled run is inside
     // it: the run's portal call is the only one active).

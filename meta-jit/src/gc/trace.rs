@@ -14,6 +14,10 @@ use super::Gc;
 pub struct Tracer {
     pub(crate) words: Vec<usize>,
     pub(crate) opaque: bool,
+    /// The addresses of memory outside the heap that holds `Gc`s, which the portal's greens
+    /// and reds point to (a red `&mut Out`): a compiled run collects only if it was entered
+    /// with these among its inputs.
+    pub(crate) anchors: Vec<usize>,
 }
 
 impl Tracer {
@@ -216,7 +220,18 @@ pub mod probe {
     impl<T: Trace> View for Copied<T> {
         #[inline]
         fn trace_view(&self, t: &mut Tracer) {
-            self.0.trace(t)
+            self.0.trace(t);
+            if !T::INLINE {
+                // A reference to memory holding `Gc`s: its address (0, which no input
+                // equals, if it is not one word).
+                let a = if std::mem::size_of::<T>() == 8 {
+                    // SAFETY: `T` is one word (a thin reference); its bits are the address.
+                    unsafe { std::mem::transmute_copy::<T, usize>(&self.0) }
+                } else {
+                    0
+                };
+                t.anchors.push(a);
+            }
         }
     }
 
@@ -225,7 +240,10 @@ pub mod probe {
     impl<T: Trace + ?Sized> View for Borrowed<'_, T> {
         #[inline]
         fn trace_view(&self, t: &mut Tracer) {
-            self.0.trace(t)
+            self.0.trace(t);
+            if !T::NO_GC {
+                t.anchors.push(self.0 as *const T as *const () as usize);
+            }
         }
     }
 

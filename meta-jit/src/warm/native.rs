@@ -20,8 +20,8 @@ use crate::jitcode::Value;
 /// at a `can_enter_jit!` directly followed by the jump to its merge point, the references among
 /// them live and usable for everything the interpreter does with them, and the caller assigns
 /// what it gets back to the greens and reds (or returns it) before using them again.
-/// `roots` reports the greens and reds to the collector, should compiled code that the driver
-/// runs collect in its allocation slow path (see `gc::with_portal_roots`).
+/// `roots` reports every `Gc` the greens and reds reach to the collector, should compiled code
+/// that the driver runs collect in its allocation slow path (see `gc::with_portal_roots`).
 #[inline]
 pub unsafe fn can_enter_jit(
     driver: &JitDriver,
@@ -42,7 +42,9 @@ pub unsafe fn can_enter_jit(
         }
     }
     // SAFETY: forwarded.
-    crate::gc::with_portal_roots(roots, || unsafe { driver.hot(g, r, slot) })
+    let anchors = crate::gc::anchors(roots);
+    // SAFETY: forwarded (the expansion's `roots` reports the greens and reds).
+    unsafe { crate::gc::with_portal_roots(roots, anchors.as_deref(), || driver.hot(g, r, slot)) }
 }
 
 /// The portal calls of this thread that have begun and not returned.

@@ -17,7 +17,7 @@
 //! With no such call a `Gc<T>` stays valid for the rest of the program (the heap then only
 //! grows), exactly as before the collector existed. Two `unsafe` entry points free memory:
 //!
-//! - `collect`, whose caller names every root;
+//! - [`collect`], whose caller names every root;
 //! - [`enable_collection`], which lets the portals of this thread collect at their safe points:
 //!   at a native `can_enter_jit!` (the loop's back edge, where every live variable of the
 //!   portal is a green or a red), when the heap has handed out its threshold since the last
@@ -36,6 +36,13 @@
 //! compiles them. Inside an object, every `Gc` is a word of the object (`Gc::new` asserts
 //! [`Trace::INLINE`] at compile time), so the collector scans objects word by word with no
 //! type information, and compiled code's inline allocation writes no header.
+//!
+//! Compiled code collects too, in its allocation slow path (`alloc::jit_alloc`), under the
+//! same conditions and one more compiled run active: its roots are the portal's greens and
+//! reds as the `can_enter_jit!` that entered it saw them, and, conservatively, its native
+//! stack, callee-saved registers and deadframe (see `gc/compiled.rs`, which also says when
+//! the greens and reds it saw are not trusted). `enable_collection`'s contract adds that the
+//! loop does not make a red that points to memory holding `Gc`s point elsewhere.
 //!
 //! Owns: the `Gc` type, the one allocation function of interpreter objects, the collection
 //! entry points and their contracts. Must not know: jitcode, traces or any guest language.

@@ -29,6 +29,7 @@ mod native;
 mod pinned;
 mod purity;
 mod sig;
+mod trace;
 
 use companion::{companion_items, method_module, Policy, Target};
 use lower::Portal;
@@ -475,6 +476,36 @@ pub fn jit_layout(item: TokenStream) -> TokenStream {
         }
     }
     match krate::with(krate_path.as_ref(), || layout::derive(input)) {
+        Ok(ts) => ts.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Implements meta-jit's `Trace` for a struct or enum: the collector's way to find the `Gc`
+/// pointers a value holds (every field is traced; the type may be the `T` of a `Gc<T>` when
+/// every field keeps its `Gc`s in its own bytes). `#[jit(crate = path)]` on the type names
+/// meta-jit when it is not `::meta_jit`.
+#[proc_macro_derive(Trace, attributes(jit))]
+pub fn derive_trace(item: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(item as syn::DeriveInput);
+    let mut krate_path = None;
+    for a in input.attrs.iter().filter(|a| a.path().is_ident("jit")) {
+        let r = a.parse_nested_meta(|m| {
+            if m.path.is_ident("crate") {
+                krate_path = Some(krate::parse_value(&m)?);
+            } else if m.input.peek(syn::Token![=]) {
+                let _: syn::Expr = m.value()?.parse()?;
+            } else if m.input.peek(syn::token::Paren) {
+                let _list;
+                syn::parenthesized!(_list in m.input);
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            return e.to_compile_error().into();
+        }
+    }
+    match krate::with(krate_path.as_ref(), || trace::derive(input)) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
     }

@@ -12,7 +12,13 @@
 //! `jit_merge_point!()` natively is a test of a local flag: the first time a portal call
 //! passes it (the function's entry), it calls the driver's `function_entered` the same way, so
 //! that a function entered often gets a function-entry trace. When the JIT is off the cost is
-//! one thread-local flag test per `can_enter_jit!` and per portal call.
+//! one local flag test per portal call and two thread-local flag tests per `can_enter_jit!`:
+//! the driver's on flag and the collector's request; when the collector asks
+//! (`meta_jit::gc::collection_wanted`), the greens and reds are handed to its safe point as
+//! roots (through `Trace`; one that does not implement it makes the safe point skip the
+//! collection). The driver gets the same roots as a closure, for collections in compiled code;
+//! the closure captures copies of the greens and reds (or the references they hold), never
+//! their addresses. `jit_merge_point!()` is no safe point.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -111,15 +117,48 @@ fn enter(v: &Expand, span: Span, entry: bool) -> TokenStream {
         .collect();
     let green_ids: Vec<Ident> = v.greens.iter().map(|g| Ident::new(g, span)).collect();
     let reds: Vec<Ident> = v.reds.iter().map(|r| Ident::new(r, span)).collect();
-    let (test, call) = if entry {
+    let gc = quote!(#mj::gc);
+    let all: Vec<&Ident> = green_ids.iter().chain(&reds).collect();
+    let views: Vec<Ident> = (0..all.len())
+        .map(|k| Ident::new(&format!("__jit_view{k}"), span))
+        .collect();
+    let (test, safepoint, call) = if entry {
         (
             quote!(::core::mem::replace(&mut __jit_first, false) && #name::__jit_is_on()),
-            quote!(#w::function_entered),
+            quote!(),
+            quote!(#w::function_entered(__jit_d, &__jit_v, __jit_ng)),
         )
     } else {
-        (quote!(#name::__jit_is_on()), quote!(#w::can_enter_jit))
+        let safepoint = quote! {
+            // The portal's roots for the collector: every live variable of the portal is a
+            // green or a red. The closure captures views of them by value (copies, or the
+            // references they hold), never their addresses, which would keep them in memory.
+            #[allow(unused_imports)]
+            use #gc::probe::{ViaCopy as _, ViaMut as _, ViaOpaque as _, ViaRef as _};
+            #( let #views = (&&&&#gc::probe::Probe(&#all)).__jit_view(); )*
+            let __jit_roots = move |__jit_t: &mut #gc::Tracer| {
+                #( #gc::probe::View::trace_view(&#views, __jit_t); )*
+            };
+            // The collector's safe point.
+            if #gc::collection_wanted() {
+                let mut __jit_t = #gc::Tracer::new();
+                __jit_roots(&mut __jit_t);
+                // SAFETY: the roots are all the portal's greens and reds at its
+                // `can_enter_jit!`.
+                #[allow(unsafe_code)]
+                unsafe { #gc::__safepoint(__jit_t) };
+            }
+        };
+        // Compiled code that the driver runs may collect in its allocation slow path, with
+        // these greens and reds (as of now) among the roots.
+        (
+            quote!(#name::__jit_is_on()),
+            safepoint,
+            quote!(#w::can_enter_jit(__jit_d, &__jit_v, __jit_ng, &__jit_roots)),
+        )
     };
     quote! {{
+        #safepoint
         #[allow(unsafe_code)]
         if #test {
             let mut __jit_v = #w::Vals::default();
@@ -130,9 +169,7 @@ fn enter(v: &Expand, span: Span, entry: bool) -> TokenStream {
             // is directly followed by the jump to the merge point, or at the merge point
             // itself; what comes back is assigned to them (or returned) before they are used
             // again.
-            let __jit_r = #name::with_driver(|__jit_d| unsafe {
-                #call(__jit_d, &__jit_v, __jit_ng)
-            });
+            let __jit_r = #name::with_driver(|__jit_d| unsafe { #call });
             match __jit_r {
                 ::core::option::Option::None => {}
                 ::core::option::Option::Some(#w::Resumed::MergePoint(__jit_vals)) => {

@@ -1,40 +1,47 @@
 //! Memory that traces allocate (`new`, `new_array`, and virtual objects materialized on a
-//! guard failure), and the objects of [`crate::gc`]. Every allocator of the pipeline (the
-//! native `Gc::new`, the jitcode runner, the reference interpreter, compiled code, resume)
-//! goes through [`alloc_zeroed`] (compiled code inlines its fast path, see [`Nursery`]), and
-//! tests can ask which addresses are objects allocated by traces ([`Tracker`]).
+//! guard failure), and the objects of [`crate::gc`]: the allocation front. Every allocator of
+//! the pipeline (the native `Gc::new`, the jitcode runner, the reference interpreter, compiled
+//! code, resume) goes through [`alloc_zeroed`] (compiled code inlines its fast path, see
+//! [`Nursery`]), and tests can ask which addresses are objects allocated by traces
+//! ([`Tracker`]).
 //!
-//! Small objects (at most [`MAX_SMALL`] bytes, aligned to at most 8) are carved from the
-//! thread's [`Nursery`], a bump-pointer region of zeroed chunks; larger ones come from the
-//! global allocator. Nothing is freed yet (there is no collector), except by a [`Tracker`]:
-//! while one is alive on the thread the nursery is empty and every allocation is a global
-//! allocation the tracker records and frees when dropped.
+//! Small objects (at most [`MAX_SMALL`] bytes, aligned to at most 8) are carved from one of the
+//! thread's [`Nursery`] regions, one per size class (multiples of 8 bytes): a bump pointer over
+//! a free, zeroed run of cells of that size in a chunk of the collected heap
+//! ([`crate::gc::heap`], which owns the chunks, finds the next free run when a region is used
+//! up, and frees unreachable cells when a collection runs). Larger objects come from the global
+//! allocator and are never freed (the collector scans them as roots). While a [`Tracker`] is
+//! alive on the thread the nurseries are empty and every allocation of traces is an individual
+//! one the tracker records and frees when dropped.
+//!
+//! Owns: the nurseries' fast path, the size classes, the tracker. Must not know: how the heap
+//! finds free cells or marks objects (`gc::heap`), jitcode, traces, or any guest language.
 
 use std::alloc::Layout;
 use std::cell::{Cell, RefCell};
 
+/// The largest object the nurseries serve (bytes).
+pub const MAX_SMALL: usize = 256;
+/// The number of size classes: 8, 16, .., [`MAX_SMALL`] bytes.
+pub(crate) const CLASSES: usize = MAX_SMALL / 8;
+
 thread_local! {
     static TRACKED: RefCell<Option<Vec<(usize, Layout)>>> = const { RefCell::new(None) };
-    static NURSERY: Nursery = const { Nursery { top: Cell::new(0), end: Cell::new(0) } };
+    static NURSERIES: [Nursery; CLASSES] = const { [const { Nursery::empty() }; CLASSES] };
     static RESERVED: Cell<usize> = const { Cell::new(0) };
 }
 
-/// The bytes this thread has taken from the global allocator for objects so far (nursery
-/// chunks and large objects): what the heap costs, since nothing is freed yet. Tests use it to
-/// check that a compiled loop allocates nothing.
+/// The bytes this thread has taken from the global allocator for objects so far (heap chunks
+/// and large objects; the collector reuses freed cells and keeps its chunks, so this is the
+/// heap's peak footprint). Tests use it to check that memory stays bounded.
 pub fn reserved_bytes() -> usize {
     RESERVED.with(|r| r.get())
 }
 
-/// The largest object the nursery serves (bytes).
-pub const MAX_SMALL: usize = 256;
-/// The size of a nursery chunk (bytes).
-const CHUNK: usize = 1 << 20;
-
-/// A thread's bump-pointer region: objects are carved from `top` up to `end`, in zeroed memory
-/// never used before. Compiled code reads and advances `top` itself (`top` at offset 0, `end`
-/// at 8) and calls [`jit_alloc`] only when the object does not fit. An empty nursery has
-/// `top == end == 0`.
+/// A thread's bump-pointer region for one size class: objects are carved from `top` up to
+/// `end`, in zeroed cells nothing uses. Compiled code reads and advances `top` itself (`top` at
+/// offset 0, `end` at 8) and calls [`jit_alloc`] only when the object does not fit. An empty
+/// region has `top == end == 0`.
 #[repr(C)]
 pub struct Nursery {
     top: Cell<usize>,
@@ -42,6 +49,13 @@ pub struct Nursery {
 }
 
 impl Nursery {
+    const fn empty() -> Nursery {
+        Nursery {
+            top: Cell::new(0),
+            end: Cell::new(0),
+        }
+    }
+
     fn bump(&self, size: usize) -> Option<usize> {
         let top = self.top.get();
         let new = top.checked_add(size)?;
@@ -50,12 +64,40 @@ impl Nursery {
             top
         })
     }
+
+    /// Makes `[top, end)` the region (the heap's slow path; `0, 0` empties it).
+    pub(crate) fn set(&self, top: usize, end: usize) {
+        self.top.set(top);
+        self.end.set(end);
+    }
 }
 
-/// The address of this thread's [`Nursery`], for compiled code (which runs only on the
-/// thread of the driver that compiled it; the nursery lives as long as the thread).
-pub fn nursery_addr() -> usize {
-    NURSERY.with(|n| n as *const Nursery as usize)
+/// The size class of a small object of `size` bytes.
+pub(crate) fn class_of(size: usize) -> usize {
+    nursery_size(size) / 8 - 1
+}
+
+/// The cell size of class `class` (bytes).
+pub(crate) fn class_size(class: usize) -> usize {
+    (class + 1) * 8
+}
+
+/// Runs `f` on the nursery of size class `class`.
+pub(crate) fn with_nursery<R>(class: usize, f: impl FnOnce(&Nursery) -> R) -> R {
+    NURSERIES.with(|n| f(&n[class]))
+}
+
+/// Empties every nursery region of the thread (before a collection, and when a tracker
+/// starts).
+pub(crate) fn empty_nurseries() {
+    NURSERIES.with(|ns| ns.iter().for_each(|n| n.set(0, 0)));
+}
+
+/// The address of this thread's [`Nursery`] for objects of `size` bytes, for compiled code
+/// (which runs only on the thread of the driver that compiled it; the nurseries live as long
+/// as the thread).
+pub fn nursery_addr_for(size: usize) -> usize {
+    NURSERIES.with(|n| &n[class_of(size)] as *const Nursery as usize)
 }
 
 /// The size a small object takes in the nursery (rounded up to 8 bytes).
@@ -63,7 +105,8 @@ pub fn nursery_size(size: usize) -> usize {
     (size.max(1) + 7) & !7
 }
 
-fn tracking() -> bool {
+/// Whether an allocation [`Tracker`] is alive on this thread.
+pub(crate) fn tracking() -> bool {
     TRACKED.with(|t| t.borrow().is_some())
 }
 
@@ -72,46 +115,45 @@ fn tracking() -> bool {
 pub fn alloc_zeroed(size: usize, align: usize) -> usize {
     let align = if align == 0 { 8 } else { align };
     if align <= 8 && size <= MAX_SMALL {
-        let size = nursery_size(size);
-        if let Some(p) = NURSERY.with(|n| n.bump(size)) {
+        let class = class_of(size);
+        if let Some(p) = with_nursery(class, |n| n.bump(class_size(class))) {
             return p;
         }
         if !tracking() {
-            let chunk = global_zeroed(Layout::from_size_align(CHUNK, 8).expect("chunk layout"));
-            return NURSERY.with(|n| {
-                n.top.set(chunk);
-                n.end.set(chunk + CHUNK);
-                n.bump(size).expect("a fresh chunk holds a small object")
-            });
+            return crate::gc::heap::refill(class);
         }
     }
     let layout = Layout::from_size_align(size.max(1), align).expect("bad allocation layout");
     let p = global_zeroed(layout);
-    TRACKED.with(|t| {
-        if let Some(v) = t.borrow_mut().as_mut() {
+    let tracked = TRACKED.with(|t| match t.borrow_mut().as_mut() {
+        Some(v) => {
             v.push((p, layout));
+            true
         }
+        None => false,
     });
+    if !tracked {
+        crate::gc::heap::add_large(p, layout.size());
+    }
     p
 }
 
-/// Like [`alloc_zeroed`], but never recorded by a [`Tracker`] (so never freed): the native
-/// `Gc::new`, whose objects safe code may keep after a tracker is dropped.
+/// Like [`alloc_zeroed`], but never recorded by a [`Tracker`] (so never freed by one): the
+/// native `Gc::new`, whose objects safe code may keep after a tracker is dropped.
 pub fn alloc_untracked(size: usize, align: usize) -> usize {
+    if !tracking() {
+        return alloc_zeroed(size, align);
+    }
     let align = if align == 0 { 8 } else { align };
-    if align <= 8 && size <= MAX_SMALL {
-        if let Some(p) = NURSERY.with(|n| n.bump(nursery_size(size))) {
-            return p;
-        }
-    }
-    if tracking() {
-        global_zeroed(Layout::from_size_align(size.max(1), align).expect("bad allocation layout"))
-    } else {
-        alloc_zeroed(size, align)
-    }
+    let layout = Layout::from_size_align(size.max(1), align).expect("bad allocation layout");
+    let p = global_zeroed(layout);
+    // Outside the heap's chunks: the collector scans it as a root, as a large object.
+    crate::gc::heap::add_large(p, layout.size());
+    p
 }
 
-fn global_zeroed(layout: Layout) -> usize {
+/// `layout` from the global allocator, zeroed, counted in [`reserved_bytes`].
+pub(crate) fn global_zeroed(layout: Layout) -> usize {
     RESERVED.with(|r| r.set(r.get() + layout.size()));
     // SAFETY: every layout here has a non-zero size.
     let p = unsafe { std::alloc::alloc_zeroed(layout) };
@@ -121,8 +163,12 @@ fn global_zeroed(layout: Layout) -> usize {
     p as usize
 }
 
-/// The C-ABI entry compiled code calls to allocate.
+/// The C-ABI entry compiled code calls to allocate (and nothing else calls): the slow path,
+/// where a collection may run first when the heap asks for one (see `gc`'s safety model).
 pub extern "C" fn jit_alloc(size: usize, align: usize) -> usize {
+    if crate::gc::heap::wanted() {
+        crate::gc::collect_in_compiled_code();
+    }
     alloc_zeroed(size, align)
 }
 
@@ -130,7 +176,7 @@ pub extern "C" fn jit_alloc(size: usize, align: usize) -> usize {
 /// frees them all when dropped. For tests and the reference interpreter's users that compare
 /// objects by content ([`Tracker::size_of`]): objects that traces, jitcode or compiled code
 /// allocate while it lives are freed with it, so nothing may use them afterwards (the native
-/// `Gc::new` is never tracked).
+/// `Gc::new` is never tracked). No collection runs while a tracker is alive.
 pub struct Tracker {
     _private: (),
 }
@@ -144,11 +190,8 @@ impl Tracker {
             *t = Some(Vec::new());
         });
         // Every allocation from now on is one the tracker records (the rest of the current
-        // chunk is abandoned).
-        NURSERY.with(|n| {
-            n.top.set(0);
-            n.end.set(0);
-        });
+        // regions is found again by the heap after its next collection).
+        empty_nurseries();
         Tracker { _private: () }
     }
 

@@ -1,5 +1,5 @@
-//! Objects an interpreter allocates in traced code: the [`Gc`] pointer and the heap it points
-//! into.
+//! Objects an interpreter allocates in traced code: the [`Gc`] pointer, the heap it points
+//! into, and the collector that frees unreachable objects.
 //!
 //! `Gc::new(Obj { .. })` is the allocation the codewriter can see: in an annotated function
 //! it lowers to a jitcode `new` with `Obj`'s size descriptor followed by one store per field,
@@ -7,20 +7,61 @@
 //! does not escape the trace (see the book's chapter "Objects, allocation removal and
 //! memory").
 //!
-//! Memory: every object of this heap comes from the thread's bump-pointer nursery or the
-//! global allocator through one allocation function (the native `Gc::new`, the jitcode runner,
-//! the tracer, compiled code, whose fast path is inline, and resume when it rebuilds a virtual
-//! object), and is never freed: a `Gc<T>` is valid for the rest of the program, so no safe
-//! code can use one after it is freed. A collector that frees unreachable objects is the next step (the book's
-//! chapter says what is decided and what is not); until then a guest program that allocates
-//! without bound grows without bound.
+//! Memory: every object of this heap comes from [`alloc_object`] (the native `Gc::new`, the
+//! jitcode runner, the tracer, compiled code, whose fast path is inline, and resume when it
+//! rebuilds a virtual object): a cell of the non-moving heap of [`heap`].
 //!
-//! Owns: the `Gc` type and the one allocation function of interpreter objects. Must not know:
-//! jitcode, traces or any guest language.
+//! # Safety model
+//!
+//! Safe code cannot free an object: nothing frees one unless an `unsafe` call allowed it.
+//! With no such call a `Gc<T>` stays valid for the rest of the program (the heap then only
+//! grows), exactly as before the collector existed. Two `unsafe` entry points free memory:
+//!
+//! - [`collect`], whose caller names every root;
+//! - [`enable_collection`], which lets the portals of this thread collect at their safe points:
+//!   at a native `can_enter_jit!` (the loop's back edge, where every live variable of the
+//!   portal is a green or a red), when the heap has handed out its threshold since the last
+//!   collection. The roots are then that portal's greens and reds, through [`Trace`]. The
+//!   caller promises that they are the only roots: no `Gc` the program still uses is held
+//!   elsewhere (an older stack frame, a thread-local, memory that no green or red reaches
+//!   through `Trace`).
+//!
+//! What the framework checks at run time, so the contract is no larger than that: a safe point
+//! collects only when exactly one portal call is active on the thread (so no compiled code,
+//! tracer or blackhole interpreter is on the stack with objects in its registers: they run
+//! inside a portal call, and a safe point inside them would be a nested one), when every green
+//! and red implements [`Trace`] (otherwise it skips, and counts it in [`HeapStats`]), and never
+//! while an allocation `crate::alloc::Tracker` is alive. The constants of compiled traces
+//! (in machine code and resume data) are pinned for the thread's life when the backend
+//! compiles them. Inside an object, every `Gc` is a word of the object (`Gc::new` asserts
+//! [`Trace::INLINE`] at compile time), so the collector scans objects word by word with no
+//! type information, and compiled code's inline allocation writes no header.
+//!
+//! Compiled code collects too, in its allocation slow path (`alloc::jit_alloc`), under the
+//! same conditions and one more compiled run active: its roots are the portal's greens and
+//! reds as the `can_enter_jit!` that entered it saw them, and, conservatively, its native
+//! stack, callee-saved registers and deadframe (see `gc/compiled.rs`, which also says when
+//! the greens and reds it saw are not trusted). `enable_collection`'s contract adds that the
+//! loop does not make a red that points to memory holding `Gc`s point elsewhere.
+//!
+//! Owns: the `Gc` type, the one allocation function of interpreter objects, the collection
+//! entry points and their contracts. Must not know: jitcode, traces or any guest language.
+
+mod compiled;
+pub mod heap;
+mod trace;
 
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+
+#[doc(hidden)]
+pub use compiled::with_portal_roots;
+pub(crate) use compiled::Run;
+pub use heap::{stats, HeapStats};
+#[doc(hidden)]
+pub use trace::probe;
+pub use trace::{Trace, Tracer};
 
 /// Allocates a zeroed object of `size` bytes aligned to `align` (a power of two) in the heap
 /// of interpreter objects and returns its address. Every allocator of the pipeline calls this.
@@ -29,7 +70,8 @@ pub fn alloc_object(size: usize, align: usize) -> usize {
 }
 
 /// A pointer to an interpreter object of type `T` in the framework's heap: `Copy`, one word,
-/// never null, valid for the rest of the program. Read the object through `Deref`; mutate it
+/// never null, valid until an `unsafe` collection that the program's roots do not reach it
+/// from (see the module's safety model). Read the object through `Deref`; mutate it
 /// only through cells inside it (traced code reads its fields; build a new object to change
 /// one).
 ///
@@ -41,8 +83,19 @@ pub struct Gc<T: 'static> {
 }
 
 impl<T: 'static> Gc<T> {
-    /// Moves `value` into a new object of the heap.
-    pub fn new(value: T) -> Gc<T> {
+    /// Moves `value` into a new object of the heap. `T` must hold its `Gc`s in its own bytes
+    /// ([`Trace::INLINE`]: no `Vec<Gc<U>>` field, say): a compile-time error otherwise. The
+    /// object is never dropped: a collection frees its memory without running `Drop`.
+    pub fn new(value: T) -> Gc<T>
+    where
+        T: Trace,
+    {
+        const {
+            assert!(
+                T::INLINE,
+                "Gc::new: the object's type holds a Gc outside its own bytes (Trace::INLINE)"
+            )
+        };
         let layout = std::alloc::Layout::new::<T>();
         // Never recorded by an allocation tracker (which frees what it records).
         let addr = crate::alloc::alloc_untracked(layout.size(), layout.align());
@@ -70,7 +123,7 @@ impl<T: 'static> Gc<T> {
     ///
     /// # Safety
     /// `addr` is the address of a live `T` allocated by [`alloc_object`] and initialized (by
-    /// [`Gc::new`], by traced code or by the JIT).
+    /// [`Gc::new`], by traced code or by the JIT), that no collection has freed.
     pub unsafe fn from_addr(addr: usize) -> Gc<T> {
         Gc {
             ptr: NonNull::new(addr as *mut T).expect("a Gc is never null"),
@@ -90,7 +143,8 @@ impl<T: 'static> std::ops::Deref for Gc<T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: objects of this heap are initialized when a `Gc` to them exists and are
-        // never freed; only shared references are handed out.
+        // freed only by a collection whose caller vouched that this `Gc` is not used after
+        // it unless a root reaches it; only shared references are handed out.
         unsafe { self.ptr.as_ref() }
     }
 }
@@ -98,5 +152,131 @@ impl<T: 'static> std::ops::Deref for Gc<T> {
 impl<T: fmt::Debug + 'static> fmt::Debug for Gc<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// Whether this thread's portals may collect at their safe points ([`enable_collection`]).
+pub fn collection_enabled() -> bool {
+    heap::enabled()
+}
+
+/// Lets the portals of this thread collect at their safe points (a native `can_enter_jit!`
+/// when the heap asks for it), with the portal's greens and reds as the roots.
+///
+/// # Safety
+/// Until [`disable_collection`], at every `can_enter_jit!` of a portal on this thread, every
+/// `Gc` the program will use again is reachable through [`Trace`] from that portal's greens
+/// and reds (or is a constant of a compiled trace): none is kept only in a caller's frame, a
+/// thread-local or a static, a `Vec` that no green or red reaches, or the like. While compiled
+/// code runs, the same holds of the greens and reds as the `can_enter_jit!` that entered it
+/// saw, with the values compiled code holds: a red that is a reference to memory holding `Gc`s
+/// (`out: &mut Out`) is not made to point elsewhere by the loop. The thread runs jitcode and
+/// compiled code only through its portals (not `Backend::run` or `run_jitcode` around a
+/// portal call). The framework checks the rest (see the module's safety model).
+pub unsafe fn enable_collection() {
+    heap::set_enabled(true)
+}
+
+/// Stops the safe points of this thread from collecting (safe: it only keeps more memory).
+pub fn disable_collection() {
+    heap::set_enabled(false)
+}
+
+/// Sets how much this thread's heap hands out, at least, between two collections at safe
+/// points (`0`: the default, 4 MiB); the threshold is this or twice the bytes live after the
+/// last collection, whichever is more. Tests set it low to collect often.
+pub fn set_collection_threshold(bytes: usize) {
+    heap::set_min_threshold(bytes)
+}
+
+/// Frees every object of this thread's heap that `roots` do not reach, now.
+///
+/// # Safety
+/// Every `Gc` the program will use again is reachable through [`Trace`] from `roots` (or is
+/// a constant of a compiled trace); no compiled code, tracer, jitcode runner or blackhole
+/// interpreter is running on this thread (their registers would not be roots). Does nothing
+/// while an allocation `crate::alloc::Tracker` is alive.
+pub unsafe fn collect(roots: &Tracer) {
+    if crate::alloc::tracking() {
+        return;
+    }
+    // SAFETY: forwarded.
+    unsafe { heap::collect(&roots.words) }
+}
+
+/// Whether a safe point should collect now: collection is enabled and the heap has handed
+/// out its threshold since the last collection. One thread-local load; the `#[jit::interpreter]`
+/// expansion tests it at every native `can_enter_jit!`.
+#[inline]
+pub fn collection_wanted() -> bool {
+    heap::wanted()
+}
+
+/// A portal's safe point (the `#[jit::interpreter]` expansion of `can_enter_jit!`, when
+/// [`collection_wanted`]): collects with `roots` (the portal's greens and reds) unless one of
+/// them is opaque, more than one portal call is active, or a tracker is alive.
+///
+/// # Safety
+/// Called only by the expansion, with every green and red of the portal in `roots`.
+#[doc(hidden)]
+pub unsafe fn __safepoint(roots: Tracer) {
+    if !heap::enabled() || crate::warm::portal_depth() != 1 || crate::alloc::tracking() {
+        return;
+    }
+    if roots.opaque {
+        heap::note_untraceable();
+        // Ask again only after another threshold's worth of allocation.
+        heap::defer();
+        return;
+    }
+    // SAFETY: `enable_collection`'s contract makes the greens and reds the only roots; one
+    // portal call is active and we are at its native `can_enter_jit!`, so no compiled code,
+    // tracer or blackhole interpreter is running.
+    unsafe { heap::collect(&roots.words) }
+}
+
+/// The anchors `roots` reports (see `with_portal_roots`), if collection is enabled and the
+/// roots are not opaque; `None` otherwise (no compiled run collects).
+pub(crate) fn anchors(roots: &dyn Fn(&mut Tracer)) -> Option<Vec<usize>> {
+    if !heap::enabled() {
+        return None;
+    }
+    let mut t = Tracer::new();
+    roots(&mut t);
+    (!t.opaque).then_some(t.anchors)
+}
+
+/// The allocation slow path of compiled code (`alloc::jit_alloc`) when the heap asks for a
+/// collection: collects with the roots `compiled` finds (the portal's greens and reds as of
+/// the run's entry, and conservatively the run's stack, registers and deadframe), if
+/// collection is enabled and exactly one portal call and one compiled run are active.
+pub(crate) fn collect_in_compiled_code() {
+    if !heap::enabled() || crate::alloc::tracking() {
+        return;
+    }
+    let Some(t) = compiled::roots() else {
+        return;
+    };
+    if t.opaque {
+        heap::note_untraceable();
+        heap::defer();
+        return;
+    }
+    // SAFETY: `enable_collection`'s contract makes the portal's greens and reds the only roots
+    // besides what compiled code holds; the one compiled run, suspended in this slow path,
+    // holds its values in registers, its stack frame and its deadframe, all in `t`; no tracer
+    // or blackhole interpreter runs while compiled code does.
+    unsafe { heap::collect(&t.words) };
+    heap::note_in_compiled_code();
+}
+
+/// Makes every constant of `consts` that points into the heap a root for the rest of the
+/// thread's life (the backend calls this for each trace it compiles: the constants are
+/// baked into machine code and resume data).
+pub(crate) fn pin_constants(consts: &[crate::ir::Const]) {
+    for c in consts {
+        if let crate::ir::Const::Value(v) = c {
+            heap::pin(v.bits() as usize);
+        }
     }
 }

@@ -12,10 +12,10 @@
 
 pub use hints_macros::{
     dont_look_inside, elidable, interpreter, look_inside, loop_invariant, methods, unroll_safe,
-    JitLayout,
+    JitLayout, Trace,
 };
 
-pub use crate::gc::Gc;
+pub use crate::gc::{Gc, Trace};
 pub use crate::{can_enter_jit, jit_merge_point, promote, record_exact_value, record_known_result};
 
 /// Whether the code runs as traced or compiled code. `false` in the native interpreter; jitcode

@@ -35,6 +35,7 @@ mod assembler;
 mod bridge;
 mod entry;
 mod native;
+pub(crate) use native::portal_depth;
 mod params;
 pub(crate) mod quasi;
 mod stale;

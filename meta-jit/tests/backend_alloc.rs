@@ -1,5 +1,5 @@
 //! Inline allocation in compiled code: `new` of a small object bumps the thread's nursery
-//! pointer and calls out only when the chunk is full. Run without an allocation tracker (a
+//! pointer and calls out only when the region is used up. Run without an allocation tracker (a
 //! tracker empties the nursery, so the other backend tests take the slow path every time):
 //! many runs cross many chunk refills, and every value live across an allocation, in any
 //! register, survives both paths.
@@ -31,7 +31,7 @@ fn small_objects_are_bump_allocated_and_live_values_survive_refills() {
     let mut contiguous = 0;
     let mut refills = 0;
     let mut last = 0usize;
-    // 16-byte objects, two per run: a 1 MiB chunk lasts 32768 runs.
+    // 16-byte objects, two per run: a 256 KiB chunk lasts 8192 runs.
     let runs = 200_000;
     for k in 0..runs {
         let ints: Vec<Value> = (0..8).map(|j| Value::Int(k * 10 + j)).collect();

@@ -1,22 +1,23 @@
 //! JIT on vs off on a guest loop that allocates one small object per iteration (a boxed
 //! counter and a boxed sum, `Gc::new` in traced code), measured side by side in one run:
-//! `cargo run --release -p meta-jit-tests --example alloc_speedup [n]`.
+//! `cargo run --release -p meta-jit-tests --example alloc_speedup [n] [gc]`.
 //!
 //! With the JIT the loop's boxes stay virtual (the compiled loop allocates nothing); without
-//! it every iteration allocates two objects that are never freed (the heap has no collector
-//! yet), so the peak RSS printed at the end grows with `n`.
+//! it every iteration allocates two objects. With `gc` the collector is enabled (the portal's
+//! greens and reds are the roots at its safe points) and frees them as the loop goes; without
+//! it nothing is freed, so the peak RSS printed at the end grows with `n`.
 
 use std::time::Instant;
 
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
 
-#[derive(JitLayout)]
+#[derive(JitLayout, Trace)]
 pub struct Num {
     pub v: i64,
 }
 
-#[derive(Clone, Copy, JitLayout)]
+#[derive(Clone, Copy, JitLayout, Trace)]
 #[repr(C, u8)]
 pub enum Op {
     /// `sum = Gc::new(sum + i)`
@@ -30,13 +31,13 @@ pub enum Op {
     Halt,
 }
 
-#[derive(JitLayout)]
+#[derive(JitLayout, Trace)]
 pub struct Code {
     #[jit(immutable, immutable_items)]
     pub ops: Vec<Op>,
 }
 
-#[derive(JitLayout)]
+#[derive(JitLayout, Trace)]
 pub struct Out {
     pub last: Gc<Num>,
 }
@@ -108,6 +109,11 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2_000_000);
+    if std::env::args().nth(2).as_deref() == Some("gc") {
+        // SAFETY: `time` keeps no `Gc` but the portal's reds (`out` is a red, and `Out`
+        // implements `Trace`) and reads the result before any other safe point.
+        unsafe { meta_jit::gc::enable_collection() };
+    }
     // The escaping variant first: its compiled loop allocates one object per iteration inline.
     for _ in 0..3 {
         let (a, off) = time("off", n, true);
@@ -141,10 +147,14 @@ fn main() {
         let at = text.find("label(").unwrap_or(0);
         text[at..].matches("new(").count()
     });
+    let g = meta_jit::gc::stats();
     println!(
-        "median speedup {:.2}x; `new` in the compiled loop body: {body:?}; peak RSS {} MB; {}",
+        "median speedup {:.2}x; `new` in the compiled loop body: {body:?}; peak RSS {} MB; heap {} MB; {} collections, longest pause {:?}; {}",
         ratios[1],
         peak_rss_kb() / 1024,
+        meta_jit::alloc::reserved_bytes() >> 20,
+        g.collections,
+        g.max_pause,
         s.summary()
     );
 }

@@ -1,6 +1,6 @@
 use meta_jit::hints::*;
 
-#[derive(JitLayout)]
+#[derive(JitLayout, Trace)]
 pub struct Num {
     pub v: i64,
 }

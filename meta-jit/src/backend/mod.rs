@@ -156,6 +156,9 @@ impl Running {
         // reach: the backend's maximum when the run was entered, and a trace compiled since
         // then needs no more than the shortest deadframe of the runs entered (checked by
         // `compile_inner`).
+        // The collector finds the run's values on the stack below this frame (see gc).
+        let top = 0u64;
+        let _run = crate::gc::Run::enter(std::hint::black_box(&top) as *const u64 as usize, &self.frame);
         unsafe {
             let entry: extern "C" fn(*mut u64) -> u64 = std::mem::transmute(self.entry);
             entry(self.frame.as_mut_ptr())
@@ -261,6 +264,8 @@ impl Backend {
         parent: Option<(TraceId, usize, &[Loc])>,
     ) -> Result<TraceId, CompileError> {
         verify(t).map_err(|e| CompileError(e.to_string()))?;
+        // Objects the machine code and the resume data name stay alive.
+        crate::gc::pin_constants(&t.consts);
         self.reap();
         let id = TraceId(self.traces.len() as u32);
         let guards = t.ops.iter().filter(|op| op.opcode.is_guard()).count();

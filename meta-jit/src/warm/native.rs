@@ -20,8 +20,15 @@ use crate::jitcode::Value;
 /// at a `can_enter_jit!` directly followed by the jump to its merge point, the references among
 /// them live and usable for everything the interpreter does with them, and the caller assigns
 /// what it gets back to the greens and reds (or returns it) before using them again.
+/// `roots` reports every `Gc` the greens and reds reach to the collector, should compiled code
+/// that the driver runs collect in its allocation slow path (see `gc::with_portal_roots`).
 #[inline]
-pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> Option<Resumed> {
+pub unsafe fn can_enter_jit(
+    driver: &JitDriver,
+    vals: &Vals,
+    greens: usize,
+    roots: &dyn Fn(&mut crate::gc::Tracer),
+) -> Option<Resumed> {
     if !driver.is_on() {
         return None;
     }
@@ -35,7 +42,9 @@ pub unsafe fn can_enter_jit(driver: &JitDriver, vals: &Vals, greens: usize) -> O
         }
     }
     // SAFETY: forwarded.
-    unsafe { driver.hot(g, r, slot) }
+    let anchors = crate::gc::anchors(roots);
+    // SAFETY: forwarded (the expansion's `roots` reports the greens and reds).
+    unsafe { crate::gc::with_portal_roots(roots, anchors.as_deref(), || driver.hot(g, r, slot)) }
 }
 
 /// `jit_merge_point!()` in the native interpreter, the first time a portal call passes it:
@@ -139,6 +148,12 @@ pub(super) fn portal_call() -> u64 {
         }
         top
     })
+}
+
+/// How many portal calls (of any driver) are active on this thread: the collector's safe
+/// point collects only in the outermost one.
+pub(crate) fn portal_depth() -> usize {
+    CALLS.with(|c| c.borrow().active.len())
 }
 
 /// Whether portal call `n` has begun and not returned. Its pinned greens' objects are then

@@ -1,6 +1,10 @@
 //! Allocation of `N` short-lived 8-byte objects (each one replaces the previous, which becomes
 //! garbage), one mode per process so that the peak RSS is the mode's own:
-//! - `nursery`: `meta_jit::gc::Gc::new` (bump pointer, never freed);
+//! - `nursery`: `meta_jit::gc::Gc::new` with the collector off (bump pointer, never freed);
+//! - `collect`: the same with meta-jit's collector, collecting (the current object as the
+//!   root) whenever the heap asks (`gc::collection_wanted`, tested every allocation, as a
+//!   portal's safe point does);
+//! - `pause`: `N` live 32-byte objects in a list, then the time of one collection;
 //! - `malloc`: `Box::new` then drop (the global allocator's free list);
 //! - `arena`: gc-arena's `Gc::new` inside `mutate_root`, collecting the debt every 4096
 //!   allocations (`collect_debt`, incremental);
@@ -14,7 +18,7 @@ use std::time::Instant;
 use gc_arena::lock::RefLock;
 use gc_arena::{Arena, Collect, Gc, Rootable};
 
-#[derive(Collect)]
+#[derive(Collect, meta_jit::hints::Trace)]
 #[collect(require_static)]
 struct Num {
     v: i64,
@@ -25,6 +29,13 @@ struct Num {
 struct Root<'gc> {
     cur: Gc<'gc, Num>,
     cell: Gc<'gc, RefLock<Num>>,
+}
+
+#[derive(meta_jit::hints::Trace)]
+struct Node {
+    v: i64,
+    next: Option<meta_jit::gc::Gc<Node>>,
+    pad: [i64; 2],
 }
 
 fn peak_rss_mb() -> u64 {
@@ -53,6 +64,53 @@ fn main() {
                 cur = black_box(meta_jit::gc::Gc::new(Num { v: cur.v + 1 }));
             }
             cur.v
+        }
+        "collect" => {
+            use meta_jit::gc;
+            // SAFETY: the loop's only object in use is `cur`, the root of every collection.
+            unsafe { gc::enable_collection() };
+            let mut cur = gc::Gc::new(Num { v: 0 });
+            for _ in 0..n {
+                cur = black_box(gc::Gc::new(Num { v: cur.v + 1 }));
+                if gc::collection_wanted() {
+                    let mut t = gc::Tracer::new();
+                    t.root(&cur);
+                    // SAFETY: as above.
+                    unsafe { gc::collect(&t) };
+                }
+            }
+            let s = gc::stats();
+            eprintln!(
+                "{} collections, {:?} in all, longest {:?}",
+                s.collections, s.total_pause, s.max_pause
+            );
+            cur.v
+        }
+        "pause" => {
+            use meta_jit::gc;
+            let mut head: Option<gc::Gc<Node>> = None;
+            for i in 0..n {
+                head = Some(gc::Gc::new(Node {
+                    v: i,
+                    next: head,
+                    pad: [0; 2],
+                }));
+            }
+            let mut t = gc::Tracer::new();
+            t.root(&head);
+            let c = Instant::now();
+            // SAFETY: only `head` and what it reaches are used afterwards.
+            unsafe { gc::collect(&t) };
+            let dt = c.elapsed();
+            let s = gc::stats();
+            eprintln!(
+                "live heap {} objects, {} MB: collection {:.2} ms ({:.1} ns per live object)",
+                s.live_objects,
+                s.live_bytes >> 20,
+                dt.as_secs_f64() * 1e3,
+                dt.as_secs_f64() * 1e9 / s.live_objects as f64
+            );
+            head.map_or(0, |h| h.v)
         }
         "malloc" => {
             let mut cur = Box::new(Num { v: 0 });

@@ -175,7 +175,7 @@ impl Gen<'_> {
     fn bump_new(&mut self, i: usize, size: usize, align: usize) {
         use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
         let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as i64;
-        let nursery = crate::alloc::nursery_addr() as i64;
+        let nursery = crate::alloc::nursery_addr_for(size) as i64;
         let step = crate::alloc::nursery_size(size) as i32;
         let (size, align) = (size as i64, align as i64);
         let r = self.ra.def(&mut self.a, i, None).n();

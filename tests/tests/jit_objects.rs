@@ -458,7 +458,8 @@ pub fn escape(code: &Code, mut i: Gc<Num>, mut sum: Gc<Num>, n: i64, out: &mut O
 fn go_escape(params: &str, n: i64, threshold: usize) -> (i64, u64, u64, usize) {
     escape::with_driver(|d| {
         d.reset();
-        d.set_params("on,threshold=3,trace_eagerness=2,keep_optimized=1").unwrap();
+        d.set_params("on,threshold=3,trace_eagerness=2,keep_optimized=1")
+            .unwrap();
         d.set_params(params).unwrap();
     });
     let code = Code {

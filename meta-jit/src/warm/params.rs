@@ -50,7 +50,7 @@ pub struct Params {
     /// the memory of a program with long traces).
     pub keep_recorded: bool,
     /// Whether [`super::Stats`] keeps each trace as optimized (off by default: the driver keeps
-    /// only the resume data of a compiled trace, [`crate::resume::Exits`], about a third of
+    /// only the resume data of a compiled trace (`resume::Exits`), about a third of
     /// the optimized trace's bytes; tests that count ops in compiled traces turn it on, as
     /// RPython's tests keep their loops and its translated JITs do not).
     pub keep_optimized: bool,

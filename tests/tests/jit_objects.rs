@@ -250,8 +250,8 @@ fn a_guard_whose_resume_data_holds_virtuals_gets_a_bridge() {
 
 /// With the JIT on, a loop whose boxes stay virtual takes no memory however long it runs: the
 /// heap grows by at most one nursery chunk (the interpreter's warm-up iterations) over
-/// 1 million iterations (`METAJIT_LONG=1`: 100 million). With the JIT off every box stays
-/// allocated: there is no collector yet (see the book's chapter on objects).
+/// 1 million iterations (`METAJIT_LONG=1`: 100 million). The collector stays off here (the
+/// tests below enable it), so with the JIT off every box stays allocated.
 #[test]
 fn a_compiled_loop_of_virtual_boxes_takes_no_memory() {
     let n: i64 = if std::env::var_os("METAJIT_LONG").is_some() {

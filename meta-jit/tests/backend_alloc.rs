@@ -63,3 +63,28 @@ fn small_objects_are_bump_allocated_and_live_values_survive_refills() {
     assert!(contiguous > runs * 9 / 10, "{contiguous}");
     assert!(refills >= 5, "{refills}");
 }
+
+/// The fast path of a small `new` falls through to the next op: seven instructions (the
+/// nursery's address, load, add, compare, a branch to the out-of-line slow path, store,
+/// subtract), no jump over the slow path. The slow path (about 60 instructions that save and
+/// restore the caller-saved registers around `jit_alloc`) comes after the trace's ops; it used
+/// to sit inline, with a taken jump over it on every allocation (a loop allocating one
+/// escaping object a turn went from 1.27 to 0.99 ns a turn, `alloc_speedup 10000000 gc`).
+#[test]
+fn the_fast_path_of_new_falls_through() {
+    let c = Compiled::new(
+        parse(
+            "descr S = size(size=16, align=8)
+            descr x = field(offset=0, size=8, kind=i, signed)
+            [i0]
+            p1 = new(descr=S)
+            setfield(p1, i0, descr=x)
+            finish(p1)",
+        )
+        .unwrap(),
+    );
+    let code = c.backend.op_code(c.id, 1);
+    assert_eq!(code.len(), 7, "{code:#?}");
+    assert!(code.iter().all(|i| !i.starts_with("jmp")), "{code:#?}");
+    assert!(code.iter().any(|i| i.starts_with("ja")), "{code:#?}");
+}

@@ -38,6 +38,8 @@ pub(crate) struct Gen<'t> {
     pub link: &'t Link<'t>,
     pub exits: Vec<ExitInfo>,
     pub stubs: Vec<Stub>,
+    /// Slow paths of inline allocations, emitted after the ops.
+    pub slow_allocs: Vec<super::mem::SlowAlloc>,
     pub epilogue: DynamicLabel,
     pub inner_entry: DynamicLabel,
     /// The loop header: its label and the location of each value live there, with the jump
@@ -75,6 +77,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         link,
         exits: Vec::new(),
         stubs: Vec::new(),
+        slow_allocs: Vec::new(),
         epilogue,
         inner_entry,
         header: None,
@@ -99,7 +102,11 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         g.lower(i)?;
         g.end_op(i);
     }
-    // Out-of-line exits, then the shared epilogue, then the constant pool.
+    // Out-of-line allocation slow paths and exits, then the shared epilogue, then the
+    // constant pool.
+    for s in std::mem::take(&mut g.slow_allocs) {
+        g.slow_alloc(&s);
+    }
     let mut stub_starts = Vec::with_capacity(g.stubs.len());
     let stubs = std::mem::take(&mut g.stubs);
     for s in &stubs {

@@ -166,18 +166,17 @@ impl Gen<'_> {
         }
     }
 
-    /// `new` of a small object: the nursery's bump pointer advanced inline; only when the
-    /// object does not fit, a call to `jit_alloc(size, align)` that saves and restores every
-    /// caller-saved register itself (so the register allocator's state is the same on both
-    /// paths and the fast path spills nothing).
+    /// `new` of a small object: the nursery's bump pointer advanced inline, falling through
+    /// when the object fits; only when it does not, a jump to an out-of-line call of
+    /// `jit_alloc(size, align)` ([`Self::slow_alloc`], emitted after the trace's ops) that saves
+    /// and restores every caller-saved register itself (so the register allocator's state is
+    /// the same on both paths and the fast path spills nothing) and jumps back.
     // dynasm's `Rq(r)` converts the register number with `.into()`.
     #[allow(clippy::useless_conversion)]
     fn bump_new(&mut self, i: usize, size: usize, align: usize) {
         use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
-        let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as i64;
         let nursery = crate::alloc::nursery_addr_for(size) as i64;
         let step = crate::alloc::nursery_size(size) as i32;
-        let (size, align) = (size as i64, align as i64);
         let r = self.ra.def(&mut self.a, i, None).n();
         let (slow, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
         let a = &mut self.a;
@@ -190,8 +189,29 @@ impl Gen<'_> {
             ; ja =>slow
             ; mov [r11], Rq(r)
             ; sub Rq(r), step
-            ; jmp =>done
-            ; =>slow
+            ; =>done
+        );
+        self.slow_allocs.push(SlowAlloc {
+            slow,
+            done,
+            r,
+            size,
+            align,
+        });
+    }
+
+    /// The out-of-line slow path of a [`Self::bump_new`]: `jit_alloc(size, align)` with every
+    /// caller-saved register but the result's saved around it, then back to the fast path's
+    /// end.
+    #[allow(clippy::useless_conversion)]
+    pub(super) fn slow_alloc(&mut self, s: &SlowAlloc) {
+        use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+        let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as i64;
+        let (r, size, align) = (s.r, s.size as i64, s.align as i64);
+        let a = &mut self.a;
+        dynasm!(a
+            ; .arch x64
+            ; =>s.slow
             ; sub rsp, SAVE_AREA
         );
         // The stack stays 16-aligned: the save area is a multiple of 16.
@@ -227,7 +247,7 @@ impl Gen<'_> {
             ; .arch x64
             ; add rsp, SAVE_AREA
             ; mov Rq(r), r11
-            ; =>done
+            ; jmp =>s.done
         );
     }
 
@@ -278,4 +298,17 @@ impl Gen<'_> {
         self.ra.after_call();
         self.ra.bind(i, Reg::gpr(RAX));
     }
+}
+
+/// A small `new`'s slow path, emitted after the trace's ops ([`Gen::slow_alloc`]).
+pub(super) struct SlowAlloc {
+    /// Where the fast path jumps when the object does not fit.
+    pub slow: dynasmrt::DynamicLabel,
+    /// Where the slow path jumps back to.
+    pub done: dynasmrt::DynamicLabel,
+    /// The result's register.
+    pub r: u8,
+    /// The object's size and alignment.
+    pub size: usize,
+    pub align: usize,
 }

@@ -227,7 +227,8 @@ fn a_guard_whose_resume_data_holds_virtuals_gets_a_bridge() {
     // The bridge took over after a few failures (the other 390 iterations ran in it).
     assert!(s.guard_failures <= 10, "{}", s.summary());
     // The bridge's inputs are the guard's saved values (the boxes' fields, not boxes): the
-    // boxes stay virtual through it, and are allocated only where it jumps back to the
+    // boxes stay virtual through its guards (one in a release build, two in a debug build,
+    // whose `+` is checked for overflow), and are allocated only where it jumps back to the
     // loop's entry, which takes real objects.
     let bridge = s.traces[1].optimized().to_string();
     let inputs = bridge.lines().find(|l| l.starts_with('[')).unwrap();
@@ -239,7 +240,7 @@ fn a_guard_whose_resume_data_holds_virtuals_gets_a_bridge() {
             .lines()
             .filter(|l| l.starts_with("guard"))
             .count()
-            >= 2,
+            >= 1,
         "{bridge}"
     );
     assert!(

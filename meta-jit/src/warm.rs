@@ -76,6 +76,17 @@ pub enum Resumed {
     Return(Vec<Value>),
 }
 
+/// The driver's cells: each location's state, by the bits of its greens.
+type Cells = HashMap<Vec<u64>, CellState>;
+
+/// The tracer's limits under `params`, for a trace of at most `trace_limit` ops.
+fn limits(params: &Params, trace_limit: usize) -> Limits {
+    Limits {
+        trace_limit,
+        check_hints: params.check_hints,
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CellState {
     /// Counting passes: after `aborts` aborts it takes `threshold << aborts` passes to trace
@@ -486,17 +497,22 @@ impl JitDriver {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn trace_loop(
+    /// Traces from the merge point where the interpreter stands with `greens` and `reds` (a
+    /// loop's, or a function entry's when `returning`: the trace may end at the portal's
+    /// return), asking `decide` at every merge point (with the cells, the greens and whether
+    /// it is a loop header).
+    ///
+    /// # Safety
+    /// The interpreter stands at that merge point with these greens and reds.
+    unsafe fn trace_from(
         &self,
         state: &mut State,
         params: &Params,
-        key: Vec<u64>,
-        aborts: u32,
         greens: &[Value],
         reds: &[Value],
-        entered: bool,
-    ) -> Next {
+        returning: bool,
+        decide: &mut dyn FnMut(&Cells, &[Value], bool) -> Close,
+    ) -> Traced {
         let portal = (self.portal)();
         let t0 = Instant::now();
         let first_guard = state.next_guard;
@@ -515,23 +531,41 @@ impl JitDriver {
             targets,
             enabled: params.function_entry,
         };
-        let tracer = Tracer::at_merge_point(
+        let mut tracer = Tracer::at_merge_point(
             codes,
             portal,
             greens,
             reds,
-            Limits {
-                trace_limit: params.trace_limit,
-                check_hints: params.check_hints,
-            },
+            limits(params, params.trace_limit),
             first_guard,
             self.greens_pinned,
-        )
-        .with_calls(&mut calls);
+        );
+        if returning {
+            tracer = tracer.returning();
+        }
+        let tracer = tracer.with_calls(&mut calls);
+        let mut at = |g: &[Value], header: bool| decide(cells, g, header);
+        // SAFETY: forwarded.
+        let traced = unsafe { tracer.run(&mut at) };
+        state.stats.tracing += t0.elapsed();
+        traced
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn trace_loop(
+        &self,
+        state: &mut State,
+        params: &Params,
+        key: Vec<u64>,
+        aborts: u32,
+        greens: &[Value],
+        reds: &[Value],
+        entered: bool,
+    ) -> Next {
         let start = greens.to_vec();
         // Back at the start: a loop, if through its header. A trace that left the loop and
         // came back in is traced again from that entry, once.
-        let mut decide = |g: &[Value], header: bool| {
+        let mut decide = |cells: &Cells, g: &[Value], header: bool| {
             if g == start.as_slice() {
                 if header || entered {
                     Close::Loop
@@ -543,8 +577,7 @@ impl JitDriver {
             }
         };
         // SAFETY: forwarded from `hot`.
-        let traced = unsafe { tracer.run(&mut decide) };
-        state.stats.tracing += t0.elapsed();
+        let traced = unsafe { self.trace_from(state, params, greens, reds, false, &mut decide) };
         match traced {
             Traced::Closed {
                 trace,
@@ -652,7 +685,7 @@ impl JitDriver {
     /// How a trace that started elsewhere goes on at a merge point with greens `g`: jump to
     /// their compiled loop; unroll a loop that is never traced; else stop at the second pass
     /// of a loop header and trace that inner loop first.
-    fn decide_other(cells: &HashMap<Vec<u64>, CellState>, g: &[Value]) -> Close {
+    fn decide_other(cells: &Cells, g: &[Value]) -> Close {
         match cells.get(&Self::key(g)) {
             Some(CellState::Compiled { loop_no }) => Close::Jump(*loop_no),
             Some(CellState::DontTrace) => Close::Continue,

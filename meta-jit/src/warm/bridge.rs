@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::{assembler, merge_point, resume, stale, JitDriver, Next, Params, State};
 use crate::backend::TraceId;
 use crate::jitcode::Value;
-use crate::trace::{Abort, Close, Fingerprint, Limits, Traced, Tracer};
+use crate::trace::{Abort, Close, Fingerprint, Traced, Tracer};
 
 /// How many times a guard's wait for another bridge attempt doubles, after `max_aborts`
 /// attempts stopped at inner loops, before it gets no bridge.
@@ -57,10 +57,7 @@ impl JitDriver {
             (self.portal)(),
             trace,
             frames,
-            Limits {
-                trace_limit: params.bridge_limit.min(params.trace_limit),
-                check_hints: params.check_hints,
-            },
+            super::limits(params, params.bridge_limit.min(params.trace_limit)),
             first_guard,
             trusted,
         )

@@ -11,11 +11,10 @@
 //! Owns: entry counting, tracing and compiling an entry. Must not know: any guest language,
 //! how ops are traced or compiled.
 
-use std::time::Instant;
 
-use super::{assembler, stale, CellState, JitDriver, Next, Params, Resumed, State, TraceKind};
+use super::{stale, CellState, Cells, JitDriver, Next, Params, Resumed, State, TraceKind};
 use crate::jitcode::Value;
-use crate::trace::{Abort, Close, Limits, Traced, Tracer};
+use crate::trace::{Abort, Close, Traced};
 
 /// The last element of a function entry's cell key (a loop's key is its greens' bits alone).
 const ENTRY: u64 = 0x0065_6e74_7279;
@@ -82,44 +81,11 @@ impl JitDriver {
         greens: &[Value],
         reds: &[Value],
     ) -> Next {
-        let portal = (self.portal)();
-        let t0 = Instant::now();
-        let first_guard = state.next_guard;
-        let State {
-            codes,
-            cells,
-            dont_inline,
-            targets,
-            ..
-        } = state;
-        let cells = &*cells;
-        let mut calls = assembler::EntryCalls {
-            driver: self,
-            cells,
-            dont_inline,
-            targets,
-            enabled: params.function_entry,
-        };
-        let tracer = Tracer::at_merge_point(
-            codes,
-            portal,
-            greens,
-            reds,
-            Limits {
-                trace_limit: params.trace_limit,
-                check_hints: params.check_hints,
-            },
-            first_guard,
-            self.greens_pinned,
-        )
-        .returning()
-        .with_calls(&mut calls);
         // A loop on the way: jump into it when it is compiled, else unroll it up to its
         // header's second pass and trace it first.
-        let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);
+        let mut decide = |cells: &Cells, g: &[Value], _header: bool| Self::decide_other(cells, g);
         // SAFETY: forwarded.
-        let traced = unsafe { tracer.run(&mut decide) };
-        state.stats.tracing += t0.elapsed();
+        let traced = unsafe { self.trace_from(state, params, greens, reds, true, &mut decide) };
         let start = greens.to_vec();
         match traced {
             Traced::Closed {

@@ -11,7 +11,6 @@
 //! Owns: entry counting, tracing and compiling an entry. Must not know: any guest language,
 //! how ops are traced or compiled.
 
-
 use super::{stale, CellState, Cells, JitDriver, Next, Params, Resumed, State, TraceKind};
 use crate::jitcode::Value;
 use crate::trace::{Abort, Close, Traced};

@@ -422,18 +422,31 @@ impl JitDriver {
         Some(state.cells.get(key).copied().unwrap_or(fresh))
     }
 
-    /// The slow path of [`can_enter_jit`]: the counter of these greens reached the threshold.
+    /// The slow path of [`can_enter_jit`] (`entry` false: a loop header) and of
+    /// [`function_entered`] (`entry` true: a portal call's first merge point, counted apart,
+    /// see [`entry`]): the counter of these greens reached the threshold.
     ///
     /// # Safety
     /// `greens` and `reds` are the values of the portal's greens and reds at a
-    /// `can_enter_jit!` followed by the jump to the merge point, in a state the native
-    /// interpreter is in (the objects they reference are live and not borrowed elsewhere).
-    unsafe fn hot(&self, greens: &[Value], reds: &[Value], slot: usize) -> Option<Resumed> {
+    /// `can_enter_jit!` followed by the jump to the merge point (or at the merge point itself,
+    /// for an entry), in a state the native interpreter is in (the objects they reference are
+    /// live and not borrowed elsewhere).
+    unsafe fn hot(
+        &self,
+        greens: &[Value],
+        reds: &[Value],
+        slot: usize,
+        entry: bool,
+    ) -> Option<Resumed> {
         let Ok(mut state) = self.state.try_borrow_mut() else {
             return None; // reentrant call while the JIT works: interpret
         };
         let params = self.params.borrow().clone();
-        let key = Self::key(greens);
+        let key = if entry {
+            entry::entry_key(greens)
+        } else {
+            Self::key(greens)
+        };
         // SAFETY: forwarded.
         let cell = unsafe { self.counted(&mut state, &params, &key, slot) }?;
         let next = match cell {
@@ -449,8 +462,15 @@ impl JitDriver {
                 if !Self::code_room(&state, &params) {
                     return None;
                 }
+                let state = &mut *state;
                 // SAFETY: forwarded.
-                unsafe { self.trace_loop(&mut state, &params, key, aborts, greens, reds, false) }
+                unsafe {
+                    if entry {
+                        self.trace_entry(state, &params, key, aborts, greens, reds)
+                    } else {
+                        self.trace_loop(state, &params, key, aborts, greens, reds, false)
+                    }
+                }
             }
         };
         drop(state);

@@ -240,7 +240,7 @@ impl JitDriver {
                 };
                 // SAFETY: forwarded: the interpreter stands at the callee's merge point.
                 let ran = hot
-                    .then(|| unsafe { self.hot_entry(&t.greens, &reds, slot) })
+                    .then(|| unsafe { self.hot(&t.greens, &reds, slot, true) })
                     .flatten();
                 ran.unwrap_or_else(|| super::merge_point(t.greens.clone(), reds))
             }

@@ -8,7 +8,8 @@
 //! like one) but its cell key is its greens followed by [`ENTRY`], so it never meets the
 //! loop at the same greens.
 //!
-//! Owns: entry counting, tracing and compiling an entry. Must not know: any guest language,
+//! Owns: an entry's cell key, tracing and compiling an entry (the driver's `hot` counts it
+//! like a loop header). Must not know: any guest language,
 //! how ops are traced or compiled.
 
 use super::{stale, CellState, Cells, JitDriver, Next, Params, Resumed, State, TraceKind};
@@ -26,52 +27,12 @@ pub(super) fn entry_key(greens: &[Value]) -> Vec<u64> {
 }
 
 impl JitDriver {
-    /// The slow path of [`super::function_entered`]: the entry counter of these greens
-    /// reached the threshold.
-    ///
-    /// # Safety
-    /// As [`JitDriver::hot`], at the merge point a portal call passes first.
-    pub(super) unsafe fn hot_entry(
-        &self,
-        greens: &[Value],
-        reds: &[Value],
-        slot: usize,
-    ) -> Option<Resumed> {
-        let Ok(mut state) = self.state.try_borrow_mut() else {
-            return None; // reentrant call while the JIT works: interpret
-        };
-        let params = self.params.borrow().clone();
-        let key = entry_key(greens);
-        // SAFETY: forwarded.
-        let cell = unsafe { self.counted(&mut state, &params, &key, slot) }?;
-        let next = match cell {
-            CellState::Compiled { loop_no } => {
-                state.stats.entries += 1;
-                Next::enter(loop_no, reds, true)
-            }
-            CellState::DontTrace => {
-                self.counters.borrow_mut()[slot] = 0;
-                return None;
-            }
-            CellState::Counting { aborts, .. } => {
-                if !Self::code_room(&state, &params) {
-                    return None;
-                }
-                // SAFETY: forwarded.
-                unsafe { self.trace_entry(&mut state, &params, key, aborts, greens, reds) }
-            }
-        };
-        drop(state);
-        // SAFETY: forwarded: what `next` holds is the interpreter's state now.
-        Some(unsafe { self.drive(&params, next) })
-    }
-
     /// Traces the function entry `key` (which had aborted `aborts` times) from its merge
     /// point, where the interpreter stands with `greens` and `reds`, and compiles the trace.
     ///
     /// # Safety
-    /// As [`JitDriver::hot_entry`].
-    unsafe fn trace_entry(
+    /// As [`JitDriver::hot`] for an entry.
+    pub(super) unsafe fn trace_entry(
         &self,
         state: &mut State,
         params: &Params,

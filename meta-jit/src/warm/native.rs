@@ -44,7 +44,9 @@ pub unsafe fn can_enter_jit(
     // SAFETY: forwarded.
     let anchors = crate::gc::anchors(roots);
     // SAFETY: forwarded (the expansion's `roots` reports the greens and reds).
-    unsafe { crate::gc::with_portal_roots(roots, anchors.as_deref(), || driver.hot(g, r, slot)) }
+    unsafe {
+        crate::gc::with_portal_roots(roots, anchors.as_deref(), || driver.hot(g, r, slot, false))
+    }
 }
 
 /// `jit_merge_point!()` in the native interpreter, the first time a portal call passes it:
@@ -71,7 +73,7 @@ pub unsafe fn function_entered(driver: &JitDriver, vals: &Vals, greens: usize) -
         }
     }
     // SAFETY: forwarded.
-    unsafe { driver.hot_entry(g, r, slot) }
+    unsafe { driver.hot(g, r, slot, true) }
 }
 
 /// The portal calls of this thread that have begun and not returned.

@@ -82,14 +82,14 @@ fn long_loops(loops: usize, pairs: usize) -> bf::Program {
 
 #[test]
 fn a_compiled_trace_keeps_its_resume_data_not_its_ops() {
-    // A compiled trace used to keep its whole optimized trace for its guards' resume data
-    // (about 8 ops of 32 bytes and a boxed `Resume` of 150 bytes a guard here), an entry for
-    // each guard and the backend's op table at 16 bytes an op: 20 loops of 600 pairs peaked
-    // at 27 MB of RSS (9.4 times the JIT-off run), and `max_memory_kb`'s 16 MiB had room for
-    // 13 of them. The driver now keeps each guard's resume data encoded in one array, an
-    // entry only for guards that failed, and 4 bytes an op for the disassembly. What is left
-    // is mostly machine code (about 150 bytes a guard; 400 bytes a guard in all in this
-    // debug build, whose traces are longer).
+    // A compiled trace used to keep its whole optimized trace for its guards' resume data, an
+    // entry for each guard and the backend's op table at 16 bytes an op: 20 loops of 600
+    // pairs peaked at 27 MB of RSS (9.4 times the JIT-off run), and `max_memory_kb`'s 16 MiB
+    // had room for 13 of them. The driver now keeps each guard's resume data encoded in one
+    // array, an entry only for guards that failed, and 4 bytes an op for the disassembly.
+    // Measured here: 401 bytes a guard in a debug build (2,641 guards; its traces are longer),
+    // 510 in a release build (1,203 guards), machine code included. The optimized traces
+    // alone, which the driver used to keep on top of that, take 346 and 537 bytes a guard.
     let program = long_loops(1, 600);
     bf::interpret::with_driver(|d| {
         d.reset();
@@ -113,8 +113,7 @@ fn a_compiled_trace_keeps_its_resume_data_not_its_ops() {
         .sum();
     assert!(guards >= 1_000, "{}", stats.summary());
     let per_guard = memory / guards;
-    eprintln!("{memory} bytes for {guards} guards: {per_guard} a guard");
-    assert!(per_guard <= 480, "{memory} bytes for {guards} guards");
+    assert!(per_guard <= 600, "{memory} bytes for {guards} guards");
 }
 
 #[test]

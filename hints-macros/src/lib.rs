@@ -456,29 +456,7 @@ fn methods_impl(trait_name: Option<Ident>, mut imp: ItemImpl) -> syn::Result<Tok
 /// `::meta_jit`.
 #[proc_macro_derive(JitLayout, attributes(jit))]
 pub fn jit_layout(item: TokenStream) -> TokenStream {
-    let input = parse_macro_input!(item as syn::DeriveInput);
-    let mut krate_path = None;
-    for a in input.attrs.iter().filter(|a| a.path().is_ident("jit")) {
-        let r = a.parse_nested_meta(|m| {
-            if m.path.is_ident("crate") {
-                krate_path = Some(krate::parse_value(&m)?);
-            } else if m.input.peek(syn::Token![=]) {
-                // Another option (`layout` reads or reports it): skipped here.
-                let _: syn::Expr = m.value()?.parse()?;
-            } else if m.input.peek(syn::token::Paren) {
-                let _list;
-                syn::parenthesized!(_list in m.input);
-            }
-            Ok(())
-        });
-        if let Err(e) = r {
-            return e.to_compile_error().into();
-        }
-    }
-    match krate::with(krate_path.as_ref(), || layout::derive(input)) {
-        Ok(ts) => ts.into(),
-        Err(e) => e.to_compile_error().into(),
-    }
+    derive_with(item, layout::derive)
 }
 
 /// Implements meta-jit's `Trace` for a struct or enum: the collector's way to find the `Gc`
@@ -487,6 +465,15 @@ pub fn jit_layout(item: TokenStream) -> TokenStream {
 /// meta-jit when it is not `::meta_jit`.
 #[proc_macro_derive(Trace, attributes(jit))]
 pub fn derive_trace(item: TokenStream) -> TokenStream {
+    derive_with(item, trace::derive)
+}
+
+/// Runs a derive with the meta-jit path that the type's `#[jit(crate = path)]` names (its
+/// other `#[jit(..)]` options are the derive's own: skipped here).
+fn derive_with(
+    item: TokenStream,
+    derive: fn(syn::DeriveInput) -> syn::Result<proc_macro2::TokenStream>,
+) -> TokenStream {
     let input = parse_macro_input!(item as syn::DeriveInput);
     let mut krate_path = None;
     for a in input.attrs.iter().filter(|a| a.path().is_ident("jit")) {
@@ -505,7 +492,7 @@ pub fn derive_trace(item: TokenStream) -> TokenStream {
             return e.to_compile_error().into();
         }
     }
-    match krate::with(krate_path.as_ref(), || trace::derive(input)) {
+    match krate::with(krate_path.as_ref(), || derive(input)) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
     }

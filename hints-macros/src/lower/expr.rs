@@ -293,6 +293,11 @@ impl Lowerer {
                 return Ok(Lowered::value(quote!(#id)));
             }
         }
+        if p.qself.is_none() && p.path.is_ident("None") {
+            // Its handle comes from where it goes (an `Option` of a scalar or of a `Gc`).
+            let span = p.span();
+            return Ok(Lowered::value(quote_spanned!(span=> #ll::none(#bb))));
+        }
         let mut p = p.clone();
         syn::visit_mut::VisitMut::visit_expr_path_mut(&mut FixSuper, &mut p);
         let span = p.span();

@@ -15,12 +15,16 @@
 //!   cost no ops until a scalar is loaded;
 //! - [`SliceRef<T>`]: a slice reference `&[T]` (data pointer and length);
 //! - [`Val<T>`]: a `Copy` struct or enum held by value (its tag and fields' registers);
+//! - [`OptionH<T>`] and [`ResultH<T, E>`]: `Option` and `Result` of scalars (a tag register and
+//!   the payloads'), and [`OptGc<T>`]: an `Option<Gc<T>>` (one reference register, null for
+//!   `None`);
 //! - `()`: no registers.
 
 pub mod builtin;
 pub mod builtin_ops;
 pub mod calls;
 pub mod control;
+pub mod nullable;
 pub mod objects;
 pub mod ops;
 pub mod place;
@@ -34,10 +38,11 @@ use crate::jitcode::{Builder, Kind, Op, Register};
 
 pub use calls::{arg_regs, call_descr, emit_call, emit_inline_call, emit_known_result};
 pub use control::*;
+pub use nullable::{none, some, OptGc};
 pub use objects::{gc_new, gc_value, init_field};
 pub use ops::*;
 pub use place::*;
-pub use sum::{err, ok, some, try_continue, try_output, try_residual, OptionH, ResultH};
+pub use sum::{err, ok, try_continue, try_output, try_residual, OptionH, ResultH};
 pub use types::{load_scalar, store_scalar, JitType, Scalar, ShimArg, ShimRet, Stored};
 pub use value::{const_value, ctor, ctor_field, JitValue, RegPlace, Val};
 

@@ -9,7 +9,7 @@
 
 use std::mem::{size_of, MaybeUninit};
 
-use super::types::{Scalar, Stored};
+use super::types::{JitType, Scalar, Stored};
 use super::value::{FieldBase, PlaceOf};
 use super::{FieldFlags, Handle, Origin, Ptr, Reg, SliceRef};
 use crate::jitcode::{Builder, FieldDescr, Kind, Op};
@@ -566,9 +566,32 @@ pub fn sub_scrutinee<P: SubScrutinee>(b: &mut Builder, p: P) -> P::S {
     p.sub_scrutinee(b)
 }
 
-/// A binding in a pattern matched by value: reads the field (scalars only, as Rust copies them).
-pub fn bind_by_value<T: Stored>(b: &mut Builder, p: Ptr<T>) -> T::Handle {
-    T::load(b, p)
+/// A binding in a pattern matched by value: reads the field (what Rust copies: scalars,
+/// `Copy` values), or takes the payload a value in registers holds (`Some(g)` on an
+/// `Option<Gc<T>>`).
+pub fn bind_by_value<P: ValueBinding>(b: &mut Builder, p: P) -> P::Bound {
+    p.bind(b)
+}
+
+/// What a binding in a pattern matched by value gets from a payload field (see
+/// [`bind_by_value`]).
+pub trait ValueBinding {
+    /// The bound handle.
+    type Bound: Handle;
+    /// The binding's value.
+    fn bind(self, b: &mut Builder) -> Self::Bound;
+}
+impl<T: Stored> ValueBinding for Ptr<T> {
+    type Bound = T::Handle;
+    fn bind(self, b: &mut Builder) -> T::Handle {
+        T::load(b, self)
+    }
+}
+impl<F: JitType> ValueBinding for super::value::RegPlace<F> {
+    type Bound = F::Handle;
+    fn bind(self, _b: &mut Builder) -> F::Handle {
+        super::value::FieldBinding::bound(self)
+    }
 }
 
 /// A scrutinee that a binding may copy (`x => ..` on a scalar matched by value).

@@ -4,7 +4,8 @@
 //! Owns: the handles [`OptionH`] (tag and value) and [`ResultH`] (tag, ok value, error value),
 //! and the traits the lowered `?` uses ([`TryHandle`], [`FromResidual`]).
 //! Must not know: syntax. These values live in registers only; an `Option` stored in memory has
-//! no defined layout and is not supported.
+//! no defined layout and is not supported (but for `Option<Gc<T>>`, a nullable reference: see
+//! [`super::nullable`]).
 
 use std::marker::PhantomData;
 
@@ -187,11 +188,19 @@ impl<T: Scalar> ConstValue for Option<T> {
     }
 }
 
-/// `Some(x)`.
-pub fn some<T: Scalar>(b: &mut Builder, x: Reg<T>) -> OptionH<T> {
+/// `Some(x)` of a scalar (`Some(x)` in traced code calls [`super::nullable::some`]).
+pub fn some_scalar<T: Scalar>(b: &mut Builder, x: Reg<T>) -> OptionH<T> {
     OptionH {
         tag: b.const_int(1),
         val: x.reg,
+        _t: PhantomData,
+    }
+}
+/// `None` of a scalar.
+pub fn none_scalar<T: Scalar>(b: &mut Builder) -> OptionH<T> {
+    OptionH {
+        tag: b.const_int(0),
+        val: zero(b, T::KIND),
         _t: PhantomData,
     }
 }
@@ -274,13 +283,13 @@ pub trait TryHandle: Handle {
     /// The value `?` evaluates to.
     type Output: Handle;
     /// 1 if `?` continues (`Some`/`Ok`).
-    fn is_continue(self) -> Reg<bool>;
+    fn is_continue(self, b: &mut Builder) -> Reg<bool>;
     /// The continued value.
     fn output(self) -> Self::Output;
 }
 impl<T: Scalar> TryHandle for OptionH<T> {
     type Output = Reg<T>;
-    fn is_continue(self) -> Reg<bool> {
+    fn is_continue(self, _b: &mut Builder) -> Reg<bool> {
         Reg::new(self.tag)
     }
     fn output(self) -> Reg<T> {
@@ -289,7 +298,7 @@ impl<T: Scalar> TryHandle for OptionH<T> {
 }
 impl<T: Scalar, E: Scalar> TryHandle for ResultH<T, E> {
     type Output = Reg<T>;
-    fn is_continue(self) -> Reg<bool> {
+    fn is_continue(self, _b: &mut Builder) -> Reg<bool> {
         Reg::new(self.tag)
     }
     fn output(self) -> Reg<T> {
@@ -308,11 +317,7 @@ pub trait FromResidual<R> {
 }
 impl<T: Scalar, U: Scalar> FromResidual<OptionH<U>> for OptionH<T> {
     fn from_residual(b: &mut Builder, _r: OptionH<U>) -> Self {
-        OptionH {
-            tag: b.const_int(0),
-            val: zero(b, T::KIND),
-            _t: PhantomData,
-        }
+        none_scalar(b)
     }
 }
 impl<T: Scalar, U: Scalar, E: Scalar> FromResidual<ResultH<U, E>> for ResultH<T, E> {
@@ -327,8 +332,8 @@ impl<T: Scalar, U: Scalar, E: Scalar> FromResidual<ResultH<U, E>> for ResultH<T,
 }
 
 /// `?`: whether to continue.
-pub fn try_continue<H: TryHandle>(_b: &mut Builder, h: H) -> Reg<bool> {
-    h.is_continue()
+pub fn try_continue<H: TryHandle>(b: &mut Builder, h: H) -> Reg<bool> {
+    h.is_continue(b)
 }
 /// `?`: the continued value.
 pub fn try_output<H: TryHandle>(h: H) -> H::Output {

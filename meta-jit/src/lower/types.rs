@@ -121,9 +121,9 @@ pub trait JitType {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be copied between memory and registers by traced code",
     label = "this place has type `{Self}`",
-    note = "traced code loads and stores integers, `bool`, `char`, `f64`, references, slices, and `Copy` \
-            structs and enums with `#[derive(JitLayout)]` whose fields are such values (not `Option` or \
-            `Result`, whose layout Rust does not define); a type that is not `Copy` is not copied, since \
+    note = "traced code loads and stores integers, `bool`, `char`, `f64`, references, slices, `Gc<T>`, \
+            `Option<Gc<T>>`, and `Copy` structs and enums with `#[derive(JitLayout)]` whose fields are such \
+            values (not other `Option`s or `Result`s, whose layout Rust does not define); a type that is not `Copy` is not copied, since \
             assigning it drops the old value natively: take a reference (`&place`), match on it in place, \
             or write it in a `#[dont_look_inside]` function"
 )]

@@ -165,7 +165,7 @@ impl<F> Clone for RegPlace<F> {
 impl<F> Copy for RegPlace<F> {}
 
 impl<F> RegPlace<F> {
-    fn new(regs: &[Register]) -> RegPlace<F> {
+    pub(crate) fn new(regs: &[Register]) -> RegPlace<F> {
         let (regs, n) = pack(regs, std::any::type_name::<F>());
         RegPlace {
             regs,

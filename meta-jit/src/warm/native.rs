@@ -273,6 +273,12 @@ impl<T: 'static> Live for crate::gc::Gc<T> {
         out.push(Value::Ref(self.as_ptr() as usize));
     }
 }
+impl<T: 'static> Live for Option<crate::gc::Gc<T>> {
+    #[inline]
+    fn push_values(&self, out: &mut Vals) {
+        out.push(Value::Ref(self.map_or(0, |g| g.as_ptr() as usize)));
+    }
+}
 impl<T> Live for &[T] {
     fn push_values(&self, out: &mut Vals) {
         out.push(Value::Ref(self.as_ptr() as usize));

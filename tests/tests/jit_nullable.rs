@@ -96,7 +96,8 @@ pub fn run(code: &Code, s: &mut Stack, mut cur: Option<Gc<Node>>, mut i: i64, mu
                     can_enter_jit!();
                     continue;
                 }
-                None => {}
+                // The end of the walk: the stack's length counts too.
+                None => acc = acc.wrapping_add(s.len),
             },
             Ins::ClearEvery(k) => {
                 if i % k == 0 {

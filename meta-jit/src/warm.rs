@@ -442,6 +442,28 @@ impl JitDriver {
             return None; // reentrant call while the JIT works: interpret
         };
         let params = self.params.borrow().clone();
+        if !entry {
+            // The common case, a compiled loop, without allocating: the key on the stack and
+            // the reds handed to the code as they are.
+            let mut buf = [0u64; 16];
+            for (k, v) in greens.iter().enumerate() {
+                buf[k] = to_ir(*v).bits();
+            }
+            if let Some(&CellState::Compiled { loop_no }) = state.cells.get(&buf[..greens.len()]) {
+                state.stats.entries += 1;
+                drop(state);
+                let mut inputs = [crate::ir::Value::Int(0); 16];
+                for (k, v) in reds.iter().enumerate() {
+                    inputs[k] = to_ir(*v);
+                }
+                // SAFETY: forwarded: the interpreter stands at the loop's merge point with
+                // these reds.
+                let next =
+                    unsafe { self.run_compiled(&params, loop_no, &inputs[..reds.len()], true) };
+                // SAFETY: forwarded.
+                return Some(unsafe { self.drive(&params, next) });
+            }
+        }
         let key = if entry {
             entry::entry_key(greens)
         } else {
@@ -511,7 +533,7 @@ impl JitDriver {
                     fresh,
                 } => {
                     // SAFETY: forwarded.
-                    unsafe { self.run_compiled(params, loop_no, inputs, fresh) }
+                    unsafe { self.run_compiled(params, loop_no, &inputs, fresh) }
                 }
             }
         }
@@ -986,7 +1008,7 @@ impl JitDriver {
         &self,
         params: &Params,
         loop_no: u32,
-        inputs: Vec<crate::ir::Value>,
+        inputs: &[crate::ir::Value],
         fresh: bool,
     ) -> Next {
         let mut run = {
@@ -1004,13 +1026,13 @@ impl JitDriver {
                 Err(greens) => {
                     return Next::Done(merge_point(
                         greens,
-                        inputs.into_iter().map(from_ir).collect(),
+                        inputs.iter().copied().map(from_ir).collect(),
                     ))
                 }
             };
             state
                 .backend
-                .enter(id, &inputs, u64::MAX)
+                .enter(id, inputs, u64::MAX)
                 .expect("compiled loops take the reds")
         };
         // SAFETY: entered above and left below; the functions traces call keep the contract
@@ -1035,13 +1057,19 @@ impl JitDriver {
     ) -> Next {
         // A trace thrown away while it waited in a call (the portal ran again meanwhile) is
         // still here for its resume data, and gets no bridge.
-        let (exited, live) = match state.compiled.get(&ended.trace) {
+        let exited = |state: &State| match state.compiled.get(&ended.trace) {
             Some(t) => (Some(Rc::clone(t)), true),
             None => (state.zombies.get(&ended.trace).map(Rc::clone), false),
         };
+        let (exited, live) = match ended.outcome {
+            Outcome::GuardFailed { .. } => exited(state),
+            _ => (None, true),
+        };
         if state.backend.running() == 0 {
             state.backend.reap();
-            state.zombies.clear();
+            if !state.zombies.is_empty() {
+                state.zombies.clear();
+            }
             assembler::stop_fast_calls(state);
         }
         match ended.outcome {

@@ -39,11 +39,11 @@ pub enum Ins {
     /// `slots[i % 8] = i % k == 0 ? obj : i`
     Store(i64),
     /// Reads `slots[(3 i + 1) % 8]`: a number adds to `acc`, an object counts a hit.
-    Load,
+    Fetch,
     /// `total += i`
     Total,
     /// `obj.link = i % k == 0 ? Some(obj) : None`, then follows the link.
-    Link(i64),
+    Tether(i64),
     /// `i += 1`; back to `t` while `i < n`.
     LoopLt(i64, u32),
     Halt,
@@ -73,7 +73,7 @@ pub fn run(code: &Code, t: &Table, obj: Gc<Obj>, mut i: i64, mut acc: i64) -> i6
                 };
                 t.slots[(i % 8) as usize].set(v);
             }
-            Ins::Load => {
+            Ins::Fetch => {
                 code.loads[pc].set(code.loads[pc].get() + 1);
                 acc = acc.wrapping_add(code.loads[pc].get() & 3);
                 match t.slots[((3 * i + 1) % 8) as usize].get() {
@@ -90,7 +90,7 @@ pub fn run(code: &Code, t: &Table, obj: Gc<Obj>, mut i: i64, mut acc: i64) -> i6
                 let old = t.total.replace(t.total.get() + i);
                 acc ^= old & 0xff;
             }
-            Ins::Link(k) => {
+            Ins::Tether(k) => {
                 obj.link.set(if i % k == 0 { Some(obj) } else { None });
                 match obj.link.get() {
                     Some(o) => acc = acc.wrapping_add(o.hits.get()),
@@ -134,9 +134,9 @@ fn go(mode: &str, n: i64, every: i64, link: i64) -> End {
     let code = Code {
         ops: vec![
             Ins::Store(every),
-            Ins::Load,
+            Ins::Fetch,
             Ins::Total,
-            Ins::Link(link),
+            Ins::Tether(link),
             Ins::LoopLt(n, 0),
             Ins::Halt,
         ],

@@ -37,7 +37,7 @@ pub struct Table {
 #[repr(C, u8)]
 pub enum Ins {
     /// `slots[i % 8] = i % k == 0 ? obj : i`
-    Store(i64),
+    Put(i64),
     /// Reads `slots[(3 i + 1) % 8]`: a number adds to `acc`, an object counts a hit.
     Fetch,
     /// `total += i`
@@ -65,7 +65,7 @@ pub fn run(code: &Code, t: &Table, obj: Gc<Obj>, mut i: i64, mut acc: i64) -> i6
     loop {
         jit_merge_point!();
         match code.ops[pc] {
-            Ins::Store(k) => {
+            Ins::Put(k) => {
                 let v = if i % k == 0 {
                     Val::Obj(obj)
                 } else {
@@ -133,7 +133,7 @@ fn go(mode: &str, n: i64, every: i64, link: i64) -> End {
     });
     let code = Code {
         ops: vec![
-            Ins::Store(every),
+            Ins::Put(every),
             Ins::Fetch,
             Ins::Total,
             Ins::Tether(link),

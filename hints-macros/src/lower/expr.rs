@@ -61,6 +61,13 @@ fn is_gc_new(p: &syn::Path) -> bool {
     n >= 2 && p.segments[n - 1].ident == "new" && p.segments[n - 2].ident == "Gc"
 }
 
+/// `Cell::new` (or `std::cell::Cell::new`): a cell holding its argument, in traced code the
+/// argument's registers.
+fn is_cell_new(p: &syn::Path) -> bool {
+    let n = p.segments.len();
+    n >= 2 && p.segments[n - 1].ident == "new" && p.segments[n - 2].ident == "Cell"
+}
+
 /// Whether a called path names a tuple struct or tuple variant (`Value::Int`, `Point`): by
 /// Rust's naming convention, its last segment starts with an uppercase letter (functions are
 /// snake case).
@@ -636,6 +643,16 @@ impl Lowerer {
         }
         if is_gc_new(&p.path) {
             return self.gc_new(c);
+        }
+        if is_cell_new(&p.path) && c.args.len() == 1 {
+            let x = self.expr(&c.args[0])?;
+            if x.diverges {
+                return Ok(x);
+            }
+            let (xt, ll) = (x.ts, l());
+            return Ok(Lowered::value(
+                quote_spanned!(span=> { let __jit_x = #xt; #ll::cell_new(#bb, __jit_x) }),
+            ));
         }
         if p.path
             .segments

@@ -2,7 +2,7 @@
 //! `checked_*`, `wrapping_*`, `saturating_*`, `pow`, `count_ones`, `leading_zeros` and their
 //! kin; on `f64` `sqrt`, `floor`, `min`, `max`, `to_bits`, `is_nan` and their kin (and
 //! `f64::from_bits` as a path call, see [`prims`]); `len` and `is_empty` on anything indexable;
-//! `get`, `set` and `replace` on a `Cell` ([`CellMethods`]).
+//! `get`, `set` and `replace` on a `Cell` (see [`super::cell`], re-exported here).
 //! Lowered code imports these traits, so `x.wrapping_add(y)` resolves to them by ordinary method
 //! lookup on the handle. Those jitcode has no op for are elidable calls of the shims of
 //! [`super::builtin_ops`].
@@ -19,6 +19,8 @@ use super::sum::{option_from, OptionH};
 use super::types::Stored;
 use super::{Ptr, Reg};
 use crate::jitcode::{Builder, IntBinOp};
+
+pub use super::cell::CellMethods;
 
 /// Integer methods on an integer handle or place (by value: handles are `Copy`, and the
 /// names are Rust's).
@@ -509,42 +511,4 @@ impl<C: Indexable> LenMethods for C {
         let z = ops::konst(b, 0usize);
         ops::eq(b, n, z)
     }
-}
-
-/// Methods of `Cell<T>` for a `T` traced code copies between memory and registers: how an
-/// object that traced code reaches through a shared reference (a `Gc<T>`, a `&T`) changes.
-/// `Cell<T>` has `T`'s layout (`#[repr(transparent)]`), so `c.get()` is a load of the place
-/// and `c.set(v)` a store, in the alias class of the place (the cell's field, or an item of
-/// its `Vec`).
-pub trait CellMethods<T: Stored> {
-    /// `c.get()`.
-    fn get(self, b: &mut Builder) -> T::Handle;
-    /// `c.set(v)`.
-    fn set(self, b: &mut Builder, v: T::Handle);
-    /// `c.replace(v)`: the old value.
-    fn replace(self, b: &mut Builder, v: T::Handle) -> T::Handle;
-}
-impl<T: Stored + Copy> CellMethods<T> for Ptr<std::cell::Cell<T>> {
-    fn get(self, b: &mut Builder) -> T::Handle {
-        T::load(b, contents(self))
-    }
-    fn set(self, b: &mut Builder, v: T::Handle) {
-        T::store(b, contents(self), v)
-    }
-    fn replace(self, b: &mut Builder, v: T::Handle) -> T::Handle {
-        let old = T::load(b, contents(self));
-        T::store(b, contents(self), v);
-        old
-    }
-}
-
-/// The place of a cell's value: mutable whatever the cell sits in (a cell in an immutable field
-/// or item, like an inline cache in a function's immutable code, still changes).
-fn contents<T>(c: Ptr<std::cell::Cell<T>>) -> Ptr<T> {
-    let mut p = c.cast::<T>();
-    p.flags.immutable = false;
-    p.flags.quasi_immutable = false;
-    p.flags.immutable_items = false;
-    p.flags.deep = false;
-    p
 }

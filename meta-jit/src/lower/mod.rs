@@ -23,6 +23,7 @@
 pub mod builtin;
 pub mod builtin_ops;
 pub mod calls;
+pub mod cell;
 pub mod control;
 pub mod nullable;
 pub mod objects;
@@ -37,6 +38,7 @@ use std::marker::PhantomData;
 use crate::jitcode::{Builder, Kind, Op, Register};
 
 pub use calls::{arg_regs, call_descr, emit_call, emit_inline_call, emit_known_result};
+pub use cell::cell_new;
 pub use control::*;
 pub use nullable::{none, some, OptGc};
 pub use objects::{gc_new, gc_value, init_field};

@@ -104,22 +104,11 @@ fn run(program: &bf::Program) {
     bf::run(program, &mut bf::Tape::new(), &mut io).expect("the program runs");
 }
 
-/// 20 loops, each run 2,000 times (past the default threshold) with a body of `pairs` `>+`
-/// pairs, so that each trace is just under the default trace limit.
+/// 20 loops of 600 `>+` pairs (`bf::gen::long_loops`), so that each trace is just under the
+/// default trace limit.
 fn many_long_loops(runs: usize) {
     let pairs = 600;
-    let mut src = String::new();
-    for _ in 0..20 {
-        // An outer loop of 10 turns around an inner one of 200; the inner body walks right
-        // and back, and the next loop starts on a fresh cell.
-        src.push_str("++++++++++[>");
-        src.push_str(&"+".repeat(200));
-        src.push_str(&format!(
-            "[{}{}-]<-]>>",
-            ">+".repeat(pairs),
-            "<".repeat(pairs)
-        ));
-    }
+    let src = bf::gen::long_loops(20, pairs);
     let program = bf::parse(src.as_bytes()).expect("a generated program parses");
     let time = |params: &str| {
         (0..runs)

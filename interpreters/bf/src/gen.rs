@@ -9,6 +9,25 @@
 
 use quickcheck::{Arbitrary, Gen};
 
+/// `loops` loops, each run 2,000 times (past the default threshold) with a body of `pairs` `>+`
+/// pairs and as many `<`: an outer loop of 10 turns around an inner one of 200, whose body
+/// walks right and back; the next loop starts on a fresh cell. Its traces are long (about 16
+/// ops and 2 guards a pair once optimized), which the memory test and the compile-cost example
+/// measure.
+pub fn long_loops(loops: usize, pairs: usize) -> String {
+    let mut src = String::new();
+    for _ in 0..loops {
+        src.push_str("++++++++++[>");
+        src.push_str(&"+".repeat(200));
+        src.push_str(&format!(
+            "[{}{}-]<-]>>",
+            ">+".repeat(pairs),
+            "<".repeat(pairs)
+        ));
+    }
+    src
+}
+
 /// How many cells a generated program uses.
 pub const CELLS: i64 = 12;
 /// How deep loops nest.

@@ -64,20 +64,9 @@ fn nothing_is_traced_past_max_memory_kb() {
     );
 }
 
-/// `loops` loops, each run 2,000 times (past the default threshold) with a body of `pairs`
-/// `>+` pairs: about 16 ops and 2 guards a pair once optimized (in a release build).
+/// The program of `bf::gen::long_loops`.
 fn long_loops(loops: usize, pairs: usize) -> bf::Program {
-    let mut src = String::new();
-    for _ in 0..loops {
-        src.push_str("++++++++++[>");
-        src.push_str(&"+".repeat(200));
-        src.push_str(&format!(
-            "[{}{}-]<-]>>",
-            ">+".repeat(pairs),
-            "<".repeat(pairs)
-        ));
-    }
-    bf::parse(src.as_bytes()).unwrap()
+    bf::parse(bf::gen::long_loops(loops, pairs).as_bytes()).unwrap()
 }
 
 #[test]

@@ -10,6 +10,12 @@
 //! field the shape lacks), the carried input is recorded in [`Carry::broken`] and the trace is
 //! optimized again without carrying it virtually.
 //!
+//! A field that holds the same constant at the label and at the `jump` (a frame's return
+//! point, a register the loop never changes) is part of the shape, not a label argument: the
+//! loop body knows it, so the guards on it fold and it costs no register. If the `jump` passes
+//! another value there, the carried input is recorded in [`Carry::const_broken`] and the
+//! trace is optimized again with that input's fields all label arguments.
+//!
 //! Only for a peeled loop ([`super::unroll`]), whose body refers to nothing of the preamble
 //! but the trace's inputs: there a preamble virtual that no label argument reaches is dead at
 //! the label, and one that exactly one label argument reaches (once) has no other name, so
@@ -23,13 +29,23 @@ use super::virtuals::force;
 use super::Optimizer;
 use crate::ir::{DescrId, Op, OpArgs, OpRef};
 
-/// The shape of a carried virtual object: its descriptor and, per field, either a label
-/// argument (`None`) or a nested virtual.
+/// The shape of a carried virtual object: its descriptor and what each field is.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Shape {
     descr: DescrId,
     is_array: bool,
-    fields: Vec<(DescrId, Option<Shape>)>,
+    fields: Vec<(DescrId, Leaf)>,
+}
+
+/// A field of a carried virtual.
+#[derive(Clone, Debug, PartialEq)]
+enum Leaf {
+    /// A label argument.
+    Arg,
+    /// This constant, the same at the label and at the `jump`.
+    Const(OpRef),
+    /// A nested virtual.
+    Nested(Shape),
 }
 
 /// One carried value at the label: a plain argument, or a virtual object's fields.
@@ -51,6 +67,12 @@ pub struct Carry {
     pub banned: HashSet<usize>,
     /// Carried inputs whose value at the `jump` did not have the label's shape.
     pub broken: Vec<usize>,
+    /// Carried inputs whose fields are never constants of the shape (a previous round found
+    /// the `jump` passing another value for one).
+    pub unconst: HashSet<usize>,
+    /// Carried inputs whose value at the `jump` had another value where the shape has a
+    /// constant.
+    pub const_broken: Vec<usize>,
     /// The label's slots, once it is processed.
     slots: Vec<Slot>,
 }
@@ -97,6 +119,7 @@ fn shape_of(
     o: &mut Optimizer,
     v: OpRef,
     counts: &HashMap<usize, u32>,
+    consts: bool,
     leaves: &mut Vec<OpRef>,
     taken: &mut HashSet<usize>,
 ) -> Shape {
@@ -109,10 +132,12 @@ fn shape_of(
     for (d, x) in fields {
         let x = o.find(x);
         if x.is_virtual() && counts.get(&x.index()) == Some(&1) {
-            out.push((d, Some(shape_of(o, x, counts, leaves, taken))));
+            out.push((d, Leaf::Nested(shape_of(o, x, counts, consts, leaves, taken))));
+        } else if consts && x.is_const() {
+            out.push((d, Leaf::Const(x)));
         } else {
             leaves.push(x);
-            out.push((d, None));
+            out.push((d, Leaf::Arg));
         }
     }
     Shape {
@@ -135,7 +160,8 @@ pub fn at_label(o: &mut Optimizer, args: &mut OpArgs) -> Vec<Slot> {
         let whole =
             v.is_virtual() && counts.get(&v.index()) == Some(&1) && !o.virtuals.carry.banned.contains(&k);
         if whole {
-            let shape = shape_of(o, v, &counts, &mut flat, &mut taken);
+            let consts = !o.virtuals.carry.unconst.contains(&k);
+            let shape = shape_of(o, v, &counts, consts, &mut flat, &mut taken);
             slots.push(Slot::Virtual(shape));
         } else {
             flat.push(v);
@@ -159,10 +185,11 @@ pub fn rebuild(o: &mut Optimizer, shape: &Shape, boxes: &mut impl Iterator<Item 
     let fields = shape
         .fields
         .iter()
-        .map(|(d, nested)| {
-            let x = match nested {
-                Some(s) => rebuild(o, s, boxes),
-                None => boxes.next().expect("a box per leaf"),
+        .map(|(d, leaf)| {
+            let x = match leaf {
+                Leaf::Nested(s) => rebuild(o, s, boxes),
+                Leaf::Const(c) => *c,
+                Leaf::Arg => boxes.next().expect("a box per leaf"),
             };
             (*d, x)
         })
@@ -170,27 +197,36 @@ pub fn rebuild(o: &mut Optimizer, shape: &Shape, boxes: &mut impl Iterator<Item 
     o.virtuals.add(shape.descr, fields, shape.is_array)
 }
 
+/// Why a value at the `jump` does not fit its slot's shape.
+enum Misfit {
+    /// It is not a virtual of that shape.
+    Shape,
+    /// It is, but a field the shape has as a constant holds another value.
+    Const,
+}
+
 /// The leaves of `v` if it is a virtual of `shape`, in the label's order.
-fn leaves_of(o: &mut Optimizer, v: OpRef, shape: &Shape, out: &mut Vec<OpRef>) -> bool {
+fn leaves_of(o: &mut Optimizer, v: OpRef, shape: &Shape, out: &mut Vec<OpRef>) -> Result<(), Misfit> {
     let v = o.find(v);
     if !v.is_virtual() {
-        return false;
+        return Err(Misfit::Shape);
     }
     let (descr, is_array, fields) = {
         let obj = &o.virtuals.objs[v.index()];
         (obj.descr, obj.is_array, obj.fields.clone())
     };
     if descr != shape.descr || is_array != shape.is_array {
-        return false;
+        return Err(Misfit::Shape);
     }
     if is_array && fields.len() != shape.fields.len() {
-        return false;
+        return Err(Misfit::Shape);
     }
     // Every field the virtual has must be one of the shape's.
     if !is_array && fields.iter().any(|f| !shape.fields.iter().any(|s| s.0 == f.0)) {
-        return false;
+        return Err(Misfit::Shape);
     }
-    for (i, (d, nested)) in shape.fields.iter().enumerate() {
+    let mut misfit = None;
+    for (i, (d, leaf)) in shape.fields.iter().enumerate() {
         let x = if is_array {
             Some(fields[i].1)
         } else {
@@ -203,28 +239,40 @@ fn leaves_of(o: &mut Optimizer, v: OpRef, shape: &Shape, out: &mut Vec<OpRef>) -
                 o.out.constant(crate::ir::Value::from_bits(ty, 0))
             }
         };
-        match nested {
-            Some(s) => {
-                if !leaves_of(o, x, s, out) {
-                    return false;
+        match leaf {
+            Leaf::Nested(s) => match leaves_of(o, x, s, out) {
+                Ok(()) => {}
+                Err(Misfit::Shape) => return Err(Misfit::Shape),
+                Err(Misfit::Const) => misfit = Some(Misfit::Const),
+            },
+            Leaf::Const(c) => {
+                let (now, want) = (o.const_value(x), o.const_value(*c));
+                if now.is_none() || now != want {
+                    misfit = Some(Misfit::Const);
                 }
             }
-            None => out.push(x),
+            Leaf::Arg => out.push(x),
         }
     }
-    true
+    misfit.map_or(Ok(()), Err)
 }
 
+/// How many label arguments carry `s`'s fields.
 fn count_leaves(s: &Shape) -> usize {
     s.fields
         .iter()
-        .map(|(_, n)| n.as_ref().map_or(1, count_leaves))
+        .map(|(_, leaf)| match leaf {
+            Leaf::Arg => 1,
+            Leaf::Const(_) => 0,
+            Leaf::Nested(n) => count_leaves(n),
+        })
         .sum()
 }
 
 /// At the loop's `jump`: the carried virtuals' leaves in place of the objects. A value that is
-/// not a virtual of its slot's shape breaks the optimization (see the module doc); its slot
-/// gets zeros so that the trace stays well formed until it is optimized again.
+/// not a virtual of its slot's shape, or that has another value where the shape has a
+/// constant, breaks the optimization (see the module doc); its slot gets zeros so that the
+/// trace stays well formed until it is optimized again.
 pub fn at_jump(o: &mut Optimizer, op: &mut Op) {
     let slots = o.virtuals.carry.slots.clone();
     let mut args = Vec::with_capacity(op.args.len());
@@ -234,12 +282,16 @@ pub fn at_jump(o: &mut Optimizer, op: &mut Op) {
             Slot::Plain => args.push(v),
             Slot::Virtual(shape) => {
                 let mut leaves = Vec::new();
-                if leaves_of(o, v, shape, &mut leaves) {
-                    args.extend(leaves);
-                } else {
-                    o.virtuals.carry.broken.push(k);
-                    let zero = o.out.int(0);
-                    args.extend(std::iter::repeat_n(zero, count_leaves(shape)));
+                match leaves_of(o, v, shape, &mut leaves) {
+                    Ok(()) => args.extend(leaves),
+                    Err(why) => {
+                        match why {
+                            Misfit::Shape => o.virtuals.carry.broken.push(k),
+                            Misfit::Const => o.virtuals.carry.const_broken.push(k),
+                        }
+                        let zero = o.out.int(0);
+                        args.extend(std::iter::repeat_n(zero, count_leaves(shape)));
+                    }
                 }
             }
         }

@@ -281,7 +281,7 @@ fn settle<'a>(
     };
     let (mut carried, mut banned) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
     let (mut unassumed, mut unseeded) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
-    let mut not_virtual = hashbrown::HashSet::new();
+    let (mut not_virtual, mut unconst) = (hashbrown::HashSet::new(), hashbrown::HashSet::new());
     // Rounds so far, and those of them in which the heap cache had something to settle (after
     // four of those, the label imports nothing).
     let (mut tries, mut heap_rounds) = (0, 0);
@@ -295,17 +295,21 @@ fn settle<'a>(
         o.bounds.banned = unassumed.clone();
         o.virtuals.carry.peeled = peeled;
         o.virtuals.carry.banned = not_virtual.clone();
+        o.virtuals.carry.unconst = unconst.clone();
         for (i, op) in trace.ops.iter().enumerate().skip(label_at) {
             o.process_input(i, op);
         }
         tries += 1;
         let carry_broken = std::mem::take(&mut o.virtuals.carry.broken);
+        let const_broken = std::mem::take(&mut o.virtuals.carry.const_broken);
         let heap_settled = o.heap.broken.is_empty() && o.heap.unneeded.is_empty();
-        if heap_settled && o.bounds.broken.is_empty() && carry_broken.is_empty() {
+        let carry_settled = carry_broken.is_empty() && const_broken.is_empty();
+        if heap_settled && o.bounds.broken.is_empty() && carry_settled {
             o.report.rounds = tries;
             return o;
         }
         not_virtual.extend(carry_broken);
+        unconst.extend(const_broken);
         unseeded.extend(o.heap.unneeded.iter().copied());
         for &(k, known) in &o.heap.broken {
             if known {

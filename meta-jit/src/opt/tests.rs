@@ -1139,6 +1139,28 @@ fn a_boxed_counter_is_carried_without_allocation() {
 }
 
 #[test]
+fn a_carried_box_keeps_a_constant_field_out_of_the_label() {
+    // The box's `y` is 7 at the end of every iteration: the label carries only `x`, and the
+    // body knows `y`, so its guard on it goes.
+    check_shape(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=y)\nguard_value(i2, 7) [i1]\ni3 = int_add(i1, 1)\np4 = new(descr=S)\nsetfield(p4, i3, descr=x)\nsetfield(p4, 7, descr=y)\njump(p4)",
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=y)\nguard_value(i2, 7) [i1]\ni3 = int_add(i1, 1)\nlabel(i3)\ni4 = int_add(i3, 1)\njump(i4)",
+    );
+}
+
+#[test]
+fn a_field_constant_at_the_label_but_not_at_the_jump_is_carried() {
+    // `y` is 1 after the first iteration but 2 after the second: assuming it constant would
+    // break at the `jump`, so the loop is optimized again with `y` a label argument (which
+    // the body's guard then knows to be 0 on the path that reaches the `jump`).
+    let r = check_shape(
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=y)\nguard_value(i2, 0) [i1]\ni3 = int_add(i2, 1)\np4 = new(descr=S)\nsetfield(p4, i1, descr=x)\nsetfield(p4, i3, descr=y)\njump(p4)",
+        "[p0]\ni1 = getfield_i(p0, descr=x)\ni2 = getfield_i(p0, descr=y)\nguard_value(i2, 0) [i1]\ni3 = same_as_i(1)\nlabel(i1, i3)\nguard_value(i3, 0) [i1]\njump(i1, 1)",
+    );
+    assert!(r.rounds >= 2, "{r:?}");
+}
+
+#[test]
 fn a_box_that_escapes_is_not_carried() {
     // The iteration passes its new box to a call: the box is allocated in both copies and the
     // label carries the object itself.

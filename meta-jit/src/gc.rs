@@ -360,3 +360,6 @@ pub(crate) fn pin_constants(consts: &[crate::ir::Const]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

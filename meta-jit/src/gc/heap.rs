@@ -11,7 +11,7 @@
 //!   heap keeps that cell; an integer that happens to look like one only retains memory);
 //! - *typed* objects (everything else `Gc::new` accepts: a struct with a `Vec<Value>`, a
 //!   `Box<[u8]>`, a `String`, a `HashMap`) have a one-word header just before the object: the
-//!   address of a static [`TypeInfo`] with the type's trace function (its `Trace` impl, which
+//!   address of a static `TypeInfo` with the type's trace function (its `Trace` impl, which
 //!   reaches the `Gc`s in the memory the object owns, precisely) and its drop function. They
 //!   live in typed chunks (cells of the object's size plus the header, in their own size
 //!   classes and regions, which compiled code never sees). A typed cell's header is 0 when it

@@ -446,7 +446,6 @@ impl Heap {
     }
 
     /// The address of the large allocation `word` points into, if it does.
-    #[inline]
     fn find_large(&self, word: usize) -> Option<usize> {
         if word < self.large_span.0 || word >= self.large_span.1 {
             return None;
@@ -532,7 +531,16 @@ impl Heap {
                     (cell, c.cell)
                 });
             }
-        } else if let Some(start) = self.find_large(word) {
+        } else if word >= self.large_span.0 && word < self.large_span.1 {
+            self.mark_large(word, work);
+        }
+    }
+
+    /// `mark` of a word in the range of the large objects (out of line: most words the
+    /// collector scans are not).
+    #[inline(never)]
+    fn mark_large(&mut self, word: usize, work: &mut Vec<Work>) {
+        if let Some(start) = self.find_large(word) {
             let l = self.large.get_mut(&start).expect("found");
             if !l.marked {
                 l.marked = true;

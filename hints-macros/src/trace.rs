@@ -64,7 +64,6 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
     } else {
         quote!(#[allow(unused_variables)] match self { #(#arms)* })
     };
-    let (ig2, tg2, wc2) = input.generics.split_for_impl();
     Ok(quote! {
         // `#[derive(Trace)]` refuses a type that implements `Drop` (an error "conflicting
         // implementations of trait `DeriveTraceForbidsDropImplementTraceByHand`" means the
@@ -73,8 +72,12 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             #[allow(non_camel_case_types, dead_code)]
             trait DeriveTraceForbidsDropImplementTraceByHand {}
             #[allow(drop_bounds)]
-            impl<T: ::core::ops::Drop + ?::core::marker::Sized> DeriveTraceForbidsDropImplementTraceByHand for T {}
-            impl #ig2 DeriveTraceForbidsDropImplementTraceByHand for #name #tg2 #wc2 {}
+            impl<T> DeriveTraceForbidsDropImplementTraceByHand for T
+            where
+                T: ::core::ops::Drop + ?::core::marker::Sized,
+            {
+            }
+            impl #ig DeriveTraceForbidsDropImplementTraceByHand for #name #tg #wc {}
         };
         // SAFETY: every field is reported to the tracer; `NO_GC` and `INLINE` hold when they
         // hold for every field (the fields are the value's own bytes).

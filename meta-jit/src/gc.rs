@@ -143,9 +143,10 @@ unsafe fn drop_object<T>(addr: usize) {
 
 impl<T: 'static> Gc<T> {
     /// Moves `value` into a new object of the heap: a plain one if `T` holds its `Gc`s in its
-    /// own bytes ([`Trace::INLINE`]) and has no drop glue, else a typed one, whose `Drop` runs when a collection frees it (see the module's object
-    /// kinds for what a `Drop` may not do). Without a collection, the object lives (and is
-    /// never dropped) for the rest of the program.
+    /// own bytes ([`Trace::INLINE`]) and has no drop glue, else a typed one, whose `Drop` runs
+    /// when a collection frees it (see the module's object kinds for what a `Drop` may not
+    /// do). Without a collection, the object lives (and is never dropped) for the rest of the
+    /// program.
     pub fn new(value: T) -> Gc<T>
     where
         T: Trace,

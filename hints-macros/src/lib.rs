@@ -461,7 +461,9 @@ pub fn jit_layout(item: TokenStream) -> TokenStream {
 
 /// Implements meta-jit's `Trace` for a struct or enum: the collector's way to find the `Gc`
 /// pointers a value holds (every field is traced; the type may be the `T` of a `Gc<T>` when
-/// every field keeps its `Gc`s in its own bytes). `#[jit(crate = path)]` on the type names
+/// every field keeps its `Gc`s in its own bytes). A type that implements `Drop` is refused
+/// (the collector drops the objects it frees in any order, so a `Drop` must not read a `Gc`:
+/// implement `Trace` by hand to promise it). `#[jit(crate = path)]` on the type names
 /// meta-jit when it is not `::meta_jit`.
 #[proc_macro_derive(Trace, attributes(jit))]
 pub fn derive_trace(item: TokenStream) -> TokenStream {

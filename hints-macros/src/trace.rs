@@ -2,7 +2,12 @@
 //!
 //! The impl reports every field to the tracer and computes `NO_GC` and `INLINE` from the
 //! fields' impls, with a `where` clause per field type (so a generic type is traceable when
-//! its fields are). Owns nothing else; must not know the collector's workings.
+//! its fields are). It also refuses a type that implements `Drop`: the collector drops the
+//! objects it frees in any order, so a `Drop` that read a `Gc` field could read a dropped
+//! object (`Trace`'s contract); a type that needs its own `Drop` implements `Trace` by hand,
+//! with `unsafe`. The check is an impl of a private trait for the type next to a blanket impl
+//! for every `T: Drop`: rustc rejects the two as conflicting when the type implements `Drop`.
+//! Owns nothing else; must not know the collector's workings.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -60,6 +65,20 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
         quote!(#[allow(unused_variables)] match self { #(#arms)* })
     };
     Ok(quote! {
+        // `#[derive(Trace)]` refuses a type that implements `Drop` (an error "conflicting
+        // implementations of trait `DeriveTraceForbidsDropImplementTraceByHand`" means the
+        // type has one): see meta-jit's `gc::Trace`.
+        const _: () = {
+            #[allow(non_camel_case_types, dead_code)]
+            trait DeriveTraceForbidsDropImplementTraceByHand {}
+            #[allow(drop_bounds)]
+            impl<T> DeriveTraceForbidsDropImplementTraceByHand for T
+            where
+                T: ::core::ops::Drop + ?::core::marker::Sized,
+            {
+            }
+            impl #ig DeriveTraceForbidsDropImplementTraceByHand for #name #tg #wc {}
+        };
         // SAFETY: every field is reported to the tracer; `NO_GC` and `INLINE` hold when they
         // hold for every field (the fields are the value's own bytes).
         #[automatically_derived]

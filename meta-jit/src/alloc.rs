@@ -2,20 +2,23 @@
 //! guard failure), and the objects of [`crate::gc`]: the allocation front. Every allocator of
 //! the pipeline (the native `Gc::new`, the jitcode runner, the reference interpreter, compiled
 //! code, resume) goes through [`alloc_zeroed`] (compiled code inlines its fast path, see
-//! [`Nursery`]), and tests can ask which addresses are objects allocated by traces
-//! ([`Tracker`]).
+//! [`Nursery`]), except `Gc::new` of a typed object (one with a header, see `gc::heap`), which
+//! goes through `alloc_with_header`; and tests can ask which addresses are objects allocated
+//! by traces ([`Tracker`]).
 //!
 //! Small objects (at most [`MAX_SMALL`] bytes, aligned to at most 8) are carved from one of the
 //! thread's [`Nursery`] regions, one per size class (multiples of 8 bytes): a bump pointer over
 //! a free, zeroed run of cells of that size in a chunk of the collected heap
 //! ([`crate::gc::heap`], which owns the chunks, finds the next free run when a region is used
-//! up, and frees unreachable cells when a collection runs). Larger objects come from the global
-//! allocator and are never freed (the collector scans them as roots). While a [`Tracker`] is
-//! alive on the thread the nurseries are empty and every allocation of traces is an individual
-//! one the tracker records and frees when dropped.
+//! up, and frees unreachable cells when a collection runs). Typed objects have regions of their
+//! own (the typed size classes), which compiled code never sees. Larger objects come from the
+//! global allocator, one allocation each, which the heap frees when a collection finds them
+//! unreachable. While a [`Tracker`] is alive on the thread the (plain) nurseries are empty and
+//! every allocation of traces is an individual one the tracker records and frees when dropped.
 //!
-//! Owns: the nurseries' fast path, the size classes, the tracker. Must not know: how the heap
-//! finds free cells or marks objects (`gc::heap`), jitcode, traces, or any guest language.
+//! Owns: the nurseries' fast path, the size classes, the tracker, the count of the bytes the
+//! heap holds. Must not know: how the heap finds free cells or marks objects (`gc::heap`),
+//! jitcode, traces, or any guest language.
 
 use std::alloc::Layout;
 use std::cell::{Cell, RefCell};
@@ -28,14 +31,34 @@ pub(crate) const CLASSES: usize = MAX_SMALL / 8;
 thread_local! {
     static TRACKED: RefCell<Option<Vec<(usize, Layout)>>> = const { RefCell::new(None) };
     static NURSERIES: [Nursery; CLASSES] = const { [const { Nursery::empty() }; CLASSES] };
-    static RESERVED: Cell<usize> = const { Cell::new(0) };
+    static TYPED_NURSERIES: [Nursery; CLASSES] =
+        const { [const { Nursery::empty() }; CLASSES] };
+    /// The bytes the heap holds now, and the most it has held.
+    static RESERVED: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
-/// The bytes this thread has taken from the global allocator for objects so far (heap chunks
-/// and large objects; the collector reuses freed cells and keeps its chunks, so this is the
-/// heap's peak footprint). Tests use it to check that memory stays bounded.
+/// The most bytes this thread's heap has held from the system at once so far (chunks and
+/// objects outside them, and the objects of trackers): the heap's peak footprint, which never
+/// goes down. Tests use it to check that memory stays bounded; [`crate::gc::stats`] has the
+/// current sizes.
 pub fn reserved_bytes() -> usize {
-    RESERVED.with(|r| r.get())
+    RESERVED.with(|r| r.get().1)
+}
+
+/// Counts `bytes` taken from the system for the heap.
+pub(crate) fn note_reserved(bytes: usize) {
+    RESERVED.with(|r| {
+        let (now, peak) = r.get();
+        r.set((now + bytes, peak.max(now + bytes)));
+    });
+}
+
+/// Counts `bytes` of the heap returned to the system.
+pub(crate) fn note_released(bytes: usize) {
+    RESERVED.with(|r| {
+        let (now, peak) = r.get();
+        r.set((now.saturating_sub(bytes), peak));
+    });
 }
 
 /// A thread's bump-pointer region for one size class: objects are carved from `top` up to
@@ -87,10 +110,22 @@ pub(crate) fn with_nursery<R>(class: usize, f: impl FnOnce(&Nursery) -> R) -> R 
     NURSERIES.with(|n| f(&n[class]))
 }
 
-/// Empties every nursery region of the thread (before a collection, and when a tracker
-/// starts).
+/// Runs `f` on the region of typed size class `class` (objects with a header).
+pub(crate) fn with_typed_nursery<R>(class: usize, f: impl FnOnce(&Nursery) -> R) -> R {
+    TYPED_NURSERIES.with(|n| f(&n[class]))
+}
+
+/// Empties the nursery regions of the thread that compiled code allocates from (not the typed
+/// ones): its next allocation takes the slow path.
+pub(crate) fn empty_plain_nurseries() {
+    NURSERIES.with(|ns| ns.iter().for_each(|n| n.set(0, 0)));
+}
+
+/// Empties every nursery region of the thread, typed ones included (before a collection, and
+/// when a tracker starts).
 pub(crate) fn empty_nurseries() {
     NURSERIES.with(|ns| ns.iter().for_each(|n| n.set(0, 0)));
+    TYPED_NURSERIES.with(|ns| ns.iter().for_each(|n| n.set(0, 0)));
 }
 
 /// The address of this thread's [`Nursery`] for objects of `size` bytes, for compiled code
@@ -120,22 +155,36 @@ pub fn alloc_zeroed(size: usize, align: usize) -> usize {
             return p;
         }
         if !tracking() {
-            return crate::gc::heap::refill(class);
+            return crate::gc::heap::refill(class, false);
         }
+    }
+    if !tracking() {
+        return crate::gc::heap::alloc_large(size, align, false);
     }
     let layout = Layout::from_size_align(size.max(1), align).expect("bad allocation layout");
     let p = global_zeroed(layout);
-    let tracked = TRACKED.with(|t| match t.borrow_mut().as_mut() {
-        Some(v) => {
-            v.push((p, layout));
-            true
+    TRACKED.with(|t| {
+        if let Some(v) = t.borrow_mut().as_mut() {
+            v.push((p, layout))
         }
-        None => false,
     });
-    if !tracked {
-        crate::gc::heap::add_large(p, layout.size());
-    }
     p
+}
+
+/// Allocates a zeroed typed object of `size` bytes aligned to `align` (a power of two) with a
+/// header word just before it, which the caller sets once the object is written (see
+/// `gc::heap`), and returns the object's address. Never tracked.
+pub(crate) fn alloc_with_header(size: usize, align: usize) -> usize {
+    use crate::gc::heap::HEADER;
+    if align <= 8 && size + HEADER <= MAX_SMALL {
+        // At least a byte of object after the header, so that the object's address is in its
+        // own cell.
+        let class = class_of(size.max(1) + HEADER);
+        let cell = with_typed_nursery(class, |n| n.bump(class_size(class)))
+            .unwrap_or_else(|| crate::gc::heap::refill(class, true));
+        return cell + HEADER;
+    }
+    crate::gc::heap::alloc_large(size, align, true)
 }
 
 /// Like [`alloc_zeroed`], but never recorded by a [`Tracker`] (so never freed by one): the
@@ -145,16 +194,13 @@ pub fn alloc_untracked(size: usize, align: usize) -> usize {
         return alloc_zeroed(size, align);
     }
     let align = if align == 0 { 8 } else { align };
-    let layout = Layout::from_size_align(size.max(1), align).expect("bad allocation layout");
-    let p = global_zeroed(layout);
-    // Outside the heap's chunks: the collector scans it as a root, as a large object.
-    crate::gc::heap::add_large(p, layout.size());
-    p
+    // Outside the heap's chunks and regions (which a tracker's allocations must not take).
+    crate::gc::heap::alloc_large(size, align, false)
 }
 
 /// `layout` from the global allocator, zeroed, counted in [`reserved_bytes`].
 pub(crate) fn global_zeroed(layout: Layout) -> usize {
-    RESERVED.with(|r| r.set(r.get() + layout.size()));
+    note_reserved(layout.size());
     // SAFETY: every layout here has a non-zero size.
     let p = unsafe { std::alloc::alloc_zeroed(layout) };
     if p.is_null() {
@@ -218,6 +264,7 @@ impl Drop for Tracker {
             // SAFETY: `p` was allocated by `alloc_zeroed` with exactly this layout, and is
             // freed once: the list was taken out of the thread-local.
             unsafe { std::alloc::dealloc(p as *mut u8, layout) };
+            note_released(layout.size());
         }
     }
 }

@@ -9,7 +9,29 @@
 //!
 //! Memory: every object of this heap comes from [`alloc_object`] (the native `Gc::new`, the
 //! jitcode runner, the tracer, compiled code, whose fast path is inline, and resume when it
-//! rebuilds a virtual object): a cell of the non-moving heap of [`heap`].
+//! rebuilds a virtual object): a cell of the non-moving heap of [`heap`], or an allocation of
+//! its own when it is over 256 bytes.
+//!
+//! # Object kinds
+//!
+//! `Gc::new` accepts any `T: Trace`. A *plain* type ([`Trace::INLINE`]: every `Gc` it holds
+//! is a word of its own bytes, and no drop glue: what `#[derive(JitLayout)]` structs of
+//! scalars, `Gc`s and `Option<Gc>`s are) gets no header: the collector scans its objects word
+//! by word, and traced code and compiled code allocate them inline. Any other type (a
+//! `Vec<Value>`, a `Box<[u8]>`, a `String`, a `hashbrown::HashMap`, a `RefCell` holding `Gc`s)
+//! is *typed*: its objects carry a one-word header that points to a static descriptor of the
+//! type, with a trace function (the type's `Trace` impl: precise, through the memory the
+//! object owns) and a drop function (when `std::mem::needs_drop::<T>()`), which the collector
+//! runs on the objects it frees. Traced code allocates only plain types (`lower::gc_new`
+//! asserts it at compile time); native interpreter code allocates both.
+//!
+//! A typed object's `Drop` runs during a collection, with the other objects it freed dropped
+//! in any order before or after it: a `Drop` must not read a `Gc` (the object may already be
+//! dropped, its memory reused later), nor allocate in the heap or look at it (`Gc::new` or
+//! `gc::stats` panic there). `#[derive(Trace)]` refuses a type that implements `Drop`, so only
+//! a hand-written `unsafe impl Trace` can give a type with `Gc`s a `Drop` of its own (and its
+//! `SAFETY` promises the rule); the drop glue of fields (a `Vec`'s buffer, a `String`) is
+//! always fine.
 //!
 //! # Safety model
 //!
@@ -33,9 +55,11 @@
 //! and red implements [`Trace`] (otherwise it skips, and counts it in [`HeapStats`]), and never
 //! while an allocation `crate::alloc::Tracker` is alive. The constants of compiled traces
 //! (in machine code and resume data) are pinned for the thread's life when the backend
-//! compiles them. Inside an object, every `Gc` is a word of the object (`Gc::new` asserts
-//! [`Trace::INLINE`] at compile time), so the collector scans objects word by word with no
-//! type information, and compiled code's inline allocation writes no header.
+//! compiles them. Inside a plain object every `Gc` is a word of the object, so the collector
+//! scans it word by word with no type information, and compiled code's inline allocation
+//! writes no header; inside a typed object, its `Trace` impl finds them. A `RefCell` that is
+//! mutably borrowed while the collector marks cannot be read: the collection is then abandoned
+//! and frees nothing ([`HeapStats`]'s `abandoned`).
 //!
 //! Compiled code collects too, in its allocation slow path (`alloc::jit_alloc`), under the
 //! same conditions and one more compiled run active: its roots are the portal's greens and
@@ -58,6 +82,7 @@ use std::ptr::NonNull;
 #[doc(hidden)]
 pub use compiled::with_portal_roots;
 pub(crate) use compiled::Run;
+use heap::TypeInfo;
 pub use heap::{stats, HeapStats};
 #[doc(hidden)]
 pub use trace::probe;
@@ -82,27 +107,71 @@ pub struct Gc<T: 'static> {
     _owns: PhantomData<&'static T>,
 }
 
+/// The descriptor of a typed `T` (see the module's object kinds): a header is its address.
+struct Info<T>(PhantomData<T>);
+
+impl<T: Trace + 'static> Info<T> {
+    const INFO: &'static TypeInfo = &TypeInfo {
+        trace: trace_object::<T>,
+        drop: if std::mem::needs_drop::<T>() {
+            Some(drop_object::<T>)
+        } else {
+            None
+        },
+    };
+}
+
+/// The trace function of a typed `T`.
+///
+/// # Safety
+/// `addr` is the address of an initialized `T` of the heap, not dropped.
+unsafe fn trace_object<T: Trace>(addr: usize, t: &mut Tracer) {
+    // SAFETY: the caller's promise; only a shared reference, during a collection (no `&mut`
+    // to a heap object exists: `Gc` hands out shared ones).
+    unsafe { &*(addr as *const T) }.trace(t)
+}
+
+/// The drop function of a typed `T`.
+///
+/// # Safety
+/// `addr` is the address of an initialized `T` of the heap that nothing uses again and that
+/// is dropped once.
+unsafe fn drop_object<T>(addr: usize) {
+    // SAFETY: the caller's promise.
+    unsafe { std::ptr::drop_in_place(addr as *mut T) }
+}
+
 impl<T: 'static> Gc<T> {
-    /// Moves `value` into a new object of the heap. `T` must hold its `Gc`s in its own bytes
-    /// ([`Trace::INLINE`]: no `Vec<Gc<U>>` field, say): a compile-time error otherwise. The
-    /// object is never dropped: a collection frees its memory without running `Drop`.
+    /// Moves `value` into a new object of the heap: a plain one if `T` holds its `Gc`s in its
+    /// own bytes ([`Trace::INLINE`]) and has no drop glue, else a typed one, whose `Drop` runs
+    /// when a collection frees it (see the module's object kinds for what a `Drop` may not
+    /// do). Without a collection, the object lives (and is never dropped) for the rest of the
+    /// program.
     pub fn new(value: T) -> Gc<T>
     where
         T: Trace,
     {
-        const {
-            assert!(
-                T::INLINE,
-                "Gc::new: the object's type holds a Gc outside its own bytes (Trace::INLINE)"
-            )
-        };
         let layout = std::alloc::Layout::new::<T>();
+        let plain = T::INLINE && !std::mem::needs_drop::<T>();
         // Never recorded by an allocation tracker (which frees what it records).
-        let addr = crate::alloc::alloc_untracked(layout.size(), layout.align());
+        let addr = if plain {
+            crate::alloc::alloc_untracked(layout.size(), layout.align())
+        } else {
+            crate::alloc::alloc_with_header(layout.size(), layout.align())
+        };
         let ptr = NonNull::new(addr as *mut T).expect("the allocator never returns null");
-        // SAFETY: `addr` is a fresh allocation with `T`'s size and alignment, owned by nobody
-        // else; writing moves `value` in.
+        // SAFETY: `addr` is a fresh zeroed allocation with `T`'s size and alignment, owned by
+        // nobody else; writing moves `value` in.
         unsafe { ptr.as_ptr().write(value) };
+        if !plain {
+            // SAFETY: a typed object has its header word just before it, in its allocation;
+            // written after the object, so a header that is not 0 always describes an
+            // initialized object (no collection runs in between anyway).
+            unsafe {
+                ((addr - heap::HEADER) as *mut usize)
+                    .write(Info::<T>::INFO as *const TypeInfo as usize)
+            };
+        }
         Gc {
             ptr,
             _owns: PhantomData,
@@ -200,6 +269,10 @@ pub unsafe fn collect(roots: &Tracer) {
     if crate::alloc::tracking() {
         return;
     }
+    if roots.blocked {
+        heap::note_abandoned();
+        return;
+    }
     // SAFETY: forwarded.
     unsafe { heap::collect(&roots.words) }
 }
@@ -227,6 +300,10 @@ pub unsafe fn __safepoint(roots: Tracer) {
         heap::note_untraceable();
         // Ask again only after another threshold's worth of allocation.
         heap::defer();
+        return;
+    }
+    if roots.blocked {
+        heap::note_abandoned();
         return;
     }
     // SAFETY: `enable_collection`'s contract makes the greens and reds the only roots; one
@@ -262,6 +339,10 @@ pub(crate) fn collect_in_compiled_code() {
         heap::defer();
         return;
     }
+    if t.blocked {
+        heap::note_abandoned();
+        return;
+    }
     // SAFETY: `enable_collection`'s contract makes the portal's greens and reds the only roots
     // besides what compiled code holds; the one compiled run, suspended in this slow path,
     // holds its values in registers, its stack frame and its deadframe, all in `t`; no tracer
@@ -280,3 +361,6 @@ pub(crate) fn pin_constants(consts: &[crate::ir::Const]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,14 +1,63 @@
 //! The collector on random object graphs: build objects of three size classes with random
-//! edges (cycles included, through `Cell`s), keep a random subset as roots, collect, and check
-//! that every object the roots reach is intact, that the collector kept exactly those
-//! (`gc::stats().live_objects`), and that the cells it freed are handed out again without
-//! touching a live object. Each round of a case allocates over the last round's garbage.
+//! edges (cycles included, through `Cell`s), typed objects that keep their edges in a `Vec` or
+//! a `Box<[T]>` and count their drops, and large objects (over 256 bytes, plain and typed);
+//! keep a random subset as roots, collect, and check that every object the roots reach is
+//! intact, that the collector kept exactly those (`gc::stats().live_objects`), that it dropped
+//! exactly the typed objects it freed, once each, and that the cells it freed are handed out
+//! again without touching a live object. Each round of a case allocates over the last round's
+//! garbage.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 
 use meta_jit::gc::{self, Gc, Tracer};
 use meta_jit::hints::{JitLayout, Trace};
+
+thread_local! {
+    /// The ids of the typed objects dropped.
+    static DROPPED: RefCell<Vec<i64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records its id when dropped.
+#[derive(Debug)]
+struct Counted(i64);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        DROPPED.with(|d| d.borrow_mut().push(self.0));
+    }
+}
+
+// SAFETY: holds no `Gc`; its `Drop` reads none.
+unsafe impl Trace for Counted {
+    const NO_GC: bool = true;
+    const INLINE: bool = true;
+    fn trace(&self, _: &mut Tracer) {}
+}
+
+/// Typed, small: the edges in a `Vec`.
+#[derive(Debug, Trace)]
+struct Bag {
+    id: i64,
+    items: Vec<Option<Gc<Node>>>,
+    counted: Counted,
+}
+
+/// Typed, large: the edges in a `Box<[T]>`.
+#[derive(Debug, Trace)]
+struct Huge {
+    id: i64,
+    pad: [i64; 40],
+    items: Box<[Option<Gc<Node>>]>,
+    counted: Counted,
+}
+
+/// Plain, large (328 bytes, no header).
+#[derive(Debug, Trace)]
+struct Vast {
+    id: i64,
+    items: [Option<Gc<Node>>; 40],
+}
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 
 /// 32 bytes.
@@ -40,6 +89,9 @@ enum Obj {
     Node(Gc<Node>, Option<usize>, Option<usize>, Option<usize>),
     Leaf(Gc<Leaf>),
     Wide(Gc<Wide>, Vec<Option<usize>>, usize),
+    Bag(Gc<Bag>, Vec<Option<usize>>),
+    Huge(Gc<Huge>, Vec<Option<usize>>),
+    Vast(Gc<Vast>, Vec<Option<usize>>),
     /// Freed by a collection: never named again.
     Dead,
 }
@@ -86,6 +138,9 @@ fn reachable(objs: &[Obj], roots: &[usize]) -> HashSet<usize> {
                 work.extend(items.iter().flatten());
                 work.push(*leaf);
             }
+            Obj::Bag(_, items) | Obj::Huge(_, items) | Obj::Vast(_, items) => {
+                work.extend(items.iter().flatten())
+            }
         }
     }
     seen
@@ -107,6 +162,24 @@ fn intact(objs: &[Obj], i: usize) -> Result<(), String> {
             }
         }
         Obj::Dead => return Err(format!("{i} is reachable and dead")),
+        Obj::Bag(g, items) => {
+            let got: Vec<Option<usize>> = g.items.iter().map(|x| id_of(*x)).collect();
+            if g.id as usize != i || &got != items || g.counted.0 != i as i64 {
+                return Err(format!("bag {i}: {} {got:?}", g.id));
+            }
+        }
+        Obj::Huge(g, items) => {
+            let got: Vec<Option<usize>> = g.items.iter().map(|x| id_of(*x)).collect();
+            if g.id as usize != i || &got != items || g.pad != [i as i64; 40] {
+                return Err(format!("huge {i}: {} {got:?}", g.id));
+            }
+        }
+        Obj::Vast(g, items) => {
+            let got: Vec<Option<usize>> = g.items.iter().map(|x| id_of(*x)).collect();
+            if g.id as usize != i || &got != items {
+                return Err(format!("vast {i}: {} {got:?}", g.id));
+            }
+        }
         Obj::Wide(g, items, leaf) => {
             let got: Vec<Option<usize>> = g.items.iter().map(|x| id_of(*x)).collect();
             if g.id as usize != i || &got != items || g.leaf.id as usize != *leaf {
@@ -122,6 +195,9 @@ fn run(rounds: &[Round]) -> Result<(), String> {
     // Everything of earlier cases on this thread is garbage: no roots.
     // SAFETY: no object of earlier cases is used again.
     unsafe { gc::collect(&Tracer::new()) };
+    DROPPED.with(|d| d.borrow_mut().clear());
+    // The ids of the typed objects freed so far (each must be dropped once).
+    let mut freed_typed: Vec<i64> = Vec::new();
     let mut objs: Vec<Obj> = Vec::new();
     let mut roots: Vec<usize> = Vec::new();
     for r in rounds {
@@ -173,6 +249,37 @@ fn run(rounds: &[Round]) -> Result<(), String> {
                 });
                 objs.push(Obj::Wide(w, items, i + 1));
                 objs.push(Obj::Leaf(leaf));
+            } else if (2..=4).contains(&kind) {
+                let n = [3, 12, 40][kind as usize - 2];
+                let items: Vec<Option<usize>> = (0..n)
+                    .map(|k| [a, b, None][k % 3].filter(|&x| node_at(&objs, Some(x)).is_some()))
+                    .collect();
+                let gcs: Vec<Option<Gc<Node>>> = items.iter().map(|&x| node_at(&objs, x)).collect();
+                let id = i as i64;
+                objs.push(match kind {
+                    2 => Obj::Bag(
+                        Gc::new(Bag {
+                            id,
+                            items: gcs,
+                            counted: Counted(id),
+                        }),
+                        items,
+                    ),
+                    3 => Obj::Huge(
+                        Gc::new(Huge {
+                            id,
+                            pad: [id; 40],
+                            items: gcs.into_boxed_slice(),
+                            counted: Counted(id),
+                        }),
+                        items,
+                    ),
+                    _ => {
+                        let mut arr = [None; 40];
+                        arr.copy_from_slice(&gcs);
+                        Obj::Vast(Gc::new(Vast { id, items: arr }), items)
+                    }
+                });
             } else {
                 let g = Gc::new(Node {
                     id: i as i64,
@@ -217,6 +324,9 @@ fn run(rounds: &[Round]) -> Result<(), String> {
                 Obj::Node(g, ..) => t.root(g),
                 Obj::Leaf(g) => t.root(g),
                 Obj::Wide(g, ..) => t.root(g),
+                Obj::Bag(g, _) => t.root(g),
+                Obj::Huge(g, _) => t.root(g),
+                Obj::Vast(g, _) => t.root(g),
                 Obj::Dead => unreachable!("roots are live"),
             }
         }
@@ -236,8 +346,20 @@ fn run(rounds: &[Round]) -> Result<(), String> {
         // A freed object keeps its index (ids stay unique) but is never named again.
         for (i, o) in objs.iter_mut().enumerate() {
             if !live.contains(&i) {
+                if matches!(o, Obj::Bag(..) | Obj::Huge(..)) {
+                    freed_typed.push(i as i64);
+                }
                 *o = Obj::Dead;
             }
+        }
+        // Exactly the typed objects freed were dropped, each once (garbage of the reuse loops
+        // below has negative ids).
+        let mut dropped: Vec<i64> = DROPPED.with(|d| d.borrow().clone());
+        dropped.retain(|&x| x >= 0);
+        dropped.sort_unstable();
+        freed_typed.sort_unstable();
+        if dropped != freed_typed {
+            return Err(format!("dropped {dropped:?}, freed {freed_typed:?}"));
         }
         // Reuse the freed cells (garbage at once), then check the live objects again.
         for k in 0..r.n as i64 * 4 {
@@ -248,6 +370,19 @@ fn run(rounds: &[Round]) -> Result<(), String> {
                 b: None,
                 back: Cell::new(None),
             });
+            if k % 8 == 0 {
+                let _ = Gc::new(Bag {
+                    id: -k,
+                    items: vec![None; 3],
+                    counted: Counted(-1 - k),
+                });
+                let _ = Gc::new(Huge {
+                    id: -k,
+                    pad: [-k; 40],
+                    items: Box::new([None]),
+                    counted: Counted(-1 - k),
+                });
+            }
         }
         for &i in &live {
             intact(&objs, i)?;

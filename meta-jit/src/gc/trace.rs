@@ -1,11 +1,20 @@
 //! [`Trace`]: how the collector finds the `Gc` pointers a value holds, with the impls for the
 //! standard types (`#[derive(Trace)]` writes it for an interpreter's own structs and enums).
 //!
-//! Owns: the trait, its impls for std types, and the probe the portal's safe point uses to
-//! tell a traceable green or red from one the collector cannot see. Must not know: how the
-//! heap marks (it only receives words through [`Tracer`]), jitcode or any guest language.
+//! Two kinds of impls: a type whose `Gc`s are all words of its own bytes ([`Trace::INLINE`]:
+//! `Option<Gc<T>>`, arrays, tuples, `Cell<T: Copy>`, derived structs of such fields) can be
+//! scanned word by word by the collector with no type information, which is what lets compiled
+//! code allocate it with no header; a type that keeps `Gc`s in memory it owns (`Vec`,
+//! `Box<[T]>`, `HashMap`, `RefCell`) is traced precisely, through this trait, from the type
+//! descriptor in its object's header (see `gc::heap`).
+//!
+//! Owns: the trait, its impls for std types (and `hashbrown`'s maps), and the probe the
+//! portal's safe point uses to tell a traceable green or red from one the collector cannot
+//! see. Must not know: how the heap marks (it only receives words through [`Tracer`]),
+//! jitcode or any guest language.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use super::Gc;
 
@@ -18,6 +27,9 @@ pub struct Tracer {
     /// and reds point to (a red `&mut Out`): a compiled run collects only if it was entered
     /// with these among its inputs.
     pub(crate) anchors: Vec<usize>,
+    /// A value could not report its `Gc`s ([`Tracer::cannot_see`]): the collection is
+    /// abandoned and frees nothing.
+    pub(crate) blocked: bool,
 }
 
 impl Tracer {
@@ -36,17 +48,33 @@ impl Tracer {
     pub fn root<T: Trace + ?Sized>(&mut self, v: &T) {
         v.trace(self);
     }
+
+    /// Says that a value cannot report its `Gc`s now (the `Trace` of a `RefCell` that is
+    /// mutably borrowed: reading its contents would alias the `&mut`). The collection that
+    /// asked is abandoned: it frees nothing, and counts in [`HeapStats`](super::HeapStats)'s
+    /// `abandoned`.
+    pub fn cannot_see(&mut self) {
+        self.blocked = true;
+    }
 }
 
 /// A type whose values the collector can trace: [`Trace::trace`] hands every [`Gc`] the value
 /// holds (directly or through memory it owns) to the [`Tracer`].
+///
+/// The collector calls `trace` on the objects it marks whose type is not [`Trace::INLINE`]
+/// (or needs `Drop`), and on the roots; `trace` runs in the middle of a collection, so it must
+/// not allocate or look at the heap (it would panic); it only calls [`Tracer::mark`] (or
+/// [`Tracer::root`], [`Tracer::cannot_see`]).
 ///
 /// # Safety
 /// `trace` must report every `Gc` reachable from the value without going through another
 /// `Gc`'s object; [`Trace::NO_GC`] may be `true` only if the value holds no `Gc` at all, and
 /// [`Trace::INLINE`] only if every such `Gc` is stored in the value's own bytes as an aligned
 /// word (so a copy of the value in the heap, which the collector scans word by word, shows
-/// them). `#[derive(Trace)]` writes a correct impl from the fields' impls.
+/// them). The type's `Drop`, if it has one (its own impl, not its fields'), must not read a
+/// `Gc` it holds: the collector drops the objects it frees in no particular order, so the
+/// object a `Gc` points to may have been dropped already. `#[derive(Trace)]` writes a correct
+/// impl from the fields' impls, and refuses a type that implements `Drop`.
 pub unsafe trait Trace {
     /// No `Gc` is reachable from a value of this type.
     const NO_GC: bool;
@@ -134,6 +162,9 @@ unsafe impl<T: Trace> Trace for Vec<T> {
     const NO_GC: bool = T::NO_GC;
     const INLINE: bool = T::NO_GC;
     fn trace(&self, t: &mut Tracer) {
+        if T::NO_GC {
+            return;
+        }
         self.iter().for_each(|x| x.trace(t))
     }
 }
@@ -143,6 +174,9 @@ unsafe impl<T: Trace> Trace for [T] {
     const NO_GC: bool = T::NO_GC;
     const INLINE: bool = T::INLINE;
     fn trace(&self, t: &mut Tracer) {
+        if T::NO_GC {
+            return;
+        }
         self.iter().for_each(|x| x.trace(t))
     }
 }
@@ -178,6 +212,75 @@ unsafe impl<T: Trace + Copy> Trace for Cell<T> {
     }
 }
 
+// SAFETY: `try_borrow` fails only while a `RefMut` is alive; then the contents cannot be read
+// without aliasing it, and the collection is abandoned. Not inline even when `T` is: the word
+// by word scan of a heap object cannot tell whether the cell is mutably borrowed.
+unsafe impl<T: Trace + ?Sized> Trace for RefCell<T> {
+    const NO_GC: bool = T::NO_GC;
+    const INLINE: bool = T::NO_GC;
+    fn trace(&self, t: &mut Tracer) {
+        if T::NO_GC {
+            return;
+        }
+        match self.try_borrow() {
+            Ok(v) => v.trace(t),
+            Err(_) => t.cannot_see(),
+        }
+    }
+}
+
+/// Impls for containers whose items live in memory the container owns: `$iter` turns the
+/// container into an iterator of traceable items.
+macro_rules! owning {
+    ($([$($g:tt)*] $t:ty => |$v:ident| $iter:expr, $($item:ty),+;)*) => {$(
+        // SAFETY: the items are in the container's own allocation, never inline; every item is
+        // reported.
+        unsafe impl<$($g)*> Trace for $t {
+            const NO_GC: bool = true $(&& <$item as Trace>::NO_GC)+;
+            const INLINE: bool = Self::NO_GC;
+            fn trace(&self, t: &mut Tracer) {
+                if Self::NO_GC {
+                    return;
+                }
+                let $v = self;
+                $iter.for_each(|x| x.trace(t))
+            }
+        }
+    )*};
+}
+owning!(
+    [T: Trace] VecDeque<T> => |v| v.iter(), T;
+    [T: Trace, S] HashSet<T, S> => |v| v.iter(), T;
+    [T: Trace] BTreeSet<T> => |v| v.iter(), T;
+    [T: Trace, S] hashbrown::HashSet<T, S> => |v| v.iter(), T;
+);
+
+/// Impls for maps: every key and every value is reported.
+macro_rules! map {
+    ($([$($g:tt)*] $t:ty;)*) => {$(
+        // SAFETY: the entries are in the map's own allocation, never inline; every key and
+        // value is reported.
+        unsafe impl<$($g)*> Trace for $t {
+            const NO_GC: bool = K::NO_GC && V::NO_GC;
+            const INLINE: bool = Self::NO_GC;
+            fn trace(&self, t: &mut Tracer) {
+                if Self::NO_GC {
+                    return;
+                }
+                for (k, v) in self {
+                    k.trace(t);
+                    v.trace(t);
+                }
+            }
+        }
+    )*};
+}
+map!(
+    [K: Trace, V: Trace, S] HashMap<K, V, S>;
+    [K: Trace, V: Trace] BTreeMap<K, V>;
+    [K: Trace, V: Trace, S] hashbrown::HashMap<K, V, S>;
+);
+
 macro_rules! tuple {
     ($($n:tt $t:ident),*) => {
         // SAFETY: the fields are the tuple's own bytes.
@@ -194,6 +297,8 @@ tuple!(0 A);
 tuple!(0 A, 1 B);
 tuple!(0 A, 1 B, 2 C);
 tuple!(0 A, 1 B, 2 C, 3 D);
+tuple!(0 A, 1 B, 2 C, 3 D, 4 E);
+tuple!(0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
 
 /// The safe point's probe (autoref specialization): `(&&&&Probe(&x)).__jit_view()` turns a
 /// green or red `x` into a value the portal's roots closure captures *by value*, so that the

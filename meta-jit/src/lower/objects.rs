@@ -15,8 +15,17 @@ use crate::gc::Gc;
 use crate::jitcode::{Builder, Kind, Op, SizeDescr, Value};
 
 /// `Gc::new(T { .. })`: emits the allocation of a zeroed `T`; the macro then initializes every
-/// field with [`init_field`]. The result is the new object (the handle of a `Gc<T>`).
-pub fn gc_new<T: JitStruct + 'static>(b: &mut Builder) -> Ptr<T> {
+/// field with [`init_field`]. The result is the new object (the handle of a `Gc<T>`). `T` must
+/// be a plain object type (its `Gc`s in its own bytes, no drop glue: see `gc`'s object kinds),
+/// since traced and compiled code allocate without a header: a compile-time error otherwise.
+pub fn gc_new<T: JitStruct + crate::gc::Trace + 'static>(b: &mut Builder) -> Ptr<T> {
+    const {
+        assert!(
+            T::INLINE && !std::mem::needs_drop::<T>(),
+            "Gc::new in traced code: the object's type holds a Gc outside its own bytes or \
+             needs Drop (allocate it in a #[dont_look_inside] function)"
+        )
+    };
     let dst = b.fresh(Kind::Ref);
     b.emit(Op::New {
         dst,

@@ -5,7 +5,13 @@
 //!   root) whenever the heap asks (`gc::collection_wanted`, tested every allocation, as a
 //!   portal's safe point does);
 //! - `pause`: `N` live 32-byte objects in a list, then the time of one collection;
+//! - `pause-typed`: the same with typed objects (a header, traced through `Trace`: each holds
+//!   its link in a `Box<[Gc]>` and 16 bytes in a `Vec<u8>`);
+//! - `sweep-typed`: `N` unreachable typed objects (as in `pause-typed`), then the time of the
+//!   collection that frees them (and runs their `Drop`);
+//! - `collect-typed`: `collect` with a typed object (a `Vec<u8>` of 32 bytes) per step;
 //! - `malloc`: `Box::new` then drop (the global allocator's free list);
+//! - `malloc-typed`: `Box::new` of the `collect-typed` object then drop;
 //! - `arena`: gc-arena's `Gc::new` inside `mutate_root`, collecting the debt every 4096
 //!   allocations (`collect_debt`, incremental);
 //! - `barrier-arena` / `barrier-cell`: `N` stores into one object, through gc-arena's write
@@ -36,6 +42,56 @@ struct Node {
     v: i64,
     next: Option<meta_jit::gc::Gc<Node>>,
     pad: [i64; 2],
+}
+
+#[derive(meta_jit::hints::Trace)]
+struct TNode {
+    v: i64,
+    next: Box<[meta_jit::gc::Gc<TNode>]>,
+    bytes: Vec<u8>,
+}
+
+#[derive(meta_jit::hints::Trace)]
+struct TNum {
+    v: i64,
+    bytes: Vec<u8>,
+}
+
+/// A list of `n` typed nodes (the head).
+fn typed_list(n: i64) -> Option<meta_jit::gc::Gc<TNode>> {
+    let mut head: Option<meta_jit::gc::Gc<TNode>> = None;
+    for i in 0..n {
+        head = Some(meta_jit::gc::Gc::new(TNode {
+            v: i,
+            next: head.into_iter().collect(),
+            bytes: vec![i as u8; 16],
+        }));
+    }
+    head
+}
+
+/// One collection with `head` as the root: its time, reported per object (live or freed).
+fn timed_collection(head: Option<meta_jit::gc::Gc<TNode>>, what: &str) {
+    use meta_jit::gc;
+    let mut t = gc::Tracer::new();
+    t.root(&head);
+    let before = gc::stats();
+    let c = Instant::now();
+    // SAFETY: only `head` and what it reaches are used afterwards.
+    unsafe { gc::collect(&t) };
+    let dt = c.elapsed();
+    let s = gc::stats();
+    let n = if what == "live" {
+        s.live_objects as u64
+    } else {
+        s.dropped - before.dropped
+    };
+    eprintln!(
+        "{what} {n} typed objects (live heap {} MB): collection {:.2} ms ({:.1} ns per object)",
+        s.live_bytes >> 20,
+        dt.as_secs_f64() * 1e3,
+        dt.as_secs_f64() * 1e9 / n as f64
+    );
 }
 
 fn peak_rss_mb() -> u64 {
@@ -111,6 +167,57 @@ fn main() {
                 dt.as_secs_f64() * 1e9 / s.live_objects as f64
             );
             head.map_or(0, |h| h.v)
+        }
+        "pause-typed" => {
+            let head = typed_list(n);
+            timed_collection(head, "live");
+            head.map_or(0, |h| h.v + h.next[0].v)
+        }
+        "sweep-typed" => {
+            let head = typed_list(n);
+            let v = head.map_or(0, |h| h.v);
+            timed_collection(None, "freed");
+            v
+        }
+        "collect-typed" => {
+            use meta_jit::gc;
+            // SAFETY: the loop's only object in use is `cur`, the root of every collection.
+            unsafe { gc::enable_collection() };
+            let mut cur = gc::Gc::new(TNum {
+                v: 0,
+                bytes: vec![0; 32],
+            });
+            for _ in 0..n {
+                cur = black_box(gc::Gc::new(TNum {
+                    v: cur.v + 1,
+                    bytes: vec![cur.bytes[0].wrapping_add(1); 32],
+                }));
+                if gc::collection_wanted() {
+                    let mut t = gc::Tracer::new();
+                    t.root(&cur);
+                    // SAFETY: as above.
+                    unsafe { gc::collect(&t) };
+                }
+            }
+            let s = gc::stats();
+            eprintln!(
+                "{} collections, {:?} in all, longest {:?}, {} dropped",
+                s.collections, s.total_pause, s.max_pause, s.dropped
+            );
+            cur.v
+        }
+        "malloc-typed" => {
+            let mut cur = Box::new(TNum {
+                v: 0,
+                bytes: vec![0; 32],
+            });
+            for _ in 0..n {
+                cur = black_box(Box::new(TNum {
+                    v: cur.v + 1,
+                    bytes: vec![cur.bytes[0].wrapping_add(1); 32],
+                }));
+            }
+            cur.v
         }
         "malloc" => {
             let mut cur = Box::new(Num { v: 0 });

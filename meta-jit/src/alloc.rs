@@ -218,6 +218,21 @@ pub extern "C" fn jit_alloc(size: usize, align: usize) -> usize {
     alloc_zeroed(size, align)
 }
 
+/// The C-ABI entry of compiled code's safe point after a residual call (and nothing else
+/// calls it): collects when the heap asks for it, under the same conditions as the
+/// allocation slow path [`jit_alloc`].
+pub extern "C" fn jit_safepoint() {
+    if crate::gc::heap::wanted() {
+        crate::gc::collect_in_compiled_code();
+        if crate::gc::heap::wanted() {
+            // It could not collect here (a nested portal call, a tracker, a borrowed
+            // `RefCell`): ask again after another threshold's worth of allocation, instead of
+            // taking this slow path after every call until then.
+            crate::gc::heap::defer();
+        }
+    }
+}
+
 /// While alive, records every allocation this thread makes through [`alloc_zeroed`], and
 /// frees them all when dropped. For tests and the reference interpreter's users that compare
 /// objects by content ([`Tracker::size_of`]): objects that traces, jitcode or compiled code

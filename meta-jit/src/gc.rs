@@ -97,11 +97,12 @@ pub fn alloc_object(size: usize, align: usize) -> usize {
 /// A pointer to an interpreter object of type `T` in the framework's heap: `Copy`, one word,
 /// never null, valid until an `unsafe` collection that the program's roots do not reach it
 /// from (see the module's safety model). Read the object through `Deref`; mutate it
-/// only through cells inside it (traced code reads its fields; build a new object to change
-/// one).
+/// only through cells inside it.
 ///
 /// In traced code, `Gc::new(T { f: e, .. })` with a struct literal is an allocation the JIT
-/// sees (`T` needs `#[derive(JitLayout)]`); `g.f` reads a field like through a reference.
+/// sees (`T` needs `#[derive(JitLayout)]`); `g.f` reads a field like through a reference, and
+/// `g.c.get()` / `g.c.set(v)` read and write a `Cell` field (see `lower::cell`). An optional
+/// link is an `Option<Gc<T>>`, one nullable word (see `lower::nullable`).
 pub struct Gc<T: 'static> {
     ptr: NonNull<T>,
     _owns: PhantomData<&'static T>,

@@ -109,6 +109,8 @@ struct Compiled {
     /// code of each op from it on starts (4 bytes an op: a trace of 10,000 ops keeps 40 KB).
     op_first: usize,
     op_starts: Vec<u32>,
+    /// Where the ops' code ends (out-of-line slow paths and exit stubs follow).
+    ops_end: u32,
     stub_starts: Vec<(u32, usize)>,
     epilogue: usize,
     pool: usize,
@@ -350,6 +352,7 @@ impl Backend {
             entered_from: Vec::new(),
             op_first: asm.op_starts.first().map_or(0, |s| s.0),
             op_starts: asm.op_starts.iter().map(|s| s.1 as u32).collect(),
+            ops_end: asm.ops_end as u32,
             stub_starts: asm.stub_starts,
             epilogue: asm.epilogue,
             pool: asm.pool,
@@ -618,6 +621,13 @@ impl Backend {
         for (k, &at) in c.op_starts.iter().enumerate() {
             sections.push((at as usize, names.op_line(t, c.op_first + k)));
         }
+        let first_stub = c.stub_starts.first().map_or(c.epilogue, |s| s.1);
+        if (c.ops_end as usize) < first_stub {
+            sections.push((
+                c.ops_end as usize,
+                "out of line: allocation slow paths, safe points".to_string(),
+            ));
+        }
         for &(e, at) in &c.stub_starts {
             let what = match &c.exits[e as usize].kind {
                 ExitKind::Guard { id, op, .. } => format!("exit {e}: guard #{id} (op {op})"),
@@ -645,10 +655,7 @@ impl Backend {
             return vec![];
         };
         let start = c.op_starts[k] as usize;
-        let end = c.op_starts.get(k + 1).map_or_else(
-            || c.stub_starts.first().map_or(c.epilogue, |s| s.1),
-            |&s| s as usize,
-        );
+        let end = c.op_starts.get(k + 1).copied().unwrap_or(c.ops_end) as usize;
         #[cfg(feature = "disasm")]
         return disasm::instructions(&self.arena.bytes(&c.code)[start..end]);
         #[cfg(not(feature = "disasm"))]

@@ -285,6 +285,13 @@ pub(crate) fn set_min_threshold(bytes: usize) {
     HEAP.with(|h| h.borrow_mut().min_threshold = bytes);
 }
 
+/// The address of this thread's "a collection is wanted" flag (one byte, 0 or 1), for
+/// compiled code's safe points after residual calls (compiled code runs only on the thread
+/// of the driver that compiled it; the flag lives as long as the thread).
+pub(crate) fn wanted_flag_addr() -> usize {
+    WANTED.with(|w| w as *const std::cell::Cell<bool> as usize)
+}
+
 /// Withdraws the request for a collection until another threshold's worth of allocation.
 pub(crate) fn defer() {
     HEAP.with(|h| h.borrow_mut().since = 0);

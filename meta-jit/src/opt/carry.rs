@@ -34,12 +34,12 @@ use crate::ir::{DescrId, Op, OpArgs, OpRef};
 pub struct Shape {
     descr: DescrId,
     is_array: bool,
-    fields: Vec<(DescrId, Leaf)>,
+    fields: Vec<(DescrId, Member)>,
 }
 
 /// A field of a carried virtual.
 #[derive(Clone, Debug, PartialEq)]
-enum Leaf {
+enum Member {
     /// A label argument.
     Arg,
     /// This constant, the same at the label and at the `jump`.
@@ -132,12 +132,12 @@ fn shape_of(
     for (d, x) in fields {
         let x = o.find(x);
         if x.is_virtual() && counts.get(&x.index()) == Some(&1) {
-            out.push((d, Leaf::Nested(shape_of(o, x, counts, consts, leaves, taken))));
+            out.push((d, Member::Nested(shape_of(o, x, counts, consts, leaves, taken))));
         } else if consts && x.is_const() {
-            out.push((d, Leaf::Const(x)));
+            out.push((d, Member::Const(x)));
         } else {
             leaves.push(x);
-            out.push((d, Leaf::Arg));
+            out.push((d, Member::Arg));
         }
     }
     Shape {
@@ -187,9 +187,9 @@ pub fn rebuild(o: &mut Optimizer, shape: &Shape, boxes: &mut impl Iterator<Item 
         .iter()
         .map(|(d, leaf)| {
             let x = match leaf {
-                Leaf::Nested(s) => rebuild(o, s, boxes),
-                Leaf::Const(c) => *c,
-                Leaf::Arg => boxes.next().expect("a box per leaf"),
+                Member::Nested(s) => rebuild(o, s, boxes),
+                Member::Const(c) => *c,
+                Member::Arg => boxes.next().expect("a box per leaf"),
             };
             (*d, x)
         })
@@ -240,18 +240,18 @@ fn leaves_of(o: &mut Optimizer, v: OpRef, shape: &Shape, out: &mut Vec<OpRef>) -
             }
         };
         match leaf {
-            Leaf::Nested(s) => match leaves_of(o, x, s, out) {
+            Member::Nested(s) => match leaves_of(o, x, s, out) {
                 Ok(()) => {}
                 Err(Misfit::Shape) => return Err(Misfit::Shape),
                 Err(Misfit::Const) => misfit = Some(Misfit::Const),
             },
-            Leaf::Const(c) => {
+            Member::Const(c) => {
                 let (now, want) = (o.const_value(x), o.const_value(*c));
                 if now.is_none() || now != want {
                     misfit = Some(Misfit::Const);
                 }
             }
-            Leaf::Arg => out.push(x),
+            Member::Arg => out.push(x),
         }
     }
     misfit.map_or(Ok(()), Err)
@@ -262,9 +262,9 @@ fn count_leaves(s: &Shape) -> usize {
     s.fields
         .iter()
         .map(|(_, leaf)| match leaf {
-            Leaf::Arg => 1,
-            Leaf::Const(_) => 0,
-            Leaf::Nested(n) => count_leaves(n),
+            Member::Arg => 1,
+            Member::Const(_) => 0,
+            Member::Nested(n) => count_leaves(n),
         })
         .sum()
 }

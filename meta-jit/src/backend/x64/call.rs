@@ -39,6 +39,7 @@ impl Gen<'_> {
         moves.push((Loc::Reg(Reg::gpr(RAX)), self.loc(op.args[0])));
         parallel_move(&mut self.a, &moves);
         asm::call_r(&mut self.a, RAX);
+        self.safepoint_after_call();
         self.ra.after_call();
         match op.ty() {
             Type::Float => self.ra.bind(i, Reg::xmm(0)),

@@ -40,6 +40,8 @@ pub(crate) struct Gen<'t> {
     pub stubs: Vec<Stub>,
     /// Slow paths of inline allocations, emitted after the ops.
     pub slow_allocs: Vec<super::mem::SlowAlloc>,
+    /// The out-of-line parts of the collector's safe points after residual calls.
+    pub safepoints: Vec<(dynasmrt::DynamicLabel, dynasmrt::DynamicLabel)>,
     pub epilogue: DynamicLabel,
     pub inner_entry: DynamicLabel,
     /// The loop header: its label and the location of each value live there, with the jump
@@ -78,6 +80,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         exits: Vec::new(),
         stubs: Vec::new(),
         slow_allocs: Vec::new(),
+        safepoints: Vec::new(),
         epilogue,
         inner_entry,
         header: None,
@@ -102,10 +105,14 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         g.lower(i)?;
         g.end_op(i);
     }
+    let ops_end = g.a.offset().0;
     // Out-of-line allocation slow paths and exits, then the shared epilogue, then the
     // constant pool.
     for s in std::mem::take(&mut g.slow_allocs) {
         g.slow_alloc(&s);
+    }
+    for (slow, done) in std::mem::take(&mut g.safepoints) {
+        g.slow_safepoint(slow, done);
     }
     let mut stub_starts = Vec::with_capacity(g.stubs.len());
     let stubs = std::mem::take(&mut g.stubs);
@@ -140,6 +147,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         input_locs,
         exits: g.exits,
         op_starts,
+        ops_end,
         stub_starts,
         epilogue: epilogue_at,
         pool: pool_at,

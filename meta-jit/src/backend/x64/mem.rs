@@ -208,23 +208,9 @@ impl Gen<'_> {
         use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
         let f = crate::alloc::jit_alloc as extern "C" fn(usize, usize) -> usize as usize as i64;
         let (r, size, align) = (s.r, s.size as i64, s.align as i64);
+        dynasm!(self.a ; .arch x64 ; =>s.slow);
+        self.save_caller_saved(Some(r));
         let a = &mut self.a;
-        dynasm!(a
-            ; .arch x64
-            ; =>s.slow
-            ; sub rsp, SAVE_AREA
-        );
-        // The stack stays 16-aligned: the save area is a multiple of 16.
-        for (k, &g) in GPR_CALLER_SAVED.iter().enumerate() {
-            if g != r {
-                let off = 8 * k as i32;
-                dynasm!(a ; .arch x64 ; mov [rsp + off], Rq(g));
-            }
-        }
-        for x in 0..XMM_ALLOCATABLE {
-            let off = 8 * (GPR_CALLER_SAVED.len() as i32 + x as i32);
-            dynasm!(a ; .arch x64 ; movsd [rsp + off], Rx(x));
-        }
         dynasm!(a
             ; .arch x64
             ; mov rdi, QWORD size
@@ -233,22 +219,87 @@ impl Gen<'_> {
             ; call rax
             ; mov r11, rax
         );
+        self.restore_caller_saved(Some(r));
+        let a = &mut self.a;
+        dynasm!(a
+            ; .arch x64
+            ; mov Rq(r), r11
+            ; jmp =>s.done
+        );
+    }
+
+    /// Every caller-saved register (but `except`) into a save area pushed on the stack, which
+    /// stays 16-aligned (the area is a multiple of 16). A collection that runs meanwhile finds
+    /// the saved values there, in the stack it scans.
+    #[allow(clippy::useless_conversion)]
+    fn save_caller_saved(&mut self, except: Option<u8>) {
+        use dynasmrt::{dynasm, DynasmApi};
+        let a = &mut self.a;
+        dynasm!(a ; .arch x64 ; sub rsp, SAVE_AREA);
+        for (k, &g) in GPR_CALLER_SAVED.iter().enumerate() {
+            if Some(g) != except {
+                let off = 8 * k as i32;
+                dynasm!(a ; .arch x64 ; mov [rsp + off], Rq(g));
+            }
+        }
+        for x in 0..XMM_ALLOCATABLE {
+            let off = 8 * (GPR_CALLER_SAVED.len() as i32 + x as i32);
+            dynasm!(a ; .arch x64 ; movsd [rsp + off], Rx(x));
+        }
+    }
+
+    /// The registers [`Self::save_caller_saved`] saved, and the area popped.
+    #[allow(clippy::useless_conversion)]
+    fn restore_caller_saved(&mut self, except: Option<u8>) {
+        use dynasmrt::{dynasm, DynasmApi};
+        let a = &mut self.a;
         for x in 0..XMM_ALLOCATABLE {
             let off = 8 * (GPR_CALLER_SAVED.len() as i32 + x as i32);
             dynasm!(a ; .arch x64 ; movsd Rx(x), [rsp + off]);
         }
         for (k, &g) in GPR_CALLER_SAVED.iter().enumerate() {
-            if g != r {
+            if Some(g) != except {
                 let off = 8 * k as i32;
                 dynasm!(a ; .arch x64 ; mov Rq(g), [rsp + off]);
             }
         }
+        dynasm!(a ; .arch x64 ; add rsp, SAVE_AREA);
+    }
+
+    /// After a residual call: a safe point of the collector. The call may have allocated
+    /// objects of the heap (natively, through `Gc::new`) until the heap wants a collection,
+    /// and the loop may allocate nothing inline (where the allocation slow path would
+    /// collect); so compiled code tests the heap's flag (one load and compare of a
+    /// thread-local byte) and, when it is set, calls [`crate::alloc::jit_safepoint`] out of
+    /// line with every caller-saved register saved (the call's result among them).
+    pub(super) fn safepoint_after_call(&mut self) {
+        use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+        let flag = crate::gc::heap::wanted_flag_addr() as i64;
+        let (slow, done) = (self.a.new_dynamic_label(), self.a.new_dynamic_label());
+        let a = &mut self.a;
         dynasm!(a
             ; .arch x64
-            ; add rsp, SAVE_AREA
-            ; mov Rq(r), r11
-            ; jmp =>s.done
+            ; mov r11, QWORD flag
+            ; cmp BYTE [r11], 0
+            ; jne =>slow
+            ; =>done
         );
+        self.safepoints.push((slow, done));
+    }
+
+    /// The out-of-line part of a [`Self::safepoint_after_call`].
+    pub(super) fn slow_safepoint(&mut self, slow: dynasmrt::DynamicLabel, done: dynasmrt::DynamicLabel) {
+        use dynasmrt::{dynasm, DynasmApi, DynasmLabelApi};
+        let f = crate::alloc::jit_safepoint as extern "C" fn() as usize as i64;
+        dynasm!(self.a ; .arch x64 ; =>slow);
+        self.save_caller_saved(None);
+        dynasm!(self.a
+            ; .arch x64
+            ; mov rax, QWORD f
+            ; call rax
+        );
+        self.restore_caller_saved(None);
+        dynasm!(self.a ; .arch x64 ; jmp =>done);
     }
 
     /// `new` and `new_array`: a call to `jit_alloc(size, align)` (`new` of a small object:

@@ -120,6 +120,8 @@ pub(crate) struct Assembled {
     pub exits: Vec<ExitInfo>,
     /// Start offset of each op's code, for the disassembly.
     pub op_starts: Vec<(usize, usize)>,
+    /// Where the ops' code ends (the out-of-line slow paths, exit stubs and epilogue follow).
+    pub ops_end: usize,
     /// Start offset of each out-of-line exit stub, with its exit index.
     pub stub_starts: Vec<(u32, usize)>,
     /// Offset of the epilogue, and of the constant pool (data, not code).

@@ -3,10 +3,12 @@
 //! JIT-off run is the oracle each time.
 
 mod entryvm;
+mod xorshift;
 
 use entryvm::{run, Op, Prog};
 use meta_jit::ir::{print, Opcode};
 use meta_jit::warm::TraceKind;
+use xorshift::Rng;
 
 /// Runs function 0 of `prog` on each argument with the JIT parameters `params` (the driver
 /// reset first); returns the results and the driver's statistics.
@@ -138,18 +140,6 @@ fn a_guard_failing_in_a_called_entry_trace_still_returns_the_right_result() {
     assert_eq!(s.bridges(), 0, "{}", s.summary());
     assert!(s.guard_failures >= 100, "{}", s.summary());
     assert!(s.assembler_calls >= 100, "{}", s.summary());
-}
-
-/// A small random number generator (xorshift), so that the programs are the same in every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// A random program of 1 to 3 functions. Each starts with `Lt(k)` (k ≥ 1) and every `Rec`

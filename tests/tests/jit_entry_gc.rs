@@ -7,9 +7,12 @@
 //! (it scans the run's stack conservatively); a box freed too early is reused by a later
 //! allocation and the sums come out wrong. The JIT-off run, collecting too, is the oracle.
 
+mod xorshift;
+
 use meta_jit::gc::{self, Gc};
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
+use xorshift::Rng;
 
 /// A boxed number.
 #[derive(Debug, JitLayout, Trace)]
@@ -133,18 +136,6 @@ fn boxes_kept_across_direct_calls_survive_collections_in_the_callee() {
     let s = run::with_driver(|d| d.stats());
     assert!(s.assembler_calls > 0, "no direct call: {}", s.summary());
     assert!(in_compiled > 0, "no collection in compiled code");
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// A loop calling two or three mutually recursive functions that mix their boxes before and

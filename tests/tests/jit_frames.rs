@@ -8,36 +8,13 @@
 
 use std::cell::RefCell;
 
+mod callops;
+
+use callops::{Code, Ins};
+
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
 use meta_jit::warm::{Stats, TraceKind};
-
-#[derive(Clone, Copy, Debug, PartialEq, JitLayout)]
-#[repr(C, u8)]
-pub enum Ins {
-    /// `r[a] = imm`
-    Li(u8, i64),
-    /// `r[a] = r[b] + r[c]` (wrapping)
-    Add(u8, u8, u8),
-    /// `r[a] = r[b] + imm` (wrapping)
-    AddI(u8, u8, i64),
-    /// Calls the function at `t` with `r[arg]` as its `r0`; its result goes to `r[dst]`.
-    Invoke { t: u32, arg: u8, dst: u8 },
-    /// Returns `r[a]` to the caller.
-    Leave(u8),
-    /// `if r[a] < imm { r[c] += 1 } else { r[c] *= 3; snapshot(machine) }`
-    Branch(u8, i64, u8),
-    /// jump to `t` if `r[a] < r[b]` (a loop's back edge)
-    Jlt(u8, u8, u32),
-    /// Stop; the result is `r0`.
-    Halt,
-}
-
-#[derive(JitLayout)]
-pub struct Code {
-    #[jit(immutable, immutable_items)]
-    pub ops: Vec<Ins>,
-}
 
 /// A caller's return point.
 #[derive(Clone, Copy, Debug, PartialEq, Default, JitLayout)]
@@ -192,23 +169,7 @@ fn loop_body(s: &Stats) -> String {
 #[test]
 fn a_loop_calling_a_small_function_keeps_no_frame_in_memory_and_no_call() {
     // r1 counts to 1000; each turn calls `inc` (r0 + 3) and adds the result to r2.
-    let ops = [
-        Ins::Li(1, 0),
-        Ins::Li(3, 1000),
-        // loop (pc 2)
-        Ins::Invoke {
-            t: 7,
-            arg: 1,
-            dst: 4,
-        },
-        Ins::Add(2, 2, 4),
-        Ins::AddI(1, 1, 1),
-        Ins::Jlt(1, 3, 2),
-        Ins::Halt,
-        // inc (pc 7): r0 = r0 + 3; return r0
-        Ins::AddI(0, 0, 3),
-        Ins::Leave(0),
-    ];
+    let ops = callops::call_in_loop();
     let s = agree(&ops);
     let body = loop_body(&s);
     for op in [
@@ -230,45 +191,7 @@ fn a_guard_three_calls_deep_resumes_with_the_interpreters_guest_stack() {
     // return points and depth, kept in registers by the compiled loop, are written back from
     // the guard's resume data, and the interpreter goes on in f3. There the other branch
     // takes a snapshot of the whole machine: the 400 snapshots equal the JIT-off run's.
-    let ops = [
-        Ins::Li(1, 0),
-        Ins::Li(3, 1000),
-        // loop (pc 2)
-        Ins::Invoke {
-            t: 7,
-            arg: 1,
-            dst: 4,
-        },
-        Ins::Add(2, 2, 4),
-        Ins::AddI(1, 1, 1),
-        Ins::Jlt(1, 3, 2),
-        Ins::Halt,
-        // f1 (pc 7): r1 = f2(r0 + 1); return r1 + r0
-        Ins::AddI(5, 0, 1),
-        Ins::Invoke {
-            t: 12,
-            arg: 5,
-            dst: 1,
-        },
-        Ins::Add(1, 1, 0),
-        Ins::Leave(1),
-        Ins::Halt,
-        // f2 (pc 12): r1 = f3(r0 * 1 - 1 ...): r2 = r0 + -1; r1 = f3(r2); return r1 + 5
-        Ins::AddI(2, 0, -1),
-        Ins::Invoke {
-            t: 17,
-            arg: 2,
-            dst: 1,
-        },
-        Ins::AddI(1, 1, 5),
-        Ins::Leave(1),
-        Ins::Halt,
-        // f3 (pc 17): r3 = 7; if r0 < 600 { r3 += 1 } else { r3 *= 3; snapshot }; return r3 + r0
-        Ins::Li(3, 7),
-        Ins::Branch(0, 600, 3),
-        Ins::Add(3, 3, 0),
-        Ins::Leave(3),
-    ];
+    let ops = callops::three_deep();
     let (_, _, snaps, _) = go("off", &ops);
     assert_eq!(snaps.len(), 400);
     assert!(snaps.iter().all(|m| m.depth == 3), "three calls deep");

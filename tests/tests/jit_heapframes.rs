@@ -9,7 +9,7 @@
 
 mod heapvm;
 
-use heapvm::{frame, run, seen, Code, Ins, Seen, SEEN};
+use heapvm::{callops, frame, run, seen, Code, Ins, Seen, SEEN};
 use meta_jit::warm::{Stats, TraceKind};
 
 /// Runs `ops` with the JIT parameters `params` (after a reset): the result, the outermost
@@ -54,23 +54,7 @@ fn loop_body(s: &Stats) -> String {
 #[test]
 fn a_loop_calling_a_small_function_allocates_no_frame_and_calls_nothing() {
     // r1 counts to 1000; each turn calls `inc` (r0 + 3) and adds the result to r2.
-    let ops = [
-        Ins::Li(1, 0),
-        Ins::Li(3, 1000),
-        // loop (pc 2)
-        Ins::Invoke {
-            t: 7,
-            arg: 1,
-            dst: 0,
-        },
-        Ins::Add(2, 2, 0),
-        Ins::AddI(1, 1, 1),
-        Ins::Jlt(1, 3, 2),
-        Ins::Halt,
-        // inc (pc 7): r0 = r0 + 3; return r0
-        Ins::AddI(0, 0, 3),
-        Ins::Leave(0),
-    ];
+    let ops = callops::call_in_loop();
     let s = agree(&ops);
     let body = loop_body(&s);
     for op in ["call", "new("] {
@@ -85,45 +69,7 @@ fn a_guard_three_calls_deep_materializes_the_callee_frames() {
     // virtual in the compiled loop, are allocated from the guard's resume data and linked to
     // the caller's frame, and the interpreter goes on in f3. There the other branch records
     // the whole guest stack: the 400 records equal the JIT-off run's.
-    let ops = [
-        Ins::Li(1, 0),
-        Ins::Li(3, 1000),
-        // loop (pc 2)
-        Ins::Invoke {
-            t: 7,
-            arg: 1,
-            dst: 0,
-        },
-        Ins::Add(2, 2, 0),
-        Ins::AddI(1, 1, 1),
-        Ins::Jlt(1, 3, 2),
-        Ins::Halt,
-        // f1 (pc 7): r1 = f2(r0 + 1); return r1 + r0
-        Ins::AddI(2, 0, 1),
-        Ins::Invoke {
-            t: 12,
-            arg: 2,
-            dst: 1,
-        },
-        Ins::Add(1, 1, 0),
-        Ins::Leave(1),
-        Ins::Halt,
-        // f2 (pc 12): r2 = r0 - 1; r1 = f3(r2); return r1 + 5
-        Ins::AddI(2, 0, -1),
-        Ins::Invoke {
-            t: 17,
-            arg: 2,
-            dst: 1,
-        },
-        Ins::AddI(1, 1, 5),
-        Ins::Leave(1),
-        Ins::Halt,
-        // f3 (pc 17): r3 = 7; if r0 < 600 { r3 += 1 } else { r3 *= 3; snapshot }; return r3 + r0
-        Ins::Li(3, 7),
-        Ins::Branch(0, 600, 3),
-        Ins::Add(3, 3, 0),
-        Ins::Leave(3),
-    ];
+    let ops = callops::three_deep();
     let (_, _, snaps, _) = go("off", &ops);
     assert_eq!(snaps.len(), 400);
     assert!(snaps.iter().all(|s| s.0.len() == 4), "three calls deep");

@@ -8,32 +8,9 @@ use std::cell::{Cell, RefCell};
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
 
-#[derive(Clone, Copy, Debug, PartialEq, JitLayout, Trace)]
-#[repr(C, u8)]
-pub enum Ins {
-    /// `r[a] = imm`
-    Li(u8, i64),
-    /// `r[a] = r[b] + r[c]` (wrapping)
-    Add(u8, u8, u8),
-    /// `r[a] = r[b] + imm` (wrapping)
-    AddI(u8, u8, i64),
-    /// Calls the function at `t` with `r[arg]` as its `r0`; its result goes to `r[dst]`.
-    Invoke { t: u32, arg: u8, dst: u8 },
-    /// Returns `r[a]` to the caller.
-    Leave(u8),
-    /// `if r[a] < imm { r[c] += 1 } else { r[c] *= 3; snapshot(frame) }`
-    Branch(u8, i64, u8),
-    /// jump to `t` if `r[a] < r[b]` (a loop's back edge)
-    Jlt(u8, u8, u32),
-    /// Stop; the result is `r0`.
-    Halt,
-}
-
-#[derive(JitLayout, Trace)]
-pub struct Code {
-    #[jit(immutable, immutable_items)]
-    pub ops: Vec<Ins>,
-}
+#[path = "../callops/mod.rs"]
+pub mod callops;
+pub use callops::{Code, Ins};
 
 /// A guest frame: four registers, where the caller goes on, and the caller's frame.
 #[derive(Debug, JitLayout, Trace)]

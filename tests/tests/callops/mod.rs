@@ -2,6 +2,9 @@
 //! (`jit_frames.rs`, frames in a virtualizable machine; `heapvm`, frames on the heap), and the
 //! programs both run.
 
+// The `heapfib_speedup` example includes this module for the instruction set only.
+#![allow(dead_code)]
+
 use meta_jit::hints::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, JitLayout, Trace)]

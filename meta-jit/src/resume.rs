@@ -71,6 +71,15 @@ impl Exits {
         Some((opcode, decode(&self.words[start as usize..])))
     }
 
+    /// The resume id of the guard at op `op` (its first word), without decoding the rest.
+    pub fn guard_id(&self, op: usize) -> Option<u32> {
+        let k = self
+            .guards
+            .binary_search_by_key(&op, |g| g.0 as usize)
+            .ok()?;
+        Some(self.words[self.guards[k].1 as usize])
+    }
+
     /// The constants and descriptors the resume data names (a trace without ops).
     pub fn pools(&self) -> &Trace {
         &self.pools

@@ -1201,8 +1201,8 @@ fn guard_counts(state: &State) -> Vec<log::GuardCount> {
 fn opt_guard_id(compiled: &HashMap<TraceId, Rc<resume::Exits>>, p: TraceId, op: usize) -> u32 {
     compiled
         .get(&p)
-        .and_then(|t| t.guard(op))
-        .map_or(0, |(_, r)| r.id)
+        .and_then(|t| t.guard_id(op))
+        .unwrap_or(0)
 }
 
 /// How many guards the end-of-run report lists.

@@ -120,23 +120,39 @@ impl Vm {
             let ic = &proto.ic[..];
             let base = self.frames[fi].base;
             let mut pc = self.frames[fi].pc;
+            // The register window fits in the stack. Every frame push makes room for it
+            // already; this keeps the invariant that `r!` and `rk!` rely on local (the stack
+            // never shrinks, so it holds until the frame is left).
+            if self.stack.len() < base + proto.maxstack as usize {
+                self.ensure_stack(base + proto.maxstack as usize);
+            }
             // In single-step mode, the instructions where the portal takes over again.
             let watch = single && !proto.hot.is_empty();
             if watch && stepped && proto.hot[pc] {
                 return Ok(());
             }
             stepped = true;
+            // Register `x` of this frame, without a bounds check. The reference is not tied
+            // to a borrow of `self`: it must not be held across anything that can grow the
+            // stack (a call, a metamethod), which the fast paths below never do (the slow
+            // paths clone their operands first).
             macro_rules! r {
-                ($x:expr) => {
-                    self.stack[base + $x as usize]
-                };
+                ($x:expr) => {{
+                    let i = base + $x as usize;
+                    debug_assert!(i < self.stack.len());
+                    // SAFETY: `$x < proto.maxstack` (the compiler raises `maxstack` above every
+                    // register operand, `Proto::max_reg`), and the stack holds at least
+                    // `base + maxstack` values from frame entry on (checked above; it never
+                    // shrinks).
+                    unsafe { &mut *self.stack.as_mut_ptr().add(i) }
+                }};
             }
             macro_rules! rk {
                 ($x:expr) => {
                     if $x >= RK_CONST {
                         &k[($x - RK_CONST) as usize]
                     } else {
-                        &self.stack[base + $x as usize]
+                        &*r!($x)
                     }
                 };
             }
@@ -150,7 +166,7 @@ impl Vm {
             macro_rules! set_int {
                 ($a:expr, $v:expr) => {{
                     let v = $v;
-                    match &mut r!($a) {
+                    match r!($a) {
                         Value::Int(x) => *x = v,
                         slot => *slot = Value::Int(v),
                     }
@@ -159,7 +175,7 @@ impl Vm {
             macro_rules! set_num {
                 ($a:expr, $v:expr) => {{
                     let v = $v;
-                    match &mut r!($a) {
+                    match r!($a) {
                         Value::Num(x) => *x = v,
                         slot => *slot = Value::Num(v),
                     }
@@ -188,7 +204,7 @@ impl Vm {
                             let (x, y) = (x.clone(), y.clone());
                             save!();
                             let v = self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?;
-                            r!($a) = v;
+                            *r!($a) = v;
                         }
                     }
                 }};
@@ -198,24 +214,24 @@ impl Vm {
                     let (x, y) = (rk!($b).clone(), rk!($c).clone());
                     save!();
                     let v = self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?;
-                    r!($a) = v;
+                    *r!($a) = v;
                 }};
             }
             loop {
                 let op = code[pc];
                 pc += 1;
                 match op {
-                    Op::Mov(a, b) => r!(a) = r!(b).clone(),
-                    Op::LoadK(a, kk) => r!(a) = k[kk as usize].clone(),
+                    Op::Mov(a, b) => *r!(a) = r!(b).clone(),
+                    Op::LoadK(a, kk) => *r!(a) = k[kk as usize].clone(),
                     Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
                         for i in 0..n {
-                            r!(a + i) = Value::Nil;
+                            *r!(a + i) = Value::Nil;
                         }
                     }
-                    Op::LoadBool(a, b) => r!(a) = Value::Boolean(b),
+                    Op::LoadBool(a, b) => *r!(a) = Value::Boolean(b),
                     Op::LoadFalseSkip(a) => {
-                        r!(a) = Value::Boolean(false);
+                        *r!(a) = Value::Boolean(false);
                         pc += 1;
                     }
                     Op::GetUpval(a, u) => {
@@ -223,7 +239,7 @@ impl Vm {
                             Up::Open(i) => self.stack[*i].clone(),
                             Up::Shut(v) => v.clone(),
                         };
-                        r!(a) = v;
+                        *r!(a) = v;
                     }
                     Op::SetUpval(a, u) => {
                         let v = r!(a).clone();
@@ -250,7 +266,7 @@ impl Vm {
                         } else {
                             v
                         };
-                        r!(a) = v;
+                        *r!(a) = v;
                     }
                     Op::SetTabUp(u, kk, c) => {
                         let t = match &*cl.upvals[u as usize].borrow() {
@@ -262,7 +278,7 @@ impl Vm {
                         self.settable(&t, k[kk as usize].clone(), v, Desc::Up(u))?;
                     }
                     Op::GetTable(a, b, c) => {
-                        let v = match (&r!(b), rk!(c)) {
+                        let v = match (&*r!(b), rk!(c)) {
                             (Value::Tab(t), Value::Int(i)) => t.borrow().get_int(*i),
                             (Value::Tab(t), key) => t.borrow().get(key),
                             _ => Value::Nil,
@@ -274,11 +290,11 @@ impl Vm {
                         } else {
                             v
                         };
-                        r!(a) = v;
+                        *r!(a) = v;
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
-                        let v = match index_str(&r!(b), key, &self.tm.index, &ic[pc - 1]) {
+                        let v = match index_str(&*r!(b), key, &self.tm.index, &ic[pc - 1]) {
                             Some(v) => v,
                             None => {
                                 let t = r!(b).clone();
@@ -286,11 +302,11 @@ impl Vm {
                                 self.index(&t, key, Desc::Rk(b))?
                             }
                         };
-                        r!(a) = v;
+                        *r!(a) = v;
                     }
                     Op::SetTable(a, b, c) => {
                         let v = rk!(c).clone();
-                        let rest = match (&r!(a), rk!(b)) {
+                        let rest = match (&*r!(a), rk!(b)) {
                             (Value::Tab(t), Value::Int(i)) => {
                                 t.borrow_mut().set_int_fast(*i, v).err()
                             }
@@ -308,7 +324,7 @@ impl Vm {
                     }
                     Op::SetStr(a, b, c) => {
                         let v = rk!(c).clone();
-                        let rest = match &r!(a) {
+                        let rest = match &*r!(a) {
                             Value::Tab(t) => {
                                 let key = &k[b as usize];
                                 t.borrow_mut().set_str_fast_ic(key, v, &ic[pc - 1]).err()
@@ -322,7 +338,7 @@ impl Vm {
                         }
                     }
                     Op::NewTable(a, narr, nhash) => {
-                        r!(a) = Value::Tab(Rc::new(RefCell::new(Table::with_capacity(
+                        *r!(a) = Value::Tab(Rc::new(RefCell::new(Table::with_capacity(
                             narr as usize,
                             nhash as usize,
                         ))));
@@ -337,8 +353,8 @@ impl Vm {
                                 self.index(&obj, key, Desc::Rk(b))?
                             }
                         };
-                        r!(a + 1) = obj;
-                        r!(a) = v;
+                        *r!(a + 1) = obj;
+                        *r!(a) = v;
                     }
                     Op::Add(a, b, c) => arith!(a, b, c, ArOp::Add, i64::wrapping_add, |x, y| x + y),
                     Op::Sub(a, b, c) => arith!(a, b, c, ArOp::Sub, i64::wrapping_sub, |x, y| x - y),
@@ -360,35 +376,35 @@ impl Vm {
                     },
                     Op::IDiv(a, b, c) => match (rk!(b), rk!(c)) {
                         (Value::Int(x), Value::Int(y)) if *y != 0 => {
-                            r!(a) = Value::Int(idiv(*x, *y))
+                            *r!(a) = Value::Int(idiv(*x, *y))
                         }
-                        (Value::Num(x), Value::Num(y)) => r!(a) = Value::Num((x / y).floor()),
+                        (Value::Num(x), Value::Num(y)) => *r!(a) = Value::Num((x / y).floor()),
                         _ => slow_arith!(a, b, c, ArOp::IDiv),
                     },
                     Op::Pow(a, b, c) => slow_arith!(a, b, c, ArOp::Pow),
                     Op::BAnd(a, b, c) => match (rk!(b), rk!(c)) {
-                        (Value::Int(x), Value::Int(y)) => r!(a) = Value::Int(x & y),
+                        (Value::Int(x), Value::Int(y)) => *r!(a) = Value::Int(x & y),
                         _ => slow_arith!(a, b, c, ArOp::BAnd),
                     },
                     Op::BOr(a, b, c) => match (rk!(b), rk!(c)) {
-                        (Value::Int(x), Value::Int(y)) => r!(a) = Value::Int(x | y),
+                        (Value::Int(x), Value::Int(y)) => *r!(a) = Value::Int(x | y),
                         _ => slow_arith!(a, b, c, ArOp::BOr),
                     },
                     Op::BXor(a, b, c) => match (rk!(b), rk!(c)) {
-                        (Value::Int(x), Value::Int(y)) => r!(a) = Value::Int(x ^ y),
+                        (Value::Int(x), Value::Int(y)) => *r!(a) = Value::Int(x ^ y),
                         _ => slow_arith!(a, b, c, ArOp::BXor),
                     },
                     Op::Shl(a, b, c) => slow_arith!(a, b, c, ArOp::Shl),
                     Op::Shr(a, b, c) => slow_arith!(a, b, c, ArOp::Shr),
-                    Op::Unm(a, b) => match &r!(b) {
-                        Value::Int(x) => r!(a) = Value::Int(x.wrapping_neg()),
-                        Value::Num(x) => r!(a) = Value::Num(-x),
+                    Op::Unm(a, b) => match &*r!(b) {
+                        Value::Int(x) => *r!(a) = Value::Int(x.wrapping_neg()),
+                        Value::Num(x) => *r!(a) = Value::Num(-x),
                         _ => slow_arith!(a, b, b, ArOp::Unm),
                     },
                     Op::BNot(a, b) => slow_arith!(a, b, b, ArOp::BNot),
-                    Op::Not(a, b) => r!(a) = Value::Boolean(!r!(b).truthy()),
+                    Op::Not(a, b) => *r!(a) = Value::Boolean(!r!(b).truthy()),
                     Op::Len(a, b) => {
-                        let v = match &r!(b) {
+                        let v = match &*r!(b) {
                             Value::Str(s) => Value::Int(s.bytes.len() as i64),
                             Value::Tab(t) if t.borrow().meta.is_none() => {
                                 Value::Int(t.borrow().len())
@@ -399,13 +415,13 @@ impl Vm {
                                 self.len_of(&v, Desc::Rk(b))?
                             }
                         };
-                        r!(a) = v;
+                        *r!(a) = v;
                     }
                     Op::Concat(a, n) => {
                         let vals: Vec<Value> = (0..n).map(|i| r!(a + i).clone()).collect();
                         save!();
                         let v = self.concat(vals, a)?;
-                        r!(a) = v;
+                        *r!(a) = v;
                     }
                     Op::Jmp(close, off) => {
                         if close != crate::proto::NO_CLOSE {
@@ -579,15 +595,14 @@ impl Vm {
                         }
                     }
                     Op::ForStep(a, off) => {
-                        let ra = base + a as usize;
-                        if let Value::Int(step) = self.stack[ra + 2] {
-                            if let Value::Int(count) = self.stack[ra + 1] {
-                                if count > 0 {
-                                    self.stack[ra + 1] = Value::Int(count - 1);
-                                    if let Value::Int(i) = &mut self.stack[ra] {
+                        if let Value::Int(step) = *r!(a + 2) {
+                            if let Value::Int(count) = r!(a + 1) {
+                                if *count > 0 {
+                                    *count -= 1;
+                                    if let Value::Int(i) = r!(a) {
                                         *i = i.wrapping_add(step);
                                         let i = *i;
-                                        match &mut self.stack[ra + 3] {
+                                        match r!(a + 3) {
                                             Value::Int(x) => *x = i,
                                             slot => *slot = Value::Int(i),
                                         }
@@ -596,31 +611,29 @@ impl Vm {
                                 }
                             }
                         } else if let (Value::Num(i), Value::Num(l), Value::Num(s)) =
-                            (&self.stack[ra], &self.stack[ra + 1], &self.stack[ra + 2])
+                            (&*r!(a), &*r!(a + 1), &*r!(a + 2))
                         {
                             let (l, s) = (*l, *s);
                             let i = i + s;
                             if if s > 0.0 { i <= l } else { l <= i } {
-                                self.stack[ra] = Value::Num(i);
-                                self.stack[ra + 3] = Value::Num(i);
+                                *r!(a) = Value::Num(i);
+                                *r!(a + 3) = Value::Num(i);
                                 pc = (pc as i64 + off as i64) as usize;
                             }
                         }
                     }
                     Op::TForCall(a, n) => {
-                        let ra = base + a as usize;
                         for i in 0..3 {
-                            self.stack[ra + 3 + i] = self.stack[ra + i].clone();
+                            *r!(a + 3 + i) = r!(a + i).clone();
                         }
                         save!();
-                        if self.precall(ra + 3, 2, n as i32, true)? {
+                        if self.precall(base + a as usize + 3, 2, n as i32, true)? {
                             continue 'frame;
                         }
                     }
                     Op::TForLoop(a, off) => {
-                        let ra = base + a as usize;
-                        if !matches!(self.stack[ra + 3], Value::Nil) {
-                            self.stack[ra + 2] = self.stack[ra + 3].clone();
+                        if !matches!(r!(a + 3), Value::Nil) {
+                            *r!(a + 2) = r!(a + 3).clone();
                             pc = (pc as i64 + off as i64) as usize;
                         }
                     }
@@ -649,7 +662,7 @@ impl Vm {
                                 ups.push(cl.upvals[u.idx as usize].clone());
                             }
                         }
-                        r!(a) = Value::LFunc(Rc::new(Closure {
+                        *r!(a) = Value::LFunc(Rc::new(Closure {
                             proto: p,
                             upvals: ups,
                         }));

@@ -89,6 +89,16 @@ fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Cell<u32>) -> Opti
     None
 }
 
+/// Moves the Lua function out of a call's function slot (leaving nil): a frame owns its
+/// closure, and the slot is not read again before the frame's results overwrite it.
+#[inline(always)]
+pub(super) fn take_closure(slot: &mut Value) -> Rc<Closure> {
+    match std::mem::take(slot) {
+        Value::LFunc(f) => f,
+        _ => unreachable!("a Lua function was checked to be in the slot"),
+    }
+}
+
 fn for_num(v: &Value) -> Option<f64> {
     v.to_number().and_then(|n| n.as_f64())
 }
@@ -488,18 +498,22 @@ impl Vm {
                         if let Value::LFunc(f) = &self.stack[func] {
                             let p = f.proto;
                             if !p.is_vararg && self.frames.len() < MAX_FRAMES {
-                                let f = f.clone();
+                                // The frame owns the closure from here on: moved out of the
+                                // function slot, not counted once more.
+                                let f = take_closure(&mut self.stack[func]);
                                 let nb = func + 1;
                                 self.ensure_stack(nb + p.maxstack as usize + nargs + 1);
                                 for i in nargs..p.nparams as usize {
                                     self.stack[nb + i] = Value::Nil;
                                 }
-                                self.frames.push(Frame {
+                                let va_start = self.varargs.len() as u32;
+                                self.push_frame(Frame {
                                     cl: f,
                                     base: nb,
                                     pc: 0,
                                     nres: c as i32 - 1,
-                                    varargs: Vec::new(),
+                                    va_start,
+                                    va_len: 0,
                                     boundary: false,
                                     from_native: false,
                                 });
@@ -530,8 +544,8 @@ impl Vm {
                             };
                             let p = f.proto;
                             if !p.is_vararg {
-                                let f = f.clone();
-                                for i in 0..=nargs {
+                                let f = take_closure(&mut self.stack[func]);
+                                for i in 1..=nargs {
                                     self.stack[base - 1 + i] =
                                         std::mem::take(&mut self.stack[func + i]);
                                 }
@@ -542,8 +556,10 @@ impl Vm {
                                 let fr = &mut self.frames[fi];
                                 fr.cl = f;
                                 fr.pc = 0;
-                                if !fr.varargs.is_empty() {
-                                    fr.varargs = Vec::new();
+                                if fr.va_len > 0 {
+                                    let end = fr.va_start as usize;
+                                    fr.va_len = 0;
+                                    self.varargs.truncate(end);
                                 }
                                 continue 'frame;
                             }
@@ -553,6 +569,7 @@ impl Vm {
                                     std::mem::take(&mut self.stack[func + i]);
                             }
                             let f = self.frames.pop().unwrap();
+                            self.varargs.truncate(f.va_start as usize);
                             self.precall(base - 1, nargs, f.nres, true)?;
                             let nf = self.frames.last_mut().unwrap();
                             nf.boundary = f.boundary;
@@ -574,13 +591,25 @@ impl Vm {
                             self.close_upvals(base);
                         }
                         let f = self.frames.pop().unwrap();
-                        let dest = base - 1;
-                        for i in 0..n {
-                            self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);
+                        if f.va_len > 0 {
+                            self.varargs.truncate(f.va_start as usize);
                         }
+                        // The function slot is nil (the frame took the closure out of it), so
+                        // the first result is written without a drop.
+                        let dest = base - 1;
                         let want = if f.nres < 0 { n } else { f.nres as usize };
-                        for i in n..want {
-                            self.stack[dest + i] = Value::Nil;
+                        if n >= 1 && want == 1 {
+                            let v = std::mem::take(r!(a));
+                            let old = std::mem::replace(&mut self.stack[dest], v);
+                            debug_assert!(matches!(old, Value::Nil));
+                            std::mem::forget(old);
+                        } else {
+                            for i in 0..n {
+                                self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);
+                            }
+                            for i in n..want {
+                                self.stack[dest + i] = Value::Nil;
+                            }
                         }
                         self.top = dest + want;
                         if self.frames.len() <= stop || f.boundary {
@@ -669,11 +698,18 @@ impl Vm {
                     }
                     Op::Vararg(a, b) => {
                         let ra = base + a as usize;
-                        let nv = self.frames[fi].varargs.len();
+                        let (vs, nv) = {
+                            let f = &self.frames[fi];
+                            (f.va_start as usize, f.va_len as usize)
+                        };
                         let n = if b == 0 { nv } else { b as usize - 1 };
                         self.ensure_stack(ra + n + 1);
                         for i in 0..n {
-                            let v = self.frames[fi].varargs.get(i).cloned().unwrap_or_default();
+                            let v = if i < nv {
+                                self.varargs[vs + i].clone()
+                            } else {
+                                Value::Nil
+                            };
                             self.stack[ra + i] = v;
                         }
                         if b == 0 {

@@ -8,7 +8,7 @@ use super::debug::Desc;
 use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
 use crate::proto::{Op, RK_CONST};
 use crate::table::Table;
-use crate::value::{float_to_int, Value};
+use crate::value::{float_to_int, le_float_int, le_int_float, lt_float_int, lt_int_float, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -457,6 +457,8 @@ impl Vm {
                         let lt = match (rk!(b), rk!(c)) {
                             (Value::Int(x), Value::Int(y)) => x < y,
                             (Value::Num(x), Value::Num(y)) => x < y,
+                            (Value::Int(x), Value::Num(y)) => lt_int_float(*x, *y),
+                            (Value::Num(x), Value::Int(y)) => lt_float_int(*x, *y),
                             (x, y) => {
                                 let (x, y) = (x.clone(), y.clone());
                                 save!();
@@ -471,6 +473,8 @@ impl Vm {
                         let le = match (rk!(b), rk!(c)) {
                             (Value::Int(x), Value::Int(y)) => x <= y,
                             (Value::Num(x), Value::Num(y)) => x <= y,
+                            (Value::Int(x), Value::Num(y)) => le_int_float(*x, *y),
+                            (Value::Num(x), Value::Int(y)) => le_float_int(*x, *y),
                             (x, y) => {
                                 let (x, y) = (x.clone(), y.clone());
                                 save!();

@@ -219,6 +219,18 @@ impl Vm {
                     }
                 }};
             }
+            // After a comparison or a test: when the condition is `k`, the `Jmp` that follows
+            // runs here, without a dispatch of its own (PUC Lua's `donextjump`); otherwise it
+            // is skipped.
+            macro_rules! cond_jump {
+                ($cond:expr, $k:expr) => {
+                    if $cond != $k {
+                        pc += 1;
+                    } else if let Op::Jmp(crate::proto::NO_CLOSE, off) = code[pc] {
+                        pc = (pc as i64 + 1 + off as i64) as usize;
+                    }
+                };
+            }
             macro_rules! slow_arith {
                 ($a:expr, $b:expr, $c:expr, $op:expr) => {{
                     let (x, y) = (rk!($b).clone(), rk!($c).clone());
@@ -449,9 +461,7 @@ impl Vm {
                             }
                             (x, y) => x.raw_eq(y),
                         };
-                        if eq != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(eq, kk);
                     }
                     Op::Lt(b, c, kk) => {
                         let lt = match (rk!(b), rk!(c)) {
@@ -465,9 +475,7 @@ impl Vm {
                                 self.less_than(&x, &y)?
                             }
                         };
-                        if lt != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(lt, kk);
                     }
                     Op::Le(b, c, kk) => {
                         let le = match (rk!(b), rk!(c)) {
@@ -481,14 +489,10 @@ impl Vm {
                                 self.less_equal(&x, &y)?
                             }
                         };
-                        if le != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(le, kk);
                     }
                     Op::TestJ(a, kk) => {
-                        if r!(a).truthy() != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(r!(a).truthy(), kk);
                     }
                     Op::CallV(a, b, c) => {
                         let func = base + a as usize;

@@ -161,6 +161,14 @@ impl Value {
     pub fn bytes(s: &[u8]) -> Value {
         Value::Str(LStr::new(s))
     }
+    /// Holds a reference count (a string, a table or a function): dropping it does work.
+    #[inline(always)]
+    pub fn is_counted(&self) -> bool {
+        !matches!(
+            self,
+            Value::Nil | Value::Boolean(_) | Value::Int(_) | Value::Num(_)
+        )
+    }
     /// Lua truthiness: everything but nil and false.
     #[inline]
     pub fn truthy(&self) -> bool {

@@ -157,6 +157,19 @@ impl Vm {
                     unsafe { &mut *self.stack.as_mut_ptr().add(i) }
                 }};
             }
+            // Writes register `x`; the old value's drop runs (out of line) only when it holds
+            // a reference count.
+            macro_rules! set {
+                ($x:expr, $v:expr) => {{
+                    let v = $v;
+                    let slot = r!($x);
+                    if slot.is_counted() {
+                        *slot = v;
+                    } else {
+                        std::mem::forget(std::mem::replace(slot, v));
+                    }
+                }};
+            }
             macro_rules! rk {
                 ($x:expr) => {
                     if $x >= RK_CONST {
@@ -243,8 +256,8 @@ impl Vm {
                 let op = code[pc];
                 pc += 1;
                 match op {
-                    Op::Mov(a, b) => *r!(a) = r!(b).clone(),
-                    Op::LoadK(a, kk) => *r!(a) = k[kk as usize].clone(),
+                    Op::Mov(a, b) => set!(a, r!(b).clone()),
+                    Op::LoadK(a, kk) => set!(a, k[kk as usize].clone()),
                     Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
                         for i in 0..n {
@@ -261,7 +274,7 @@ impl Vm {
                             Up::Open(i) => self.stack[*i].clone(),
                             Up::Shut(v) => v.clone(),
                         };
-                        *r!(a) = v;
+                        set!(a, v);
                     }
                     Op::SetUpval(a, u) => {
                         let v = r!(a).clone();
@@ -288,7 +301,7 @@ impl Vm {
                         } else {
                             v
                         };
-                        *r!(a) = v;
+                        set!(a, v);
                     }
                     Op::SetTabUp(u, kk, c) => {
                         let t = match &*cl.upvals[u as usize].borrow() {
@@ -312,7 +325,7 @@ impl Vm {
                         } else {
                             v
                         };
-                        *r!(a) = v;
+                        set!(a, v);
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
@@ -324,7 +337,7 @@ impl Vm {
                                 self.index(&t, key, Desc::Rk(b))?
                             }
                         };
-                        *r!(a) = v;
+                        set!(a, v);
                     }
                     Op::SetTable(a, b, c) => {
                         let v = rk!(c).clone();

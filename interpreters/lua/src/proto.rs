@@ -200,10 +200,23 @@ pub struct Proto {
     /// (`crate::jit::hot_loops`). With the JIT on, the plain loop hands control back to the
     /// portal only at such instructions. Empty when the function has no such loop.
     pub hot: Vec<bool>,
-    /// Per instruction: for `GetStr`, `SetStr`, `SelfOp` and `GetTabUp`, the position in a
-    /// table's hash entries where the instruction found its key last (an inline cache; see
-    /// `Table::get_str_ic`). A hint only: a wrong position is noticed and costs a lookup.
-    pub ic: Vec<std::cell::Cell<u32>>,
+    /// Per instruction: for `GetStr`, `SetStr`, `SelfOp` and `GetTabUp`, the positions in
+    /// tables' hash entries where the instruction found its key last (inline caches; see
+    /// [`Ic`] and `Table::get_str_ic`). Hints only: a wrong position is noticed and costs a
+    /// lookup.
+    pub ic: Vec<Ic>,
+}
+
+/// The inline caches of one instruction that reads or writes a string key: one position per
+/// level of an `__index` chain (the object, its class, the class's parent; deeper levels share
+/// the last), so that a method found in a class does not evict the object's field position,
+/// and the position of `__index` in the metatable met at each level.
+#[derive(Clone, Debug, Default)]
+pub struct Ic {
+    /// Where the key was found, by level of the chain.
+    pub key: [std::cell::Cell<u32>; 3],
+    /// Where `__index` was found in the metatable met at each level.
+    pub index: [std::cell::Cell<u32>; 3],
 }
 
 impl std::fmt::Debug for Value {

@@ -6,10 +6,10 @@
 use super::arith::{fmod, idiv, imod, ArOp};
 use super::debug::Desc;
 use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
-use crate::proto::{Op, RK_CONST};
+use crate::proto::{Ic, Op, RK_CONST};
 use crate::table::Table;
 use crate::value::{float_to_int, le_float_int, le_int_float, lt_float_int, lt_int_float, Value};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 /// Converts a `for` limit as Lua 5.4's `forlimit`: Some(limit) or None to skip the loop.
@@ -51,21 +51,22 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 
 /// `obj[key]` for a string key when only tables are met: the value, following `__index`
 /// tables (up to 100 levels). None when the slow path must run (not a table, an `__index`
-/// function, or a longer chain).
+/// function, or a longer chain). Each level of the chain has its own inline caches in `ic`.
 #[inline]
-fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Cell<u32>) -> Option<Value> {
+fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Ic) -> Option<Value> {
     let Value::Tab(t) = obj else { return None };
     let tb = t.borrow();
-    let v = tb.get_str_ic(key, ic);
+    let v = tb.get_str_ic(key, &ic.key[0]);
     if !matches!(v, Value::Nil) {
         return Some(v);
     }
     let Some(mt) = &tb.meta else {
         return Some(Value::Nil);
     };
-    let mut h = mt.borrow().get_str(tm_index);
+    let mut h = mt.borrow().get_str_ic(tm_index, &ic.index[0]);
     drop(tb);
-    for _ in 0..100 {
+    for level in 1..101 {
+        let l = level.min(2);
         let Value::Tab(t) = &h else {
             return if matches!(h, Value::Nil) {
                 Some(Value::Nil)
@@ -75,13 +76,13 @@ fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Cell<u32>) -> Opti
         };
         let next = {
             let tb = t.borrow();
-            let v = tb.get_str_ic(key, ic);
+            let v = tb.get_str_ic(key, &ic.key[l]);
             if !matches!(v, Value::Nil) {
                 return Some(v);
             }
             match &tb.meta {
                 None => return Some(Value::Nil),
-                Some(mt) => mt.borrow().get_str(tm_index),
+                Some(mt) => mt.borrow().get_str_ic(tm_index, &ic.index[l]),
             }
         };
         h = next;
@@ -288,7 +289,9 @@ impl Vm {
                         let key = &k[kk as usize];
                         // Fast path: a closed `_ENV` table holding the key (no Rc clone).
                         let v = match &*cl.upvals[u as usize].borrow() {
-                            Up::Shut(Value::Tab(tb)) => tb.borrow().get_str_ic(key, &ic[pc - 1]),
+                            Up::Shut(Value::Tab(tb)) => {
+                                tb.borrow().get_str_ic(key, &ic[pc - 1].key[0])
+                            }
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -362,7 +365,9 @@ impl Vm {
                         let rest = match &*r!(a) {
                             Value::Tab(t) => {
                                 let key = &k[b as usize];
-                                t.borrow_mut().set_str_fast_ic(key, v, &ic[pc - 1]).err()
+                                t.borrow_mut()
+                                    .set_str_fast_ic(key, v, &ic[pc - 1].key[0])
+                                    .err()
                             }
                             _ => Some(v),
                         };

@@ -90,7 +90,7 @@ pub fn intern(bytes: &[u8]) -> Rc<LStr> {
 pub type TRef = Rc<RefCell<Table>>;
 
 /// A native (Rust) function's body.
-pub type NativeFn = Box<dyn Fn(&mut crate::vm::Vm, Vec<Value>) -> crate::vm::LResult<Vec<Value>>>;
+pub type NativeFn = Box<dyn Fn(&mut crate::vm::Vm, &[Value]) -> crate::vm::LResult<Vec<Value>>>;
 
 /// A native function with its name (for error messages).
 pub struct Native {

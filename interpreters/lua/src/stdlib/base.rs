@@ -34,14 +34,14 @@ pub fn chunk_id(source: &[u8]) -> String {
 fn def(
     vm: &mut Vm,
     name: &str,
-    f: impl Fn(&mut Vm, Vec<Value>) -> LResult<Vec<Value>> + 'static,
+    f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
 ) -> Value {
     let v = Vm::native(name, f);
     vm.set_global(name, v.clone());
     v
 }
 
-fn ipairs_iter(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn ipairs_iter(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let i = match arg(&args, 1) {
         Value::Int(i) => i.wrapping_add(1),
         _ => 1,
@@ -58,7 +58,7 @@ fn ipairs_iter(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     }
 }
 
-fn next(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn next(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, &args, 0)?;
     let r = t.borrow().next(arg(&args, 1));
     match r {
@@ -68,7 +68,7 @@ fn next(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     }
 }
 
-fn tonumber(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn tonumber(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     if matches!(arg(&args, 1), Value::Nil) {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
@@ -106,7 +106,7 @@ fn tonumber(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![Value::Int(if neg { n.wrapping_neg() } else { n })])
 }
 
-fn select(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn select(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let n = args.len() as i64 - 1;
     if let Value::Str(s) = arg(&args, 0) {
         if &*s.bytes == b"#" {
@@ -123,10 +123,10 @@ fn select(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     if i == 0 {
         return Err(vm.arg_error(1, "index out of range"));
     }
-    Ok(args.into_iter().skip(i as usize).collect())
+    Ok(args.iter().skip(i as usize).cloned().collect())
 }
 
-fn error(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn error(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let v = arg(&args, 0).clone();
     let level = opt_int(vm, &args, 1, 1)?;
     let v = match (&v, level) {
@@ -145,14 +145,14 @@ fn error(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Err(vm.error_value(v))
 }
 
-fn pcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn pcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     if args.is_empty() {
         return Err(vm.arg_error(1, "value expected"));
     }
-    let mut it = args.into_iter();
+    let mut it = args.iter();
     let f = it.next().unwrap();
     vm.pcall_depth += 1;
-    let r = vm.call(&f, it.collect());
+    let r = vm.call(f, it.cloned().collect());
     vm.pcall_depth -= 1;
     Ok(match r {
         Ok(mut v) => {
@@ -163,8 +163,8 @@ fn pcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     })
 }
 
-fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let mut it = args.into_iter();
+fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let mut it = args.iter().cloned();
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
     if !matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
@@ -195,7 +195,7 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     out
 }
 
-fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let src: Vec<u8> = match arg(&args, 0) {
         Value::Str(s) => s.bytes.to_vec(),
         f @ (Value::LFunc(_) | Value::Builtin(_)) => {
@@ -235,7 +235,7 @@ fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     }
 }
 
-fn require(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let name = super::check_str(vm, &args, 0)?;
     let name_s = String::from_utf8_lossy(&name.bytes).into_owned();
     let package = match vm.get_global("package") {
@@ -287,7 +287,7 @@ fn require(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
 }
 
 /// `table.unpack` / `unpack`.
-pub fn unpack(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = arg(&args, 0).clone();
     let i = opt_int(vm, &args, 1, 1)?;
     let j = match arg(&args, 2) {
@@ -395,19 +395,19 @@ pub fn open(vm: &mut Vm) {
         Value::Str(s) => Ok(vec![Value::Int(s.bytes.len() as i64)]),
         _ => Err(type_error(vm, &args, 0, "table or string")),
     });
-    def(vm, "assert", |vm, mut args| {
+    def(vm, "assert", |vm, args| {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
         if args[0].truthy() {
-            return Ok(args);
+            return Ok(args.to_vec());
         }
         let m = if args.len() >= 2 {
-            args.swap_remove(1)
+            args[1].clone()
         } else {
             Value::str("assertion failed!")
         };
-        error(vm, vec![m])
+        error(vm, &[m])
     });
     def(vm, "error", error);
     def(vm, "pcall", pcall);

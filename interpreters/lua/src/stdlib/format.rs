@@ -244,7 +244,7 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
 }
 
 /// `string.format`.
-pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let f = check_str(vm, &args, 0)?;
     let fmt = &f.bytes;
     let mut out = Vec::with_capacity(fmt.len() + 16);

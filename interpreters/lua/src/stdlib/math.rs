@@ -50,7 +50,7 @@ fn project(mut ran: u64, n: u64, s: &mut [u64; 4]) -> u64 {
     }
 }
 
-fn random(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn random(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let rv = next_rand(&mut vm.rng);
     let (low, up) = match args.len() {
         0 => return Ok(vec![Value::Num((rv >> 11) as f64 * (0.5f64).powi(53))]),
@@ -85,7 +85,7 @@ fn floor_ceil(vm: &mut Vm, args: &[Value], ceil: bool) -> LResult<Vec<Value>> {
     }
 }
 
-fn minmax(vm: &mut Vm, args: Vec<Value>, max: bool) -> LResult<Vec<Value>> {
+fn minmax(vm: &mut Vm, args: &[Value], max: bool) -> LResult<Vec<Value>> {
     if args.is_empty() {
         return Err(vm.arg_error(1, "value expected"));
     }

@@ -31,7 +31,7 @@ fn end_pos(j: i64, len: usize) -> usize {
     }
 }
 
-fn sub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn sub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let s = check_str(vm, &args, 0)?;
     let i = opt_int(vm, &args, 1, 1)?;
     let j = opt_int(vm, &args, 2, -1)?;
@@ -63,7 +63,7 @@ fn captures(
     (0..n).map(|i| push_capture(m, src, i, s, e)).collect()
 }
 
-fn find_aux(vm: &mut Vm, args: Vec<Value>, find: bool) -> LResult<Vec<Value>> {
+fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Vec<Value>> {
     let s = check_str(vm, &args, 0)?;
     let p = check_str(vm, &args, 1)?;
     let init = opt_int(vm, &args, 2, 1)?;
@@ -124,7 +124,7 @@ fn find_aux(vm: &mut Vm, args: Vec<Value>, find: bool) -> LResult<Vec<Value>> {
     }
 }
 
-fn gmatch(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn gmatch(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let s = check_str(vm, &args, 0)?;
     let p = check_str(vm, &args, 1)?;
     let init = opt_int(vm, &args, 2, 1)?;
@@ -227,7 +227,7 @@ fn add_value(
     Ok(())
 }
 
-fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let s = check_str(vm, &args, 0)?;
     let p = check_str(vm, &args, 1)?;
     let repl = arg(&args, 2).clone();
@@ -284,7 +284,7 @@ fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![Value::bytes(&out), Value::Int(n)])
 }
 
-fn rep(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn rep(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let s = check_str(vm, &args, 0)?;
     let n = check_int(vm, &args, 1)?;
     let sep = super::opt_str(vm, &args, 2)?;
@@ -308,7 +308,7 @@ fn rep(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![Value::bytes(&out)])
 }
 
-fn byte(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn byte(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let s = check_str(vm, &args, 0)?;
     let i = opt_int(vm, &args, 1, 1)?;
     let j = opt_int(vm, &args, 2, i)?;
@@ -320,7 +320,7 @@ fn byte(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         .collect())
 }
 
-fn char_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn char_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let mut out = Vec::with_capacity(args.len());
     for i in 0..args.len() {
         let c = check_int(vm, &args, i)?;

@@ -30,7 +30,7 @@ fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
     }
 }
 
-fn insert(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, &args, 0)?;
     let e = len(vm, &t)?.wrapping_add(1);
     match args.len() {
@@ -57,7 +57,7 @@ fn insert(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![])
 }
 
-fn remove(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, &args, 0)?;
     let size = len(vm, &t)?;
     let mut pos = opt_int(vm, &args, 1, size)?;
@@ -81,7 +81,7 @@ fn remove(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![r])
 }
 
-fn concat(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, &args, 0)?;
     let sep = super::opt_str(vm, &args, 1)?;
     let i = opt_int(vm, &args, 2, 1)?;
@@ -181,7 +181,7 @@ fn auxsort(vm: &mut Vm, a: &mut [Value], mut lo: i64, mut up: i64, cmp: &Value) 
     Ok(())
 }
 
-fn sort(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn sort(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, &args, 0)?;
     let n = len(vm, &t)?;
     let cmp = arg(&args, 1).clone();
@@ -203,20 +203,20 @@ fn sort(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![])
 }
 
-fn pack(_vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = super::new_table();
     let n = args.len();
     {
         let mut tb = t.borrow_mut();
-        for (i, v) in args.into_iter().enumerate() {
-            tb.set_int(i as i64 + 1, v);
+        for (i, v) in args.iter().enumerate() {
+            tb.set_int(i as i64 + 1, v.clone());
         }
         tb.set(Value::interned("n"), Value::Int(n as i64));
     }
     Ok(vec![Value::Tab(t)])
 }
 
-fn move_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let a1 = check_table(vm, &args, 0)?;
     let f = check_int(vm, &args, 1)?;
     let e = check_int(vm, &args, 2)?;

@@ -100,6 +100,9 @@ pub struct Vm {
     pub stack: Vec<Value>,
     /// Guest frames.
     pub frames: Vec<Frame>,
+    /// The argument buffer of native calls, kept between calls (a call that finds it taken,
+    /// a native called by a native, makes its own).
+    native_args: Vec<Value>,
     /// The extra arguments of the frames of vararg functions, frame after frame (see
     /// `Frame::va_start`).
     pub varargs: Vec<Value>,
@@ -143,6 +146,7 @@ impl Vm {
             stack: vec![Value::Nil; 1024],
             frames: Vec::with_capacity(64),
             varargs: vec![],
+            native_args: Vec::with_capacity(8),
             open_upvals: vec![],
             top: 0,
             globals: Rc::new(RefCell::new(Table::default())),
@@ -384,10 +388,18 @@ impl Vm {
                 }
                 Value::Builtin(n) => {
                     let n = n.clone();
-                    let args = self.stack[func + 1..func + 1 + nargs].to_vec();
+                    // The arguments move out of the caller's temporaries (dead after the
+                    // call: the results overwrite them) into a buffer kept for the next call.
+                    let mut args = std::mem::take(&mut self.native_args);
+                    let slots = &mut self.stack[func + 1..func + 1 + nargs];
+                    args.extend(slots.iter_mut().map(std::mem::take));
                     self.cur_native = (Some(n.clone()), from_lua);
-                    let r = (n.f)(self, args);
+                    let r = (n.f)(self, &args);
                     self.cur_native.0 = None;
+                    args.clear();
+                    if args.capacity() <= 64 {
+                        self.native_args = args;
+                    }
                     let rets = r?;
                     self.place_results(func, rets, nres);
                     return Ok(false);
@@ -498,7 +510,7 @@ impl Vm {
     /// Registers a native function as a global or a field of `table`.
     pub fn native(
         name: &str,
-        f: impl Fn(&mut Vm, Vec<Value>) -> LResult<Vec<Value>> + 'static,
+        f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
     ) -> Value {
         Value::Builtin(Rc::new(Native {
             name: name.to_string(),

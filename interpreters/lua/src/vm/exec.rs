@@ -8,7 +8,9 @@ use super::debug::Desc;
 use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
 use crate::proto::{Ic, Op, RK_CONST};
 use crate::table::Table;
-use crate::value::{float_to_int, le_float_int, le_int_float, lt_float_int, lt_int_float, Value};
+use crate::value::{
+    float_to_int, le_float_int, le_int_float, lt_float_int, lt_int_float, TRef, Value,
+};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -52,19 +54,39 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 /// `obj[key]` for a string key when only tables are met: the value, following `__index`
 /// tables (up to 100 levels). None when the slow path must run (not a table, an `__index`
 /// function, or a longer chain). Each level of the chain has its own inline caches in `ic`.
+/// A string's methods (`s:sub(i, j)`) are found the same way, from the strings' metatable
+/// (`smeta`) on.
 #[inline]
-fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Ic) -> Option<Value> {
-    let Value::Tab(t) = obj else { return None };
-    let tb = t.borrow();
-    let v = tb.get_str_ic(key, &ic.key[0]);
-    if !matches!(v, Value::Nil) {
-        return Some(v);
-    }
-    let Some(mt) = &tb.meta else {
-        return Some(Value::Nil);
+fn index_str(
+    obj: &Value,
+    key: &Value,
+    tm_index: &Value,
+    smeta: Option<&TRef>,
+    ic: &Ic,
+) -> Option<Value> {
+    let mut h = match obj {
+        Value::Tab(t) => {
+            let tb = t.borrow();
+            let v = tb.get_str_ic(key, &ic.key[0]);
+            if !matches!(v, Value::Nil) {
+                return Some(v);
+            }
+            let Some(mt) = &tb.meta else {
+                return Some(Value::Nil);
+            };
+            let h = mt.borrow().get_str_ic(tm_index, &ic.index[0]);
+            h
+        }
+        Value::Str(_) => {
+            // Without an `__index` the slow path raises "attempt to index a string value".
+            let h = smeta?.borrow().get_str_ic(tm_index, &ic.index[0]);
+            if matches!(h, Value::Nil) {
+                return None;
+            }
+            h
+        }
+        _ => return None,
     };
-    let mut h = mt.borrow().get_str_ic(tm_index, &ic.index[0]);
-    drop(tb);
     for level in 1..101 {
         let l = level.min(2);
         let Value::Tab(t) = &h else {
@@ -332,7 +354,13 @@ impl Vm {
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
-                        let v = match index_str(&*r!(b), key, &self.tm.index, &ic[pc - 1]) {
+                        let v = match index_str(
+                            &*r!(b),
+                            key,
+                            &self.tm.index,
+                            self.string_meta.as_ref(),
+                            &ic[pc - 1],
+                        ) {
                             Some(v) => v,
                             None => {
                                 let t = r!(b).clone();
@@ -386,7 +414,13 @@ impl Vm {
                     Op::SelfOp(a, b, kk) => {
                         let obj = r!(b).clone();
                         let key = &k[kk as usize];
-                        let v = match index_str(&obj, key, &self.tm.index, &ic[pc - 1]) {
+                        let v = match index_str(
+                            &obj,
+                            key,
+                            &self.tm.index,
+                            self.string_meta.as_ref(),
+                            &ic[pc - 1],
+                        ) {
                             Some(v) => v,
                             None => {
                                 save!();

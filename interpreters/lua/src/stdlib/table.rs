@@ -31,12 +31,12 @@ fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
 }
 
 fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
+    let t = check_table(vm, args, 0)?;
     let e = len(vm, &t)?.wrapping_add(1);
     match args.len() {
         2 => seti(vm, &t, e, args[1].clone())?,
         3 => {
-            let pos = check_int(vm, &args, 1)?;
+            let pos = check_int(vm, args, 1)?;
             if (pos as u64).wrapping_sub(1) >= e as u64 {
                 return Err(vm.arg_error(2, "position out of bounds"));
             }
@@ -58,9 +58,9 @@ fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 }
 
 fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
+    let t = check_table(vm, args, 0)?;
     let size = len(vm, &t)?;
-    let mut pos = opt_int(vm, &args, 1, size)?;
+    let mut pos = opt_int(vm, args, 1, size)?;
     if args.len() > 1 && pos != size && (pos as u64).wrapping_sub(1) > size as u64 {
         return Err(vm.arg_error(1, "position out of bounds"));
     }
@@ -82,12 +82,12 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 }
 
 fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
-    let sep = super::opt_str(vm, &args, 1)?;
-    let i = opt_int(vm, &args, 2, 1)?;
-    let j = match arg(&args, 3) {
+    let t = check_table(vm, args, 0)?;
+    let sep = super::opt_str(vm, args, 1)?;
+    let i = opt_int(vm, args, 2, 1)?;
+    let j = match arg(args, 3) {
         Value::Nil => len(vm, &t)?,
-        _ => check_int(vm, &args, 3)?,
+        _ => check_int(vm, args, 3)?,
     };
     let mut out = Vec::new();
     let mut k = i;
@@ -182,11 +182,11 @@ fn auxsort(vm: &mut Vm, a: &mut [Value], mut lo: i64, mut up: i64, cmp: &Value) 
 }
 
 fn sort(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
+    let t = check_table(vm, args, 0)?;
     let n = len(vm, &t)?;
-    let cmp = arg(&args, 1).clone();
+    let cmp = arg(args, 1).clone();
     if !matches!(cmp, Value::Nil | Value::LFunc(_) | Value::Builtin(_)) {
-        return Err(type_error(vm, &args, 1, "function"));
+        return Err(type_error(vm, args, 1, "function"));
     }
     if n > 1 {
         let mut items = Vec::with_capacity(n as usize);
@@ -217,13 +217,13 @@ fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 }
 
 fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let a1 = check_table(vm, &args, 0)?;
-    let f = check_int(vm, &args, 1)?;
-    let e = check_int(vm, &args, 2)?;
-    let tpos = check_int(vm, &args, 3)?;
-    let a2 = match arg(&args, 4) {
+    let a1 = check_table(vm, args, 0)?;
+    let f = check_int(vm, args, 1)?;
+    let e = check_int(vm, args, 2)?;
+    let tpos = check_int(vm, args, 3)?;
+    let a2 = match arg(args, 4) {
         Value::Nil => a1.clone(),
-        _ => check_table(vm, &args, 4)?,
+        _ => check_table(vm, args, 4)?,
     };
     if e >= f {
         if !(f > 0 || e < i64::MAX + f) {

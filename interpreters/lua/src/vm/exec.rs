@@ -492,9 +492,8 @@ impl Vm {
                         *r!(a) = v;
                     }
                     Op::Concat(a, n) => {
-                        let vals: Vec<Value> = (0..n).map(|i| r!(a + i).clone()).collect();
                         save!();
-                        let v = self.concat(vals, a)?;
+                        let v = self.concat_regs(base, a, n)?;
                         *r!(a) = v;
                     }
                     Op::Jmp(close, off) => {
@@ -726,56 +725,12 @@ impl Vm {
                             pc = (pc as i64 + off as i64) as usize;
                         }
                     }
-                    Op::SetList(a, n, blk) => {
-                        let ra = base + a as usize;
-                        let n = if n == 0 {
-                            self.top - ra - 1
-                        } else {
-                            n as usize
-                        };
-                        if let Value::Tab(t) = &self.stack[ra] {
-                            let mut t = t.borrow_mut();
-                            let start = blk as i64 * crate::proto::FIELDS_PER_FLUSH as i64;
-                            for i in 1..=n {
-                                t.set_int(start + i as i64, self.stack[ra + i].clone());
-                            }
-                        }
-                    }
+                    Op::SetList(a, n, blk) => self.set_list(base + a as usize, n, blk),
                     Op::MkClosure(a, idx) => {
-                        let p = proto.protos[idx as usize];
-                        let mut ups = Vec::with_capacity(p.upvals.len());
-                        for u in &p.upvals {
-                            if u.in_stack {
-                                ups.push(self.find_upval(base + u.idx as usize));
-                            } else {
-                                ups.push(cl.upvals[u.idx as usize].clone());
-                            }
-                        }
-                        *r!(a) = Value::LFunc(Rc::new(Closure {
-                            proto: p,
-                            upvals: ups,
-                        }));
+                        let f = self.make_closure(cl, proto.protos[idx as usize], base);
+                        *r!(a) = f;
                     }
-                    Op::Vararg(a, b) => {
-                        let ra = base + a as usize;
-                        let (vs, nv) = {
-                            let f = &self.frames[fi];
-                            (f.va_start as usize, f.va_len as usize)
-                        };
-                        let n = if b == 0 { nv } else { b as usize - 1 };
-                        self.ensure_stack(ra + n + 1);
-                        for i in 0..n {
-                            let v = if i < nv {
-                                self.varargs[vs + i].clone()
-                            } else {
-                                Value::Nil
-                            };
-                            self.stack[ra + i] = v;
-                        }
-                        if b == 0 {
-                            self.top = ra + n;
-                        }
-                    }
+                    Op::Vararg(a, b) => self.vararg(fi, base + a as usize, b),
                     Op::CloseUps(a) => self.close_upvals(base + a as usize),
                 }
                 // In single-step mode, go on until an instruction of a loop the portal runs
@@ -784,6 +739,78 @@ impl Vm {
                     self.frames[fi].pc = pc;
                     return Ok(());
                 }
+            }
+        }
+    }
+
+    /// `Concat`: registers `a .. a + n - 1` of the frame at `base`, concatenated.
+    #[inline(never)]
+    fn concat_regs(&mut self, base: usize, a: u16, n: u16) -> LResult<Value> {
+        let ra = base + a as usize;
+        let vals: Vec<Value> = self.stack[ra..ra + n as usize].to_vec();
+        self.concat(vals, a)
+    }
+
+    /// `MkClosure`: a closure of `p` whose upvalues are the enclosing frame's registers (from
+    /// `base`) or its closure `cl`'s upvalues. Out of line, as the other cold instructions
+    /// below: the dispatch loop stays smaller.
+    #[inline(never)]
+    fn make_closure(
+        &mut self,
+        cl: &Closure,
+        p: &'static crate::proto::Proto,
+        base: usize,
+    ) -> Value {
+        let mut ups = Vec::with_capacity(p.upvals.len());
+        for u in &p.upvals {
+            if u.in_stack {
+                ups.push(self.find_upval(base + u.idx as usize));
+            } else {
+                ups.push(cl.upvals[u.idx as usize].clone());
+            }
+        }
+        Value::LFunc(Rc::new(Closure {
+            proto: p,
+            upvals: ups,
+        }))
+    }
+
+    /// `Vararg`: `b - 1` (0: all) of frame `fi`'s extra arguments to the stack from `ra`.
+    #[inline(never)]
+    fn vararg(&mut self, fi: usize, ra: usize, b: u16) {
+        let (vs, nv) = {
+            let f = &self.frames[fi];
+            (f.va_start as usize, f.va_len as usize)
+        };
+        let n = if b == 0 { nv } else { b as usize - 1 };
+        self.ensure_stack(ra + n + 1);
+        for i in 0..n {
+            let v = if i < nv {
+                self.varargs[vs + i].clone()
+            } else {
+                Value::Nil
+            };
+            self.stack[ra + i] = v;
+        }
+        if b == 0 {
+            self.top = ra + n;
+        }
+    }
+
+    /// `SetList`: the table at stack slot `ra` gets the `n` values above it (0: up to top)
+    /// at the keys of block `blk`.
+    #[inline(never)]
+    fn set_list(&mut self, ra: usize, n: u16, blk: u16) {
+        let n = if n == 0 {
+            self.top - ra - 1
+        } else {
+            n as usize
+        };
+        if let Value::Tab(t) = &self.stack[ra] {
+            let mut t = t.borrow_mut();
+            let start = blk as i64 * crate::proto::FIELDS_PER_FLUSH as i64;
+            for i in 1..=n {
+                t.set_int(start + i as i64, self.stack[ra + i].clone());
             }
         }
     }

@@ -90,6 +90,60 @@ pub enum Op {
     CloseUps(u16),
 }
 
+impl Op {
+    /// One past the highest register this instruction names in its fixed operands (0 if
+    /// none). The compiler raises `Proto::maxstack` to at least this for every instruction,
+    /// which is what lets the dispatch loop read and write registers without bounds checks.
+    /// Open ranges (`b == 0`: up to `top`) are not counted: the loop checks those accesses.
+    pub fn reg_end(&self) -> u32 {
+        let r = |x: u16| x as u32 + 1;
+        let rk = |x: u16| if x >= RK_CONST { 0 } else { x as u32 + 1 };
+        let n = |x: u16| (x as u32).saturating_sub(1);
+        match *self {
+            Op::Mov(a, b) | Op::Unm(a, b) | Op::Not(a, b) | Op::Len(a, b) | Op::BNot(a, b) => {
+                r(a).max(r(b))
+            }
+            Op::LoadK(a, _)
+            | Op::LoadInt(a, _)
+            | Op::LoadBool(a, _)
+            | Op::LoadFalseSkip(a)
+            | Op::GetUpval(a, _)
+            | Op::SetUpval(a, _)
+            | Op::GetTabUp(a, _, _)
+            | Op::NewTable(a, _, _)
+            | Op::TestJ(a, _)
+            | Op::MkClosure(a, _) => r(a),
+            Op::LoadNil(a, c) | Op::Concat(a, c) => a as u32 + c as u32,
+            Op::SetTabUp(_, _, c) => rk(c),
+            Op::GetTable(a, b, c)
+            | Op::SetTable(a, b, c)
+            | Op::Add(a, b, c)
+            | Op::Sub(a, b, c)
+            | Op::Mul(a, b, c)
+            | Op::Div(a, b, c)
+            | Op::Mod(a, b, c)
+            | Op::Pow(a, b, c)
+            | Op::IDiv(a, b, c)
+            | Op::BAnd(a, b, c)
+            | Op::BOr(a, b, c)
+            | Op::BXor(a, b, c)
+            | Op::Shl(a, b, c)
+            | Op::Shr(a, b, c) => r(a).max(rk(b)).max(rk(c)),
+            Op::GetStr(a, b, _) => r(a).max(r(b)),
+            Op::SetStr(a, _, c) => r(a).max(rk(c)),
+            Op::SelfOp(a, b, _) => (a as u32 + 2).max(r(b)),
+            Op::Eq(b, c, _) | Op::Lt(b, c, _) | Op::Le(b, c, _) => rk(b).max(rk(c)),
+            Op::CallV(a, b, c) => r(a) + n(b).max(n(c)),
+            Op::TailCall(a, b) => r(a) + n(b),
+            Op::Ret(a, b) | Op::Vararg(a, b) => a as u32 + n(b),
+            Op::ForPrep(a, _) | Op::ForStep(a, _) | Op::TForLoop(a, _) => a as u32 + 4,
+            Op::TForCall(a, c) => a as u32 + 3 + c as u32,
+            Op::SetList(a, c, _) => r(a) + c as u32,
+            Op::Jmp(..) | Op::CloseUps(_) => 0,
+        }
+    }
+}
+
 /// Where a closure finds an upvalue when it is created.
 #[derive(Clone, Debug)]
 pub struct UpvalDesc {
@@ -146,10 +200,23 @@ pub struct Proto {
     /// (`crate::jit::hot_loops`). With the JIT on, the plain loop hands control back to the
     /// portal only at such instructions. Empty when the function has no such loop.
     pub hot: Vec<bool>,
-    /// Per instruction: for `GetStr`, `SetStr`, `SelfOp` and `GetTabUp`, the position in a
-    /// table's hash entries where the instruction found its key last (an inline cache; see
-    /// `Table::get_str_ic`). A hint only: a wrong position is noticed and costs a lookup.
-    pub ic: Vec<std::cell::Cell<u32>>,
+    /// Per instruction: for `GetStr`, `SetStr`, `SelfOp` and `GetTabUp`, the positions in
+    /// tables' hash entries where the instruction found its key last (inline caches; see
+    /// [`Ic`] and `Table::get_str_ic`). Hints only: a wrong position is noticed and costs a
+    /// lookup.
+    pub ic: Vec<Ic>,
+}
+
+/// The inline caches of one instruction that reads or writes a string key: one position per
+/// level of an `__index` chain (the object, its class, the class's parent; deeper levels share
+/// the last), so that a method found in a class does not evict the object's field position,
+/// and the position of `__index` in the metatable met at each level.
+#[derive(Clone, Debug, Default)]
+pub struct Ic {
+    /// Where the key was found, by level of the chain.
+    pub key: [std::cell::Cell<u32>; 3],
+    /// Where `__index` was found in the metatable met at each level.
+    pub index: [std::cell::Cell<u32>; 3],
 }
 
 impl std::fmt::Debug for Value {

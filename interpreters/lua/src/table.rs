@@ -278,7 +278,12 @@ impl Table {
         if i >= 1 && (i as u64) <= n as u64 {
             let slot = &mut self.arr[(i - 1) as usize];
             if self.meta.is_none() || !matches!(slot, Value::Nil) {
-                *slot = v;
+                // The old value's drop runs (out of line) only when it holds a count.
+                if slot.is_counted() {
+                    *slot = v;
+                } else {
+                    std::mem::forget(std::mem::replace(slot, v));
+                }
                 return Ok(());
             }
         } else if i as u64 == n as u64 + 1 && self.meta.is_none() && self.entries.is_empty() {

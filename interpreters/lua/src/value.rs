@@ -90,7 +90,7 @@ pub fn intern(bytes: &[u8]) -> Rc<LStr> {
 pub type TRef = Rc<RefCell<Table>>;
 
 /// A native (Rust) function's body.
-pub type NativeFn = Box<dyn Fn(&mut crate::vm::Vm, Vec<Value>) -> crate::vm::LResult<Vec<Value>>>;
+pub type NativeFn = Box<dyn Fn(&mut crate::vm::Vm, &[Value]) -> crate::vm::LResult<Vec<Value>>>;
 
 /// A native function with its name (for error messages).
 pub struct Native {
@@ -160,6 +160,14 @@ impl Value {
     /// A string value from bytes.
     pub fn bytes(s: &[u8]) -> Value {
         Value::Str(LStr::new(s))
+    }
+    /// Holds a reference count (a string, a table or a function): dropping it does work.
+    #[inline(always)]
+    pub fn is_counted(&self) -> bool {
+        !matches!(
+            self,
+            Value::Nil | Value::Boolean(_) | Value::Int(_) | Value::Num(_)
+        )
     }
     /// Lua truthiness: everything but nil and false.
     #[inline]

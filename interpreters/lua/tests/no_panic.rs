@@ -23,7 +23,11 @@ const DEFAULT_CASES: usize = 3000;
 /// Lua's, as of the `lua` branch merged last (818634a): 480; 493 since the `luaspeed` branch
 /// added `calls_as_operands.lua`, `table_field_cache.lua`, `func_tailcalls_frames.lua` and
 /// `table_store_bool_consts.lua` to the corpus (the mutated corpus programs moved: other
-/// inputs, the same lexer and parser; the count follows the corpus). The test fails when there
+/// inputs, the same lexer and parser; the count follows the corpus); 477 after the `luaplain`
+/// branch added `func_calls_frames.lua`, 490 after it added `cmp_mixed_fast.lua`, 489 after
+/// `native_args_results.lua`, 483 after `string_methods_fast.lua` (again other inputs, the
+/// lexer and parser unchanged).
+/// The test fails when there
 /// are more, and asks for the number to be
 /// lowered when there are fewer. Of the 480 counted at 818634a: 228 say `unexpected
 /// symbol` where PUC says `syntax error`, 63 `'<eof>' expected` for `<eof> expected`, about 100
@@ -31,7 +35,7 @@ const DEFAULT_CASES: usize = 3000;
 /// expected`, `'end' expected (to close ...)`), 29 `malformed number` with another extent,
 /// 15 `invalid escape sequence` for `hexadecimal digit expected`, and 10 compile a chunk whose
 /// first line starts with `#` (`load` skips it as if it were a script's `#!` line; PUC does not).
-const KNOWN_MISMATCHES: usize = 493;
+const KNOWN_MISMATCHES: usize = 483;
 
 #[test]
 fn lexer_and_parser_never_panic() {

@@ -142,6 +142,10 @@ impl Compiler {
             )));
         }
         let mut proto = fs.proto;
+        // Every register an instruction names fits in the frame (the dispatch loop's
+        // unchecked register access relies on it).
+        let need = proto.code.iter().map(Op::reg_end).max().unwrap_or(0);
+        proto.maxstack = proto.maxstack.max(u16::try_from(need).unwrap_or(u16::MAX));
         proto.hot = crate::jit::hot_loops(&proto.code);
         proto.ic = vec![Default::default(); proto.code.len()];
         if std::env::var_os("LUA_DUMP").is_some() {

@@ -34,19 +34,19 @@ pub fn chunk_id(source: &[u8]) -> String {
 fn def(
     vm: &mut Vm,
     name: &str,
-    f: impl Fn(&mut Vm, Vec<Value>) -> LResult<Vec<Value>> + 'static,
+    f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
 ) -> Value {
     let v = Vm::native(name, f);
     vm.set_global(name, v.clone());
     v
 }
 
-fn ipairs_iter(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let i = match arg(&args, 1) {
+fn ipairs_iter(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let i = match arg(args, 1) {
         Value::Int(i) => i.wrapping_add(1),
         _ => 1,
     };
-    let t = arg(&args, 0);
+    let t = arg(args, 0);
     let v = match t {
         Value::Tab(tb) if tb.borrow().meta.is_none() => tb.borrow().get_int(i),
         _ => vm.index(t, &Value::Int(i), crate::vm::debug_none())?,
@@ -58,9 +58,9 @@ fn ipairs_iter(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     }
 }
 
-fn next(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
-    let r = t.borrow().next(arg(&args, 1));
+fn next(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let t = check_table(vm, args, 0)?;
+    let r = t.borrow().next(arg(args, 1));
     match r {
         Ok(Some((k, v))) => Ok(vec![k, v]),
         Ok(None) => Ok(vec![Value::Nil]),
@@ -68,21 +68,21 @@ fn next(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     }
 }
 
-fn tonumber(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    if matches!(arg(&args, 1), Value::Nil) {
+fn tonumber(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    if matches!(arg(args, 1), Value::Nil) {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        return Ok(vec![match arg(&args, 0) {
+        return Ok(vec![match arg(args, 0) {
             v @ (Value::Int(_) | Value::Num(_)) => v.clone(),
             Value::Str(s) => str_to_number(&s.bytes).unwrap_or(Value::Nil),
             _ => Value::Nil,
         }]);
     }
-    let base = check_int(vm, &args, 1)?;
-    let s = match arg(&args, 0) {
+    let base = check_int(vm, args, 1)?;
+    let s = match arg(args, 0) {
         Value::Str(s) => s.clone(),
-        _ => return Err(type_error(vm, &args, 0, "string")),
+        _ => return Err(type_error(vm, args, 0, "string")),
     };
     if !(2..=36).contains(&base) {
         return Err(vm.arg_error(2, "base out of range"));
@@ -106,14 +106,14 @@ fn tonumber(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![Value::Int(if neg { n.wrapping_neg() } else { n })])
 }
 
-fn select(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn select(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let n = args.len() as i64 - 1;
-    if let Value::Str(s) = arg(&args, 0) {
+    if let Value::Str(s) = arg(args, 0) {
         if &*s.bytes == b"#" {
             return Ok(vec![Value::Int(n)]);
         }
     }
-    let i = check_int(vm, &args, 0)?;
+    let i = check_int(vm, args, 0)?;
     if i < 0 {
         if -i > n {
             return Err(vm.arg_error(1, "index out of range"));
@@ -123,12 +123,12 @@ fn select(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     if i == 0 {
         return Err(vm.arg_error(1, "index out of range"));
     }
-    Ok(args.into_iter().skip(i as usize).collect())
+    Ok(args.iter().skip(i as usize).cloned().collect())
 }
 
-fn error(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let v = arg(&args, 0).clone();
-    let level = opt_int(vm, &args, 1, 1)?;
+fn error(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let v = arg(args, 0).clone();
+    let level = opt_int(vm, args, 1, 1)?;
     let v = match (&v, level) {
         (Value::Str(s), l) if l > 0 => {
             let pos = if vm.cur_native.1 {
@@ -145,14 +145,14 @@ fn error(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Err(vm.error_value(v))
 }
 
-fn pcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn pcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     if args.is_empty() {
         return Err(vm.arg_error(1, "value expected"));
     }
-    let mut it = args.into_iter();
+    let mut it = args.iter();
     let f = it.next().unwrap();
     vm.pcall_depth += 1;
-    let r = vm.call(&f, it.collect());
+    let r = vm.call(f, it.cloned().collect());
     vm.pcall_depth -= 1;
     Ok(match r {
         Ok(mut v) => {
@@ -163,8 +163,8 @@ fn pcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     })
 }
 
-fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let mut it = args.into_iter();
+fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let mut it = args.iter().cloned();
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
     if !matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
@@ -195,8 +195,8 @@ fn xpcall(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     out
 }
 
-fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let src: Vec<u8> = match arg(&args, 0) {
+fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let src: Vec<u8> = match arg(args, 0) {
         Value::Str(s) => s.bytes.to_vec(),
         f @ (Value::LFunc(_) | Value::Builtin(_)) => {
             let f = f.clone();
@@ -215,18 +215,18 @@ fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             }
             buf
         }
-        _ => return Err(type_error(vm, &args, 0, "string")),
+        _ => return Err(type_error(vm, args, 0, "string")),
     };
-    let name = match arg(&args, 1) {
+    let name = match arg(args, 1) {
         Value::Str(s) => chunk_id(&s.bytes),
-        _ => match arg(&args, 0) {
+        _ => match arg(args, 0) {
             Value::Str(_) => chunk_id(&src),
             _ => "(load)".to_string(),
         },
     };
     match vm.load(&src, &name) {
         Ok(f) => {
-            if let (Value::LFunc(cl), env @ Value::Tab(_)) = (&f, arg(&args, 3)) {
+            if let (Value::LFunc(cl), env @ Value::Tab(_)) = (&f, arg(args, 3)) {
                 *cl.upvals[0].borrow_mut() = crate::vm::Up::Shut(env.clone());
             }
             Ok(vec![f])
@@ -235,8 +235,8 @@ fn load(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     }
 }
 
-fn require(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let name = super::check_str(vm, &args, 0)?;
+fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let name = super::check_str(vm, args, 0)?;
     let name_s = String::from_utf8_lossy(&name.bytes).into_owned();
     let package = match vm.get_global("package") {
         Value::Tab(t) => t,
@@ -287,15 +287,15 @@ fn require(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
 }
 
 /// `table.unpack` / `unpack`.
-pub fn unpack(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let t = arg(&args, 0).clone();
-    let i = opt_int(vm, &args, 1, 1)?;
-    let j = match arg(&args, 2) {
+pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let t = arg(args, 0).clone();
+    let i = opt_int(vm, args, 1, 1)?;
+    let j = match arg(args, 2) {
         Value::Nil => match vm.len_of(&t, crate::vm::debug_none())? {
             Value::Int(n) => n,
             _ => 0,
         },
-        _ => check_int(vm, &args, 2)?,
+        _ => check_int(vm, args, 2)?,
     };
     if i > j {
         return Ok(vec![]);
@@ -366,7 +366,7 @@ pub fn open(vm: &mut Vm) {
             r.resize(3, Value::Nil);
             return Ok(r);
         }
-        check_table(vm, &args, 0)?;
+        check_table(vm, args, 0)?;
         Ok(vec![next_fn.clone(), args[0].clone(), Value::Nil])
     });
     let iter = Vm::native("ipairs_iter", ipairs_iter);
@@ -378,36 +378,36 @@ pub fn open(vm: &mut Vm) {
     });
     def(vm, "select", select);
     def(vm, "rawget", |vm, args| {
-        let t = check_table(vm, &args, 0)?;
-        let v = t.borrow().get(arg(&args, 1));
+        let t = check_table(vm, args, 0)?;
+        let v = t.borrow().get(arg(args, 1));
         Ok(vec![v])
     });
     def(vm, "rawset", |vm, args| {
-        let t = check_table(vm, &args, 0)?;
-        vm.rawset(&t, arg(&args, 1).clone(), arg(&args, 2).clone())?;
+        let t = check_table(vm, args, 0)?;
+        vm.rawset(&t, arg(args, 1).clone(), arg(args, 2).clone())?;
         Ok(vec![args[0].clone()])
     });
     def(vm, "rawequal", |_vm, args| {
-        Ok(vec![Value::Boolean(arg(&args, 0).raw_eq(arg(&args, 1)))])
+        Ok(vec![Value::Boolean(arg(args, 0).raw_eq(arg(args, 1)))])
     });
-    def(vm, "rawlen", |vm, args| match arg(&args, 0) {
+    def(vm, "rawlen", |vm, args| match arg(args, 0) {
         Value::Tab(t) => Ok(vec![Value::Int(t.borrow().len())]),
         Value::Str(s) => Ok(vec![Value::Int(s.bytes.len() as i64)]),
-        _ => Err(type_error(vm, &args, 0, "table or string")),
+        _ => Err(type_error(vm, args, 0, "table or string")),
     });
-    def(vm, "assert", |vm, mut args| {
+    def(vm, "assert", |vm, args| {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
         if args[0].truthy() {
-            return Ok(args);
+            return Ok(args.to_vec());
         }
         let m = if args.len() >= 2 {
-            args.swap_remove(1)
+            args[1].clone()
         } else {
             Value::str("assertion failed!")
         };
-        error(vm, vec![m])
+        error(vm, &[m])
     });
     def(vm, "error", error);
     def(vm, "pcall", pcall);
@@ -415,11 +415,11 @@ pub fn open(vm: &mut Vm) {
     def(vm, "load", load);
     def(vm, "require", require);
     def(vm, "setmetatable", |vm, args| {
-        let t = check_table(vm, &args, 0)?;
-        let mt = match arg(&args, 1) {
+        let t = check_table(vm, args, 0)?;
+        let mt = match arg(args, 1) {
             Value::Nil => None,
             Value::Tab(m) => Some(m.clone()),
-            _ => return Err(type_error(vm, &args, 1, "nil or table")),
+            _ => return Err(type_error(vm, args, 1, "nil or table")),
         };
         if let Some(old) = &t.borrow().meta {
             if !matches!(old.borrow().get_str(&vm.tm.metatable), Value::Nil) {
@@ -430,7 +430,7 @@ pub fn open(vm: &mut Vm) {
         Ok(vec![args[0].clone()])
     });
     def(vm, "getmetatable", |vm, args| {
-        let Some(mt) = vm.metatable(arg(&args, 0)) else {
+        let Some(mt) = vm.metatable(arg(args, 0)) else {
             return Ok(vec![Value::Nil]);
         };
         let protected = mt.borrow().get_str(&vm.tm.metatable);
@@ -440,7 +440,7 @@ pub fn open(vm: &mut Vm) {
         Ok(vec![Value::Tab(mt)])
     });
     def(vm, "collectgarbage", |_vm, args| {
-        let opt = match arg(&args, 0) {
+        let opt = match arg(args, 0) {
             Value::Str(s) => String::from_utf8_lossy(&s.bytes).into_owned(),
             _ => "collect".into(),
         };

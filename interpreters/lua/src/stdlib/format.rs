@@ -244,8 +244,8 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
 }
 
 /// `string.format`.
-pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let f = check_str(vm, &args, 0)?;
+pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let f = check_str(vm, args, 0)?;
     let fmt = &f.bytes;
     let mut out = Vec::with_capacity(fmt.len() + 16);
     let mut i = 0;
@@ -335,7 +335,7 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         }
         match conv {
             b'd' | b'i' | b'u' => {
-                let n = check_int(vm, &args, argn)?;
+                let n = check_int(vm, args, argn)?;
                 let neg = conv != b'u' && n < 0;
                 let mut digits = if conv == b'u' {
                     (n as u64).to_string()
@@ -354,7 +354,7 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                 out.extend_from_slice(pad(&spec, body, spec.prec.is_none()).as_bytes());
             }
             b'c' => {
-                let n = check_int(vm, &args, argn)?;
+                let n = check_int(vm, args, argn)?;
                 let mut v = vec![n as u8];
                 if spec.width > 1 {
                     let fill = vec![b' '; spec.width - 1];
@@ -367,7 +367,7 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                 out.extend(v);
             }
             b'x' | b'X' | b'o' => {
-                let n = check_int(vm, &args, argn)? as u64;
+                let n = check_int(vm, args, argn)? as u64;
                 let mut digits = match conv {
                     b'x' => format!("{:x}", n),
                     b'X' => format!("{:X}", n),
@@ -388,7 +388,7 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                 out.extend_from_slice(pad(&spec, digits, spec.prec.is_none()).as_bytes());
             }
             b'e' | b'E' | b'f' | b'F' | b'g' | b'G' | b'a' | b'A' => {
-                let x = check_f64(vm, &args, argn)?;
+                let x = check_f64(vm, args, argn)?;
                 let upper = conv.is_ascii_uppercase();
                 let body = match conv {
                     b'e' | b'E' => fmt_e(x.abs(), spec.prec.unwrap_or(6), upper),
@@ -422,7 +422,7 @@ pub fn format(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
                 quote(vm, &args[argn].clone(), &mut out)?;
             }
             b's' => {
-                let s = match vm.tostring(arg(&args, argn))? {
+                let s = match vm.tostring(arg(args, argn))? {
                     Value::Str(s) => s.bytes.to_vec(),
                     _ => vec![],
                 };

@@ -151,19 +151,19 @@ fn file_object(to_err: bool) -> Value {
     methods.borrow_mut().set(
         Value::interned("write"),
         Vm::native("write", move |vm, args| {
-            write_values(vm, &args, 1, to_err)?;
+            write_values(vm, args, 1, to_err)?;
             Ok(vec![args[0].clone()])
         }),
     );
     methods.borrow_mut().set(
         Value::interned("read"),
-        Vm::native("read", |vm, args| read(vm, &args, 1)),
+        Vm::native("read", |vm, args| read(vm, args, 1)),
     );
     methods.borrow_mut().set(
         Value::interned("flush"),
         Vm::native("flush", |vm, args| {
             let _ = vm.out.flush();
-            Ok(vec![arg(&args, 0).clone()])
+            Ok(vec![arg(args, 0).clone()])
         }),
     );
     methods.borrow_mut().set(
@@ -199,11 +199,11 @@ pub fn open(vm: &mut Vm) {
             (
                 "write",
                 nf(move |vm, args| {
-                    write_values(vm, &args, 0, false)?;
+                    write_values(vm, args, 0, false)?;
                     Ok(vec![out2.clone()])
                 }),
             ),
-            ("read", nf(|vm, args| read(vm, &args, 0))),
+            ("read", nf(|vm, args| read(vm, args, 0))),
             (
                 "lines",
                 nf(|vm, args| {
@@ -248,7 +248,7 @@ pub fn open(vm: &mut Vm) {
             (
                 "getenv",
                 nf(|vm, a| {
-                    let k = super::check_str(vm, &a, 0)?;
+                    let k = super::check_str(vm, a, 0)?;
                     let k = String::from_utf8_lossy(&k.bytes).into_owned();
                     Ok(vec![std::env::var(k)
                         .map(|v| Value::str(&v))
@@ -258,10 +258,10 @@ pub fn open(vm: &mut Vm) {
             (
                 "exit",
                 nf(|vm, a| {
-                    let code = match arg(&a, 0) {
+                    let code = match arg(a, 0) {
                         Value::Nil | Value::Boolean(true) => 0,
                         Value::Boolean(false) => 1,
-                        _ => check_int(vm, &a, 0)? as i32,
+                        _ => check_int(vm, a, 0)? as i32,
                     };
                     let _ = vm.out.flush();
                     std::process::exit(code);

@@ -50,18 +50,18 @@ fn project(mut ran: u64, n: u64, s: &mut [u64; 4]) -> u64 {
     }
 }
 
-fn random(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn random(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let rv = next_rand(&mut vm.rng);
     let (low, up) = match args.len() {
         0 => return Ok(vec![Value::Num((rv >> 11) as f64 * (0.5f64).powi(53))]),
         1 => {
-            let up = check_int(vm, &args, 0)?;
+            let up = check_int(vm, args, 0)?;
             if up == 0 {
                 return Ok(vec![Value::Int(rv as i64)]);
             }
             (1, up)
         }
-        2 => (check_int(vm, &args, 0)?, check_int(vm, &args, 1)?),
+        2 => (check_int(vm, args, 0)?, check_int(vm, args, 1)?),
         _ => return Err(vm.native_error("wrong number of arguments")),
     };
     if low > up {
@@ -85,13 +85,13 @@ fn floor_ceil(vm: &mut Vm, args: &[Value], ceil: bool) -> LResult<Vec<Value>> {
     }
 }
 
-fn minmax(vm: &mut Vm, args: Vec<Value>, max: bool) -> LResult<Vec<Value>> {
+fn minmax(vm: &mut Vm, args: &[Value], max: bool) -> LResult<Vec<Value>> {
     if args.is_empty() {
         return Err(vm.arg_error(1, "value expected"));
     }
-    let mut best = check_num(vm, &args, 0)?;
+    let mut best = check_num(vm, args, 0)?;
     for i in 1..args.len() {
-        let v = check_num(vm, &args, i)?;
+        let v = check_num(vm, args, i)?;
         let better = if max {
             vm.less_than(&best, &v)?
         } else {
@@ -105,7 +105,7 @@ fn minmax(vm: &mut Vm, args: Vec<Value>, max: bool) -> LResult<Vec<Value>> {
 }
 
 fn f1(f: fn(f64) -> f64) -> crate::value::NativeFn {
-    nf(move |vm, a| Ok(vec![Value::Num(f(check_f64(vm, &a, 0)?))]))
+    nf(move |vm, a| Ok(vec![Value::Num(f(check_f64(vm, a, 0)?))]))
 }
 
 /// Loads the math library.
@@ -115,12 +115,12 @@ pub fn open(vm: &mut Vm) {
         vm,
         "math",
         vec![
-            ("floor", nf(|vm, a| floor_ceil(vm, &a, false))),
-            ("ceil", nf(|vm, a| floor_ceil(vm, &a, true))),
+            ("floor", nf(|vm, a| floor_ceil(vm, a, false))),
+            ("ceil", nf(|vm, a| floor_ceil(vm, a, true))),
             (
                 "abs",
                 nf(|vm, a| {
-                    Ok(vec![match check_num(vm, &a, 0)? {
+                    Ok(vec![match check_num(vm, a, 0)? {
                         Value::Int(i) => Value::Int(i.wrapping_abs()),
                         Value::Num(f) => Value::Num(f.abs()),
                         _ => unreachable!(),
@@ -139,10 +139,10 @@ pub fn open(vm: &mut Vm) {
             (
                 "atan",
                 nf(|vm, a| {
-                    let y = check_f64(vm, &a, 0)?;
-                    let x = match arg(&a, 1) {
+                    let y = check_f64(vm, a, 0)?;
+                    let x = match arg(a, 1) {
                         Value::Nil => 1.0,
-                        _ => check_f64(vm, &a, 1)?,
+                        _ => check_f64(vm, a, 1)?,
                     };
                     Ok(vec![Value::Num(y.atan2(x))])
                 }),
@@ -150,11 +150,11 @@ pub fn open(vm: &mut Vm) {
             (
                 "log",
                 nf(|vm, a| {
-                    let x = check_f64(vm, &a, 0)?;
-                    let r = match arg(&a, 1) {
+                    let x = check_f64(vm, a, 0)?;
+                    let r = match arg(a, 1) {
                         Value::Nil => x.ln(),
                         _ => {
-                            let b = check_f64(vm, &a, 1)?;
+                            let b = check_f64(vm, a, 1)?;
                             if b == 2.0 {
                                 x.log2()
                             } else if b == 10.0 {
@@ -169,25 +169,23 @@ pub fn open(vm: &mut Vm) {
             ),
             (
                 "fmod",
-                nf(
-                    |vm, a| match (check_num(vm, &a, 0)?, check_num(vm, &a, 1)?) {
-                        (Value::Int(x), Value::Int(y)) => {
-                            if y == 0 {
-                                return Err(vm.arg_error(2, "zero"));
-                            }
-                            Ok(vec![Value::Int(if y == -1 { 0 } else { x % y })])
+                nf(|vm, a| match (check_num(vm, a, 0)?, check_num(vm, a, 1)?) {
+                    (Value::Int(x), Value::Int(y)) => {
+                        if y == 0 {
+                            return Err(vm.arg_error(2, "zero"));
                         }
-                        (x, y) => Ok(vec![Value::Num(x.as_f64().unwrap() % y.as_f64().unwrap())]),
-                    },
-                ),
+                        Ok(vec![Value::Int(if y == -1 { 0 } else { x % y })])
+                    }
+                    (x, y) => Ok(vec![Value::Num(x.as_f64().unwrap() % y.as_f64().unwrap())]),
+                }),
             ),
             (
                 "modf",
                 nf(|vm, a| {
-                    if let Value::Int(i) = check_num(vm, &a, 0)? {
+                    if let Value::Int(i) = check_num(vm, a, 0)? {
                         return Ok(vec![Value::Int(i), Value::Num(0.0)]);
                     }
-                    let x = check_f64(vm, &a, 0)?;
+                    let x = check_f64(vm, a, 0)?;
                     let ip = if x.is_infinite() { x } else { x.trunc() };
                     let fp = if x == ip { 0.0 } else { x - ip };
                     let ipv = float_to_int(ip).map(Value::Int).unwrap_or(Value::Num(ip));
@@ -197,13 +195,12 @@ pub fn open(vm: &mut Vm) {
             (
                 "tointeger",
                 nf(|_vm, a| {
-                    Ok(vec![match arg(&a, 0) {
+                    Ok(vec![match arg(a, 0) {
                         Value::Int(i) => Value::Int(*i),
                         Value::Num(f) => float_to_int(*f).map(Value::Int).unwrap_or(Value::Nil),
-                        Value::Str(_) => arg(&a, 0)
-                            .to_integer()
-                            .map(Value::Int)
-                            .unwrap_or(Value::Nil),
+                        Value::Str(_) => {
+                            arg(a, 0).to_integer().map(Value::Int).unwrap_or(Value::Nil)
+                        }
                         _ => Value::Nil,
                     }])
                 }),
@@ -224,8 +221,8 @@ pub fn open(vm: &mut Vm) {
             (
                 "ult",
                 nf(|vm, a| {
-                    let x = check_int(vm, &a, 0)?;
-                    let y = check_int(vm, &a, 1)?;
+                    let x = check_int(vm, a, 0)?;
+                    let y = check_int(vm, a, 1)?;
                     Ok(vec![Value::Boolean((x as u64) < (y as u64))])
                 }),
             ),
@@ -235,12 +232,12 @@ pub fn open(vm: &mut Vm) {
             (
                 "randomseed",
                 nf(|vm, a| {
-                    let n1 = match arg(&a, 0) {
+                    let n1 = match arg(a, 0) {
                         Value::Nil => 0x2545F4914F6CDD1D,
                         Value::Num(f) => float_to_int(*f).unwrap_or(f.to_bits() as i64),
-                        _ => check_int(vm, &a, 0)?,
+                        _ => check_int(vm, a, 0)?,
                     };
-                    let n2 = super::opt_int(vm, &a, 1, 0)?;
+                    let n2 = super::opt_int(vm, a, 1, 0)?;
                     set_seed(&mut vm.rng, n1 as u64, n2 as u64);
                     Ok(vec![Value::Int(n1), Value::Int(n2)])
                 }),

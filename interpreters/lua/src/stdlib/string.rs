@@ -31,10 +31,10 @@ fn end_pos(j: i64, len: usize) -> usize {
     }
 }
 
-fn sub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let s = check_str(vm, &args, 0)?;
-    let i = opt_int(vm, &args, 1, 1)?;
-    let j = opt_int(vm, &args, 2, -1)?;
+fn sub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let s = check_str(vm, args, 0)?;
+    let i = opt_int(vm, args, 1, 1)?;
+    let j = opt_int(vm, args, 2, -1)?;
     let len = s.bytes.len();
     let a = start_pos(i, len);
     let b = end_pos(j, len);
@@ -63,10 +63,10 @@ fn captures(
     (0..n).map(|i| push_capture(m, src, i, s, e)).collect()
 }
 
-fn find_aux(vm: &mut Vm, args: Vec<Value>, find: bool) -> LResult<Vec<Value>> {
-    let s = check_str(vm, &args, 0)?;
-    let p = check_str(vm, &args, 1)?;
-    let init = opt_int(vm, &args, 2, 1)?;
+fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Vec<Value>> {
+    let s = check_str(vm, args, 0)?;
+    let p = check_str(vm, args, 1)?;
+    let init = opt_int(vm, args, 2, 1)?;
     let len = s.bytes.len();
     let init = if init > 0 {
         (init - 1) as u64
@@ -81,7 +81,7 @@ fn find_aux(vm: &mut Vm, args: Vec<Value>, find: bool) -> LResult<Vec<Value>> {
     let init = init as usize;
     let src = &s.bytes[..];
     let pat = &p.bytes[..];
-    if find && (arg(&args, 3).truthy() || is_plain(pat)) {
+    if find && (arg(args, 3).truthy() || is_plain(pat)) {
         let pos = if pat.is_empty() {
             Some(init)
         } else {
@@ -124,10 +124,10 @@ fn find_aux(vm: &mut Vm, args: Vec<Value>, find: bool) -> LResult<Vec<Value>> {
     }
 }
 
-fn gmatch(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let s = check_str(vm, &args, 0)?;
-    let p = check_str(vm, &args, 1)?;
-    let init = opt_int(vm, &args, 2, 1)?;
+fn gmatch(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let s = check_str(vm, args, 0)?;
+    let p = check_str(vm, args, 1)?;
+    let init = opt_int(vm, args, 2, 1)?;
     let len = s.bytes.len();
     let start = start_pos(init, len);
     let pos = Cell::new(if init > len as i64 + 1 {
@@ -227,10 +227,10 @@ fn add_value(
     Ok(())
 }
 
-fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let s = check_str(vm, &args, 0)?;
-    let p = check_str(vm, &args, 1)?;
-    let repl = arg(&args, 2).clone();
+fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let s = check_str(vm, args, 0)?;
+    let p = check_str(vm, args, 1)?;
+    let repl = arg(args, 2).clone();
     if !matches!(
         repl,
         Value::Str(_)
@@ -240,11 +240,11 @@ fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
             | Value::LFunc(_)
             | Value::Builtin(_)
     ) {
-        return Err(type_error(vm, &args, 2, "string/function/table"));
+        return Err(type_error(vm, args, 2, "string/function/table"));
     }
-    let max_n = match arg(&args, 3) {
+    let max_n = match arg(args, 3) {
         Value::Nil => i64::MAX,
-        _ => check_int(vm, &args, 3)?,
+        _ => check_int(vm, args, 3)?,
     };
     let src = &s.bytes[..];
     let pat = &p.bytes[..];
@@ -284,10 +284,10 @@ fn gsub(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![Value::bytes(&out), Value::Int(n)])
 }
 
-fn rep(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let s = check_str(vm, &args, 0)?;
-    let n = check_int(vm, &args, 1)?;
-    let sep = super::opt_str(vm, &args, 2)?;
+fn rep(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let s = check_str(vm, args, 0)?;
+    let n = check_int(vm, args, 1)?;
+    let sep = super::opt_str(vm, args, 2)?;
     if n <= 0 {
         return Ok(vec![Value::str("")]);
     }
@@ -308,10 +308,10 @@ fn rep(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![Value::bytes(&out)])
 }
 
-fn byte(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let s = check_str(vm, &args, 0)?;
-    let i = opt_int(vm, &args, 1, 1)?;
-    let j = opt_int(vm, &args, 2, i)?;
+fn byte(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let s = check_str(vm, args, 0)?;
+    let i = opt_int(vm, args, 1, 1)?;
+    let j = opt_int(vm, args, 2, i)?;
     let len = s.bytes.len();
     let a = start_pos(i, len);
     let b = end_pos(j, len);
@@ -320,10 +320,10 @@ fn byte(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
         .collect())
 }
 
-fn char_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn char_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let mut out = Vec::with_capacity(args.len());
     for i in 0..args.len() {
-        let c = check_int(vm, &args, i)?;
+        let c = check_int(vm, args, i)?;
         if !(0..=255).contains(&c) {
             return Err(vm.arg_error(i + 1, "value out of range"));
         }
@@ -345,20 +345,20 @@ pub fn open(vm: &mut Vm) {
         vec![
             (
                 "len",
-                nf(|vm, a| Ok(vec![Value::Int(check_str(vm, &a, 0)?.bytes.len() as i64)])),
+                nf(|vm, a| Ok(vec![Value::Int(check_str(vm, a, 0)?.bytes.len() as i64)])),
             ),
             ("sub", nf(sub)),
             (
                 "upper",
-                nf(|vm, a| map_bytes(vm, &a, |b| b.to_ascii_uppercase())),
+                nf(|vm, a| map_bytes(vm, a, |b| b.to_ascii_uppercase())),
             ),
             (
                 "lower",
-                nf(|vm, a| map_bytes(vm, &a, |b| b.to_ascii_lowercase())),
+                nf(|vm, a| map_bytes(vm, a, |b| b.to_ascii_lowercase())),
             ),
             (
                 "reverse",
-                nf(|vm, a| map_bytes(vm, &a, |b| b.iter().rev().copied().collect())),
+                nf(|vm, a| map_bytes(vm, a, |b| b.iter().rev().copied().collect())),
             ),
             ("rep", nf(rep)),
             ("byte", nf(byte)),

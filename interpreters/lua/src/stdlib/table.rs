@@ -30,13 +30,13 @@ fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
     }
 }
 
-fn insert(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
+fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let t = check_table(vm, args, 0)?;
     let e = len(vm, &t)?.wrapping_add(1);
     match args.len() {
         2 => seti(vm, &t, e, args[1].clone())?,
         3 => {
-            let pos = check_int(vm, &args, 1)?;
+            let pos = check_int(vm, args, 1)?;
             if (pos as u64).wrapping_sub(1) >= e as u64 {
                 return Err(vm.arg_error(2, "position out of bounds"));
             }
@@ -57,10 +57,10 @@ fn insert(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![])
 }
 
-fn remove(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
+fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let t = check_table(vm, args, 0)?;
     let size = len(vm, &t)?;
-    let mut pos = opt_int(vm, &args, 1, size)?;
+    let mut pos = opt_int(vm, args, 1, size)?;
     if args.len() > 1 && pos != size && (pos as u64).wrapping_sub(1) > size as u64 {
         return Err(vm.arg_error(1, "position out of bounds"));
     }
@@ -81,13 +81,13 @@ fn remove(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![r])
 }
 
-fn concat(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
-    let sep = super::opt_str(vm, &args, 1)?;
-    let i = opt_int(vm, &args, 2, 1)?;
-    let j = match arg(&args, 3) {
+fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let t = check_table(vm, args, 0)?;
+    let sep = super::opt_str(vm, args, 1)?;
+    let i = opt_int(vm, args, 2, 1)?;
+    let j = match arg(args, 3) {
         Value::Nil => len(vm, &t)?,
-        _ => check_int(vm, &args, 3)?,
+        _ => check_int(vm, args, 3)?,
     };
     let mut out = Vec::new();
     let mut k = i;
@@ -181,12 +181,12 @@ fn auxsort(vm: &mut Vm, a: &mut [Value], mut lo: i64, mut up: i64, cmp: &Value) 
     Ok(())
 }
 
-fn sort(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let t = check_table(vm, &args, 0)?;
+fn sort(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let t = check_table(vm, args, 0)?;
     let n = len(vm, &t)?;
-    let cmp = arg(&args, 1).clone();
+    let cmp = arg(args, 1).clone();
     if !matches!(cmp, Value::Nil | Value::LFunc(_) | Value::Builtin(_)) {
-        return Err(type_error(vm, &args, 1, "function"));
+        return Err(type_error(vm, args, 1, "function"));
     }
     if n > 1 {
         let mut items = Vec::with_capacity(n as usize);
@@ -203,27 +203,27 @@ fn sort(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
     Ok(vec![])
 }
 
-fn pack(_vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
+fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = super::new_table();
     let n = args.len();
     {
         let mut tb = t.borrow_mut();
-        for (i, v) in args.into_iter().enumerate() {
-            tb.set_int(i as i64 + 1, v);
+        for (i, v) in args.iter().enumerate() {
+            tb.set_int(i as i64 + 1, v.clone());
         }
         tb.set(Value::interned("n"), Value::Int(n as i64));
     }
     Ok(vec![Value::Tab(t)])
 }
 
-fn move_(vm: &mut Vm, args: Vec<Value>) -> LResult<Vec<Value>> {
-    let a1 = check_table(vm, &args, 0)?;
-    let f = check_int(vm, &args, 1)?;
-    let e = check_int(vm, &args, 2)?;
-    let tpos = check_int(vm, &args, 3)?;
-    let a2 = match arg(&args, 4) {
+fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+    let a1 = check_table(vm, args, 0)?;
+    let f = check_int(vm, args, 1)?;
+    let e = check_int(vm, args, 2)?;
+    let tpos = check_int(vm, args, 3)?;
+    let a2 = match arg(args, 4) {
         Value::Nil => a1.clone(),
-        _ => check_table(vm, &args, 4)?,
+        _ => check_table(vm, args, 4)?,
     };
     if e >= f {
         if !(f > 0 || e < i64::MAX + f) {

@@ -6,10 +6,12 @@
 use super::arith::{fmod, idiv, imod, ArOp};
 use super::debug::Desc;
 use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
-use crate::proto::{Op, RK_CONST};
+use crate::proto::{Ic, Op, RK_CONST};
 use crate::table::Table;
-use crate::value::{float_to_int, Value};
-use std::cell::{Cell, RefCell};
+use crate::value::{
+    float_to_int, le_float_int, le_int_float, lt_float_int, lt_int_float, TRef, Value,
+};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 /// Converts a `for` limit as Lua 5.4's `forlimit`: Some(limit) or None to skip the loop.
@@ -51,21 +53,42 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 
 /// `obj[key]` for a string key when only tables are met: the value, following `__index`
 /// tables (up to 100 levels). None when the slow path must run (not a table, an `__index`
-/// function, or a longer chain).
+/// function, or a longer chain). Each level of the chain has its own inline caches in `ic`.
+/// A string's methods (`s:sub(i, j)`) are found the same way, from the strings' metatable
+/// (`smeta`) on.
 #[inline]
-fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Cell<u32>) -> Option<Value> {
-    let Value::Tab(t) = obj else { return None };
-    let tb = t.borrow();
-    let v = tb.get_str_ic(key, ic);
-    if !matches!(v, Value::Nil) {
-        return Some(v);
-    }
-    let Some(mt) = &tb.meta else {
-        return Some(Value::Nil);
+fn index_str(
+    obj: &Value,
+    key: &Value,
+    tm_index: &Value,
+    smeta: Option<&TRef>,
+    ic: &Ic,
+) -> Option<Value> {
+    let mut h = match obj {
+        Value::Tab(t) => {
+            let tb = t.borrow();
+            let v = tb.get_str_ic(key, &ic.key[0]);
+            if !matches!(v, Value::Nil) {
+                return Some(v);
+            }
+            let Some(mt) = &tb.meta else {
+                return Some(Value::Nil);
+            };
+            let h = mt.borrow().get_str_ic(tm_index, &ic.index[0]);
+            h
+        }
+        Value::Str(_) => {
+            // Without an `__index` the slow path raises "attempt to index a string value".
+            let h = smeta?.borrow().get_str_ic(tm_index, &ic.index[0]);
+            if matches!(h, Value::Nil) {
+                return None;
+            }
+            h
+        }
+        _ => return None,
     };
-    let mut h = mt.borrow().get_str(tm_index);
-    drop(tb);
-    for _ in 0..100 {
+    for level in 1..101 {
+        let l = level.min(2);
         let Value::Tab(t) = &h else {
             return if matches!(h, Value::Nil) {
                 Some(Value::Nil)
@@ -75,18 +98,28 @@ fn index_str(obj: &Value, key: &Value, tm_index: &Value, ic: &Cell<u32>) -> Opti
         };
         let next = {
             let tb = t.borrow();
-            let v = tb.get_str_ic(key, ic);
+            let v = tb.get_str_ic(key, &ic.key[l]);
             if !matches!(v, Value::Nil) {
                 return Some(v);
             }
             match &tb.meta {
                 None => return Some(Value::Nil),
-                Some(mt) => mt.borrow().get_str(tm_index),
+                Some(mt) => mt.borrow().get_str_ic(tm_index, &ic.index[l]),
             }
         };
         h = next;
     }
     None
+}
+
+/// Moves the Lua function out of a call's function slot (leaving nil): a frame owns its
+/// closure, and the slot is not read again before the frame's results overwrite it.
+#[inline(always)]
+pub(super) fn take_closure(slot: &mut Value) -> Rc<Closure> {
+    match std::mem::take(slot) {
+        Value::LFunc(f) => f,
+        _ => unreachable!("a Lua function was checked to be in the slot"),
+    }
 }
 
 fn for_num(v: &Value) -> Option<f64> {
@@ -120,23 +153,52 @@ impl Vm {
             let ic = &proto.ic[..];
             let base = self.frames[fi].base;
             let mut pc = self.frames[fi].pc;
+            // The register window fits in the stack. Every frame push makes room for it
+            // already; this keeps the invariant that `r!` and `rk!` rely on local (the stack
+            // never shrinks, so it holds until the frame is left).
+            if self.stack.len() < base + proto.maxstack as usize {
+                self.ensure_stack(base + proto.maxstack as usize);
+            }
             // In single-step mode, the instructions where the portal takes over again.
             let watch = single && !proto.hot.is_empty();
             if watch && stepped && proto.hot[pc] {
                 return Ok(());
             }
             stepped = true;
+            // Register `x` of this frame, without a bounds check. The reference is not tied
+            // to a borrow of `self`: it must not be held across anything that can grow the
+            // stack (a call, a metamethod), which the fast paths below never do (the slow
+            // paths clone their operands first).
             macro_rules! r {
-                ($x:expr) => {
-                    self.stack[base + $x as usize]
-                };
+                ($x:expr) => {{
+                    let i = base + $x as usize;
+                    debug_assert!(i < self.stack.len());
+                    // SAFETY: `$x < proto.maxstack` (the compiler raises `maxstack` above every
+                    // register operand, `Proto::max_reg`), and the stack holds at least
+                    // `base + maxstack` values from frame entry on (checked above; it never
+                    // shrinks).
+                    unsafe { &mut *self.stack.as_mut_ptr().add(i) }
+                }};
+            }
+            // Writes register `x`; the old value's drop runs (out of line) only when it holds
+            // a reference count.
+            macro_rules! set {
+                ($x:expr, $v:expr) => {{
+                    let v = $v;
+                    let slot = r!($x);
+                    if slot.is_counted() {
+                        *slot = v;
+                    } else {
+                        std::mem::forget(std::mem::replace(slot, v));
+                    }
+                }};
             }
             macro_rules! rk {
                 ($x:expr) => {
                     if $x >= RK_CONST {
                         &k[($x - RK_CONST) as usize]
                     } else {
-                        &self.stack[base + $x as usize]
+                        &*r!($x)
                     }
                 };
             }
@@ -150,7 +212,7 @@ impl Vm {
             macro_rules! set_int {
                 ($a:expr, $v:expr) => {{
                     let v = $v;
-                    match &mut r!($a) {
+                    match r!($a) {
                         Value::Int(x) => *x = v,
                         slot => *slot = Value::Int(v),
                     }
@@ -159,7 +221,7 @@ impl Vm {
             macro_rules! set_num {
                 ($a:expr, $v:expr) => {{
                     let v = $v;
-                    match &mut r!($a) {
+                    match r!($a) {
                         Value::Num(x) => *x = v,
                         slot => *slot = Value::Num(v),
                     }
@@ -188,34 +250,46 @@ impl Vm {
                             let (x, y) = (x.clone(), y.clone());
                             save!();
                             let v = self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?;
-                            r!($a) = v;
+                            *r!($a) = v;
                         }
                     }
                 }};
+            }
+            // After a comparison or a test: when the condition is `k`, the `Jmp` that follows
+            // runs here, without a dispatch of its own (PUC Lua's `donextjump`); otherwise it
+            // is skipped.
+            macro_rules! cond_jump {
+                ($cond:expr, $k:expr) => {
+                    if $cond != $k {
+                        pc += 1;
+                    } else if let Op::Jmp(crate::proto::NO_CLOSE, off) = code[pc] {
+                        pc = (pc as i64 + 1 + off as i64) as usize;
+                    }
+                };
             }
             macro_rules! slow_arith {
                 ($a:expr, $b:expr, $c:expr, $op:expr) => {{
                     let (x, y) = (rk!($b).clone(), rk!($c).clone());
                     save!();
                     let v = self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?;
-                    r!($a) = v;
+                    *r!($a) = v;
                 }};
             }
             loop {
                 let op = code[pc];
                 pc += 1;
                 match op {
-                    Op::Mov(a, b) => r!(a) = r!(b).clone(),
-                    Op::LoadK(a, kk) => r!(a) = k[kk as usize].clone(),
+                    Op::Mov(a, b) => set!(a, r!(b).clone()),
+                    Op::LoadK(a, kk) => set!(a, k[kk as usize].clone()),
                     Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
                         for i in 0..n {
-                            r!(a + i) = Value::Nil;
+                            *r!(a + i) = Value::Nil;
                         }
                     }
-                    Op::LoadBool(a, b) => r!(a) = Value::Boolean(b),
+                    Op::LoadBool(a, b) => *r!(a) = Value::Boolean(b),
                     Op::LoadFalseSkip(a) => {
-                        r!(a) = Value::Boolean(false);
+                        *r!(a) = Value::Boolean(false);
                         pc += 1;
                     }
                     Op::GetUpval(a, u) => {
@@ -223,7 +297,7 @@ impl Vm {
                             Up::Open(i) => self.stack[*i].clone(),
                             Up::Shut(v) => v.clone(),
                         };
-                        r!(a) = v;
+                        set!(a, v);
                     }
                     Op::SetUpval(a, u) => {
                         let v = r!(a).clone();
@@ -237,7 +311,9 @@ impl Vm {
                         let key = &k[kk as usize];
                         // Fast path: a closed `_ENV` table holding the key (no Rc clone).
                         let v = match &*cl.upvals[u as usize].borrow() {
-                            Up::Shut(Value::Tab(tb)) => tb.borrow().get_str_ic(key, &ic[pc - 1]),
+                            Up::Shut(Value::Tab(tb)) => {
+                                tb.borrow().get_str_ic(key, &ic[pc - 1].key[0])
+                            }
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -250,7 +326,7 @@ impl Vm {
                         } else {
                             v
                         };
-                        r!(a) = v;
+                        set!(a, v);
                     }
                     Op::SetTabUp(u, kk, c) => {
                         let t = match &*cl.upvals[u as usize].borrow() {
@@ -262,7 +338,7 @@ impl Vm {
                         self.settable(&t, k[kk as usize].clone(), v, Desc::Up(u))?;
                     }
                     Op::GetTable(a, b, c) => {
-                        let v = match (&r!(b), rk!(c)) {
+                        let v = match (&*r!(b), rk!(c)) {
                             (Value::Tab(t), Value::Int(i)) => t.borrow().get_int(*i),
                             (Value::Tab(t), key) => t.borrow().get(key),
                             _ => Value::Nil,
@@ -274,11 +350,17 @@ impl Vm {
                         } else {
                             v
                         };
-                        r!(a) = v;
+                        set!(a, v);
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
-                        let v = match index_str(&r!(b), key, &self.tm.index, &ic[pc - 1]) {
+                        let v = match index_str(
+                            &*r!(b),
+                            key,
+                            &self.tm.index,
+                            self.string_meta.as_ref(),
+                            &ic[pc - 1],
+                        ) {
                             Some(v) => v,
                             None => {
                                 let t = r!(b).clone();
@@ -286,11 +368,11 @@ impl Vm {
                                 self.index(&t, key, Desc::Rk(b))?
                             }
                         };
-                        r!(a) = v;
+                        set!(a, v);
                     }
                     Op::SetTable(a, b, c) => {
                         let v = rk!(c).clone();
-                        let rest = match (&r!(a), rk!(b)) {
+                        let rest = match (&*r!(a), rk!(b)) {
                             (Value::Tab(t), Value::Int(i)) => {
                                 t.borrow_mut().set_int_fast(*i, v).err()
                             }
@@ -308,10 +390,12 @@ impl Vm {
                     }
                     Op::SetStr(a, b, c) => {
                         let v = rk!(c).clone();
-                        let rest = match &r!(a) {
+                        let rest = match &*r!(a) {
                             Value::Tab(t) => {
                                 let key = &k[b as usize];
-                                t.borrow_mut().set_str_fast_ic(key, v, &ic[pc - 1]).err()
+                                t.borrow_mut()
+                                    .set_str_fast_ic(key, v, &ic[pc - 1].key[0])
+                                    .err()
                             }
                             _ => Some(v),
                         };
@@ -322,7 +406,7 @@ impl Vm {
                         }
                     }
                     Op::NewTable(a, narr, nhash) => {
-                        r!(a) = Value::Tab(Rc::new(RefCell::new(Table::with_capacity(
+                        *r!(a) = Value::Tab(Rc::new(RefCell::new(Table::with_capacity(
                             narr as usize,
                             nhash as usize,
                         ))));
@@ -330,15 +414,21 @@ impl Vm {
                     Op::SelfOp(a, b, kk) => {
                         let obj = r!(b).clone();
                         let key = &k[kk as usize];
-                        let v = match index_str(&obj, key, &self.tm.index, &ic[pc - 1]) {
+                        let v = match index_str(
+                            &obj,
+                            key,
+                            &self.tm.index,
+                            self.string_meta.as_ref(),
+                            &ic[pc - 1],
+                        ) {
                             Some(v) => v,
                             None => {
                                 save!();
                                 self.index(&obj, key, Desc::Rk(b))?
                             }
                         };
-                        r!(a + 1) = obj;
-                        r!(a) = v;
+                        *r!(a + 1) = obj;
+                        *r!(a) = v;
                     }
                     Op::Add(a, b, c) => arith!(a, b, c, ArOp::Add, i64::wrapping_add, |x, y| x + y),
                     Op::Sub(a, b, c) => arith!(a, b, c, ArOp::Sub, i64::wrapping_sub, |x, y| x - y),
@@ -360,35 +450,35 @@ impl Vm {
                     },
                     Op::IDiv(a, b, c) => match (rk!(b), rk!(c)) {
                         (Value::Int(x), Value::Int(y)) if *y != 0 => {
-                            r!(a) = Value::Int(idiv(*x, *y))
+                            *r!(a) = Value::Int(idiv(*x, *y))
                         }
-                        (Value::Num(x), Value::Num(y)) => r!(a) = Value::Num((x / y).floor()),
+                        (Value::Num(x), Value::Num(y)) => *r!(a) = Value::Num((x / y).floor()),
                         _ => slow_arith!(a, b, c, ArOp::IDiv),
                     },
                     Op::Pow(a, b, c) => slow_arith!(a, b, c, ArOp::Pow),
                     Op::BAnd(a, b, c) => match (rk!(b), rk!(c)) {
-                        (Value::Int(x), Value::Int(y)) => r!(a) = Value::Int(x & y),
+                        (Value::Int(x), Value::Int(y)) => *r!(a) = Value::Int(x & y),
                         _ => slow_arith!(a, b, c, ArOp::BAnd),
                     },
                     Op::BOr(a, b, c) => match (rk!(b), rk!(c)) {
-                        (Value::Int(x), Value::Int(y)) => r!(a) = Value::Int(x | y),
+                        (Value::Int(x), Value::Int(y)) => *r!(a) = Value::Int(x | y),
                         _ => slow_arith!(a, b, c, ArOp::BOr),
                     },
                     Op::BXor(a, b, c) => match (rk!(b), rk!(c)) {
-                        (Value::Int(x), Value::Int(y)) => r!(a) = Value::Int(x ^ y),
+                        (Value::Int(x), Value::Int(y)) => *r!(a) = Value::Int(x ^ y),
                         _ => slow_arith!(a, b, c, ArOp::BXor),
                     },
                     Op::Shl(a, b, c) => slow_arith!(a, b, c, ArOp::Shl),
                     Op::Shr(a, b, c) => slow_arith!(a, b, c, ArOp::Shr),
-                    Op::Unm(a, b) => match &r!(b) {
-                        Value::Int(x) => r!(a) = Value::Int(x.wrapping_neg()),
-                        Value::Num(x) => r!(a) = Value::Num(-x),
+                    Op::Unm(a, b) => match &*r!(b) {
+                        Value::Int(x) => *r!(a) = Value::Int(x.wrapping_neg()),
+                        Value::Num(x) => *r!(a) = Value::Num(-x),
                         _ => slow_arith!(a, b, b, ArOp::Unm),
                     },
                     Op::BNot(a, b) => slow_arith!(a, b, b, ArOp::BNot),
-                    Op::Not(a, b) => r!(a) = Value::Boolean(!r!(b).truthy()),
+                    Op::Not(a, b) => *r!(a) = Value::Boolean(!r!(b).truthy()),
                     Op::Len(a, b) => {
-                        let v = match &r!(b) {
+                        let v = match &*r!(b) {
                             Value::Str(s) => Value::Int(s.bytes.len() as i64),
                             Value::Tab(t) if t.borrow().meta.is_none() => {
                                 Value::Int(t.borrow().len())
@@ -399,13 +489,12 @@ impl Vm {
                                 self.len_of(&v, Desc::Rk(b))?
                             }
                         };
-                        r!(a) = v;
+                        *r!(a) = v;
                     }
                     Op::Concat(a, n) => {
-                        let vals: Vec<Value> = (0..n).map(|i| r!(a + i).clone()).collect();
                         save!();
-                        let v = self.concat(vals, a)?;
-                        r!(a) = v;
+                        let v = self.concat_regs(base, a, n)?;
+                        *r!(a) = v;
                     }
                     Op::Jmp(close, off) => {
                         if close != crate::proto::NO_CLOSE {
@@ -423,42 +512,38 @@ impl Vm {
                             }
                             (x, y) => x.raw_eq(y),
                         };
-                        if eq != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(eq, kk);
                     }
                     Op::Lt(b, c, kk) => {
                         let lt = match (rk!(b), rk!(c)) {
                             (Value::Int(x), Value::Int(y)) => x < y,
                             (Value::Num(x), Value::Num(y)) => x < y,
+                            (Value::Int(x), Value::Num(y)) => lt_int_float(*x, *y),
+                            (Value::Num(x), Value::Int(y)) => lt_float_int(*x, *y),
                             (x, y) => {
                                 let (x, y) = (x.clone(), y.clone());
                                 save!();
                                 self.less_than(&x, &y)?
                             }
                         };
-                        if lt != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(lt, kk);
                     }
                     Op::Le(b, c, kk) => {
                         let le = match (rk!(b), rk!(c)) {
                             (Value::Int(x), Value::Int(y)) => x <= y,
                             (Value::Num(x), Value::Num(y)) => x <= y,
+                            (Value::Int(x), Value::Num(y)) => le_int_float(*x, *y),
+                            (Value::Num(x), Value::Int(y)) => le_float_int(*x, *y),
                             (x, y) => {
                                 let (x, y) = (x.clone(), y.clone());
                                 save!();
                                 self.less_equal(&x, &y)?
                             }
                         };
-                        if le != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(le, kk);
                     }
                     Op::TestJ(a, kk) => {
-                        if r!(a).truthy() != kk {
-                            pc += 1;
-                        }
+                        cond_jump!(r!(a).truthy(), kk);
                     }
                     Op::CallV(a, b, c) => {
                         let func = base + a as usize;
@@ -472,18 +557,22 @@ impl Vm {
                         if let Value::LFunc(f) = &self.stack[func] {
                             let p = f.proto;
                             if !p.is_vararg && self.frames.len() < MAX_FRAMES {
-                                let f = f.clone();
+                                // The frame owns the closure from here on: moved out of the
+                                // function slot, not counted once more.
+                                let f = take_closure(&mut self.stack[func]);
                                 let nb = func + 1;
                                 self.ensure_stack(nb + p.maxstack as usize + nargs + 1);
                                 for i in nargs..p.nparams as usize {
                                     self.stack[nb + i] = Value::Nil;
                                 }
-                                self.frames.push(Frame {
+                                let va_start = self.varargs.len() as u32;
+                                self.push_frame(Frame {
                                     cl: f,
                                     base: nb,
                                     pc: 0,
                                     nres: c as i32 - 1,
-                                    varargs: Vec::new(),
+                                    va_start,
+                                    va_len: 0,
                                     boundary: false,
                                     from_native: false,
                                 });
@@ -514,8 +603,8 @@ impl Vm {
                             };
                             let p = f.proto;
                             if !p.is_vararg {
-                                let f = f.clone();
-                                for i in 0..=nargs {
+                                let f = take_closure(&mut self.stack[func]);
+                                for i in 1..=nargs {
                                     self.stack[base - 1 + i] =
                                         std::mem::take(&mut self.stack[func + i]);
                                 }
@@ -526,8 +615,10 @@ impl Vm {
                                 let fr = &mut self.frames[fi];
                                 fr.cl = f;
                                 fr.pc = 0;
-                                if !fr.varargs.is_empty() {
-                                    fr.varargs = Vec::new();
+                                if fr.va_len > 0 {
+                                    let end = fr.va_start as usize;
+                                    fr.va_len = 0;
+                                    self.varargs.truncate(end);
                                 }
                                 continue 'frame;
                             }
@@ -537,6 +628,7 @@ impl Vm {
                                     std::mem::take(&mut self.stack[func + i]);
                             }
                             let f = self.frames.pop().unwrap();
+                            self.varargs.truncate(f.va_start as usize);
                             self.precall(base - 1, nargs, f.nres, true)?;
                             let nf = self.frames.last_mut().unwrap();
                             nf.boundary = f.boundary;
@@ -558,13 +650,25 @@ impl Vm {
                             self.close_upvals(base);
                         }
                         let f = self.frames.pop().unwrap();
-                        let dest = base - 1;
-                        for i in 0..n {
-                            self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);
+                        if f.va_len > 0 {
+                            self.varargs.truncate(f.va_start as usize);
                         }
+                        // The function slot is nil (the frame took the closure out of it), so
+                        // the first result is written without a drop.
+                        let dest = base - 1;
                         let want = if f.nres < 0 { n } else { f.nres as usize };
-                        for i in n..want {
-                            self.stack[dest + i] = Value::Nil;
+                        if n >= 1 && want == 1 {
+                            let v = std::mem::take(r!(a));
+                            let old = std::mem::replace(&mut self.stack[dest], v);
+                            debug_assert!(matches!(old, Value::Nil));
+                            std::mem::forget(old);
+                        } else {
+                            for i in 0..n {
+                                self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);
+                            }
+                            for i in n..want {
+                                self.stack[dest + i] = Value::Nil;
+                            }
                         }
                         self.top = dest + want;
                         if self.frames.len() <= stop || f.boundary {
@@ -579,15 +683,14 @@ impl Vm {
                         }
                     }
                     Op::ForStep(a, off) => {
-                        let ra = base + a as usize;
-                        if let Value::Int(step) = self.stack[ra + 2] {
-                            if let Value::Int(count) = self.stack[ra + 1] {
-                                if count > 0 {
-                                    self.stack[ra + 1] = Value::Int(count - 1);
-                                    if let Value::Int(i) = &mut self.stack[ra] {
+                        if let Value::Int(step) = *r!(a + 2) {
+                            if let Value::Int(count) = r!(a + 1) {
+                                if *count > 0 {
+                                    *count -= 1;
+                                    if let Value::Int(i) = r!(a) {
                                         *i = i.wrapping_add(step);
                                         let i = *i;
-                                        match &mut self.stack[ra + 3] {
+                                        match r!(a + 3) {
                                             Value::Int(x) => *x = i,
                                             slot => *slot = Value::Int(i),
                                         }
@@ -596,77 +699,38 @@ impl Vm {
                                 }
                             }
                         } else if let (Value::Num(i), Value::Num(l), Value::Num(s)) =
-                            (&self.stack[ra], &self.stack[ra + 1], &self.stack[ra + 2])
+                            (&*r!(a), &*r!(a + 1), &*r!(a + 2))
                         {
                             let (l, s) = (*l, *s);
                             let i = i + s;
                             if if s > 0.0 { i <= l } else { l <= i } {
-                                self.stack[ra] = Value::Num(i);
-                                self.stack[ra + 3] = Value::Num(i);
+                                *r!(a) = Value::Num(i);
+                                *r!(a + 3) = Value::Num(i);
                                 pc = (pc as i64 + off as i64) as usize;
                             }
                         }
                     }
                     Op::TForCall(a, n) => {
-                        let ra = base + a as usize;
                         for i in 0..3 {
-                            self.stack[ra + 3 + i] = self.stack[ra + i].clone();
+                            *r!(a + 3 + i) = r!(a + i).clone();
                         }
                         save!();
-                        if self.precall(ra + 3, 2, n as i32, true)? {
+                        if self.precall(base + a as usize + 3, 2, n as i32, true)? {
                             continue 'frame;
                         }
                     }
                     Op::TForLoop(a, off) => {
-                        let ra = base + a as usize;
-                        if !matches!(self.stack[ra + 3], Value::Nil) {
-                            self.stack[ra + 2] = self.stack[ra + 3].clone();
+                        if !matches!(r!(a + 3), Value::Nil) {
+                            *r!(a + 2) = r!(a + 3).clone();
                             pc = (pc as i64 + off as i64) as usize;
                         }
                     }
-                    Op::SetList(a, n, blk) => {
-                        let ra = base + a as usize;
-                        let n = if n == 0 {
-                            self.top - ra - 1
-                        } else {
-                            n as usize
-                        };
-                        if let Value::Tab(t) = &self.stack[ra] {
-                            let mut t = t.borrow_mut();
-                            let start = blk as i64 * crate::proto::FIELDS_PER_FLUSH as i64;
-                            for i in 1..=n {
-                                t.set_int(start + i as i64, self.stack[ra + i].clone());
-                            }
-                        }
-                    }
+                    Op::SetList(a, n, blk) => self.set_list(base + a as usize, n, blk),
                     Op::MkClosure(a, idx) => {
-                        let p = proto.protos[idx as usize];
-                        let mut ups = Vec::with_capacity(p.upvals.len());
-                        for u in &p.upvals {
-                            if u.in_stack {
-                                ups.push(self.find_upval(base + u.idx as usize));
-                            } else {
-                                ups.push(cl.upvals[u.idx as usize].clone());
-                            }
-                        }
-                        r!(a) = Value::LFunc(Rc::new(Closure {
-                            proto: p,
-                            upvals: ups,
-                        }));
+                        let f = self.make_closure(cl, proto.protos[idx as usize], base);
+                        *r!(a) = f;
                     }
-                    Op::Vararg(a, b) => {
-                        let ra = base + a as usize;
-                        let nv = self.frames[fi].varargs.len();
-                        let n = if b == 0 { nv } else { b as usize - 1 };
-                        self.ensure_stack(ra + n + 1);
-                        for i in 0..n {
-                            let v = self.frames[fi].varargs.get(i).cloned().unwrap_or_default();
-                            self.stack[ra + i] = v;
-                        }
-                        if b == 0 {
-                            self.top = ra + n;
-                        }
-                    }
+                    Op::Vararg(a, b) => self.vararg(fi, base + a as usize, b),
                     Op::CloseUps(a) => self.close_upvals(base + a as usize),
                 }
                 // In single-step mode, go on until an instruction of a loop the portal runs
@@ -675,6 +739,78 @@ impl Vm {
                     self.frames[fi].pc = pc;
                     return Ok(());
                 }
+            }
+        }
+    }
+
+    /// `Concat`: registers `a .. a + n - 1` of the frame at `base`, concatenated.
+    #[inline(never)]
+    fn concat_regs(&mut self, base: usize, a: u16, n: u16) -> LResult<Value> {
+        let ra = base + a as usize;
+        let vals: Vec<Value> = self.stack[ra..ra + n as usize].to_vec();
+        self.concat(vals, a)
+    }
+
+    /// `MkClosure`: a closure of `p` whose upvalues are the enclosing frame's registers (from
+    /// `base`) or its closure `cl`'s upvalues. Out of line, as the other cold instructions
+    /// below: the dispatch loop stays smaller.
+    #[inline(never)]
+    fn make_closure(
+        &mut self,
+        cl: &Closure,
+        p: &'static crate::proto::Proto,
+        base: usize,
+    ) -> Value {
+        let mut ups = Vec::with_capacity(p.upvals.len());
+        for u in &p.upvals {
+            if u.in_stack {
+                ups.push(self.find_upval(base + u.idx as usize));
+            } else {
+                ups.push(cl.upvals[u.idx as usize].clone());
+            }
+        }
+        Value::LFunc(Rc::new(Closure {
+            proto: p,
+            upvals: ups,
+        }))
+    }
+
+    /// `Vararg`: `b - 1` (0: all) of frame `fi`'s extra arguments to the stack from `ra`.
+    #[inline(never)]
+    fn vararg(&mut self, fi: usize, ra: usize, b: u16) {
+        let (vs, nv) = {
+            let f = &self.frames[fi];
+            (f.va_start as usize, f.va_len as usize)
+        };
+        let n = if b == 0 { nv } else { b as usize - 1 };
+        self.ensure_stack(ra + n + 1);
+        for i in 0..n {
+            let v = if i < nv {
+                self.varargs[vs + i].clone()
+            } else {
+                Value::Nil
+            };
+            self.stack[ra + i] = v;
+        }
+        if b == 0 {
+            self.top = ra + n;
+        }
+    }
+
+    /// `SetList`: the table at stack slot `ra` gets the `n` values above it (0: up to top)
+    /// at the keys of block `blk`.
+    #[inline(never)]
+    fn set_list(&mut self, ra: usize, n: u16, blk: u16) {
+        let n = if n == 0 {
+            self.top - ra - 1
+        } else {
+            n as usize
+        };
+        if let Value::Tab(t) = &self.stack[ra] {
+            let mut t = t.borrow_mut();
+            let start = blk as i64 * crate::proto::FIELDS_PER_FLUSH as i64;
+            for i in 1..=n {
+                t.set_int(start + i as i64, self.stack[ra + i].clone());
             }
         }
     }

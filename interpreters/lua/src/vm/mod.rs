@@ -63,8 +63,14 @@ pub struct Frame {
     pub pc: usize,
     /// Results wanted by the caller (-1: all).
     pub nres: i32,
-    /// Extra arguments for `...`.
-    pub varargs: Vec<Value>,
+    /// This frame's extra arguments for `...`: `Vm::varargs[va_start..va_start + va_len]`.
+    /// `va_start` is `Vm::varargs`' length when the frame was pushed, so that the frames'
+    /// ranges nest and popping frames down to any depth truncates `Vm::varargs` to the top
+    /// frame's end (no vector per frame: a frame is a plain 40-byte record whose only drop
+    /// is its closure's count).
+    pub va_start: u32,
+    /// The number of extra arguments.
+    pub va_len: u32,
     /// Called from native code: the dispatch loop returns when this frame returns.
     pub boundary: bool,
     /// Called by a library function (not by a metamethod of the VM): error levels stop here.
@@ -94,6 +100,12 @@ pub struct Vm {
     pub stack: Vec<Value>,
     /// Guest frames.
     pub frames: Vec<Frame>,
+    /// The argument buffer of native calls, kept between calls (a call that finds it taken,
+    /// a native called by a native, makes its own).
+    native_args: Vec<Value>,
+    /// The extra arguments of the frames of vararg functions, frame after frame (see
+    /// `Frame::va_start`).
+    pub varargs: Vec<Value>,
     /// Open upvalues, by ascending stack slot.
     open_upvals: Vec<(usize, Rc<UpCell>)>,
     /// End of the values of the last open-result call or `...`.
@@ -132,7 +144,9 @@ impl Vm {
         ];
         let mut vm = Vm {
             stack: vec![Value::Nil; 1024],
-            frames: vec![],
+            frames: Vec::with_capacity(64),
+            varargs: vec![],
+            native_args: Vec::with_capacity(8),
             open_upvals: vec![],
             top: 0,
             globals: Rc::new(RefCell::new(Table::default())),
@@ -283,7 +297,7 @@ impl Vm {
         match r {
             Ok(()) => Ok(slot),
             Err(e) => {
-                self.frames.truncate(depth);
+                self.truncate_frames(depth);
                 self.close_upvals(slot);
                 self.top = slot;
                 Err(e)
@@ -340,29 +354,33 @@ impl Vm {
         let mut nargs = nargs;
         for _ in 0..100 {
             match &self.stack[func] {
-                Value::LFunc(cl) => {
-                    let cl = cl.clone();
+                Value::LFunc(_) => {
                     if self.frames.len() >= MAX_FRAMES {
                         return Err(self.rt_error("stack overflow"));
                     }
+                    // The frame owns the closure; the function slot is left nil.
+                    let cl = exec::take_closure(&mut self.stack[func]);
                     let p = &cl.proto;
                     let base = func + 1;
                     let np = p.nparams as usize;
                     self.ensure_stack(base + p.maxstack as usize + nargs + 1);
-                    let varargs = if p.is_vararg && nargs > np {
-                        self.stack[base + np..base + nargs].to_vec()
-                    } else {
-                        Vec::new()
-                    };
+                    let va_start = self.varargs.len() as u32;
+                    let mut va_len = 0;
+                    if p.is_vararg && nargs > np {
+                        let extra = &mut self.stack[base + np..base + nargs];
+                        self.varargs.extend(extra.iter_mut().map(std::mem::take));
+                        va_len = (nargs - np) as u32;
+                    }
                     for i in nargs..np {
                         self.stack[base + i] = Value::Nil;
                     }
-                    self.frames.push(Frame {
+                    self.push_frame(Frame {
                         cl,
                         base,
                         pc: 0,
                         nres,
-                        varargs,
+                        va_start,
+                        va_len,
                         boundary: false,
                         from_native: false,
                     });
@@ -370,10 +388,18 @@ impl Vm {
                 }
                 Value::Builtin(n) => {
                     let n = n.clone();
-                    let args = self.stack[func + 1..func + 1 + nargs].to_vec();
+                    // The arguments move out of the caller's temporaries (dead after the
+                    // call: the results overwrite them) into a buffer kept for the next call.
+                    let mut args = std::mem::take(&mut self.native_args);
+                    let slots = &mut self.stack[func + 1..func + 1 + nargs];
+                    args.extend(slots.iter_mut().map(std::mem::take));
                     self.cur_native = (Some(n.clone()), from_lua);
-                    let r = (n.f)(self, args);
+                    let r = (n.f)(self, &args);
                     self.cur_native.0 = None;
+                    args.clear();
+                    if args.capacity() <= 64 {
+                        self.native_args = args;
+                    }
                     let rets = r?;
                     self.place_results(func, rets, nres);
                     return Ok(false);
@@ -393,6 +419,37 @@ impl Vm {
             }
         }
         Err(self.rt_error("'__call' chain too long; possible loop"))
+    }
+
+    /// Pushes a guest frame; inline, with the growth of the frame vector out of line.
+    #[inline(always)]
+    pub(crate) fn push_frame(&mut self, f: Frame) {
+        if self.frames.len() == self.frames.capacity() {
+            self.grow_frames();
+        }
+        let len = self.frames.len();
+        // SAFETY: `len < capacity` (grown just above if it was not): the slot is allocated
+        // and uninitialized, and `set_len` covers exactly the value written.
+        unsafe {
+            self.frames.as_mut_ptr().add(len).write(f);
+            self.frames.set_len(len + 1);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_frames(&mut self) {
+        self.frames.reserve(self.frames.len().max(16));
+    }
+
+    /// Pops frames down to `depth` (an error unwinding), with their extra arguments.
+    pub(crate) fn truncate_frames(&mut self, depth: usize) {
+        self.frames.truncate(depth);
+        let end = self
+            .frames
+            .last()
+            .map_or(0, |f| (f.va_start + f.va_len) as usize);
+        self.varargs.truncate(end);
     }
 
     fn place_results(&mut self, func: usize, rets: Vec<Value>, nres: i32) {
@@ -453,7 +510,7 @@ impl Vm {
     /// Registers a native function as a global or a field of `table`.
     pub fn native(
         name: &str,
-        f: impl Fn(&mut Vm, Vec<Value>) -> LResult<Vec<Value>> + 'static,
+        f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
     ) -> Value {
         Value::Builtin(Rc::new(Native {
             name: name.to_string(),

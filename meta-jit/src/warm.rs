@@ -1199,10 +1199,7 @@ fn guard_counts(state: &State) -> Vec<log::GuardCount> {
 
 /// The guard number of op `op` of compiled trace `p` (0 when unknown).
 fn opt_guard_id(compiled: &HashMap<TraceId, Rc<resume::Exits>>, p: TraceId, op: usize) -> u32 {
-    compiled
-        .get(&p)
-        .and_then(|t| t.guard_id(op))
-        .unwrap_or(0)
+    compiled.get(&p).and_then(|t| t.guard_id(op)).unwrap_or(0)
 }
 
 /// How many guards the end-of-run report lists.

@@ -450,6 +450,7 @@ impl JitDriver {
                 buf[k] = to_ir(*v).bits();
             }
             if let Some(&CellState::Compiled { loop_no }) = state.cells.get(&buf[..greens.len()]) {
+                state.stats.hot_calls += 1;
                 state.stats.entries += 1;
                 drop(state);
                 let mut inputs = [crate::ir::Value::Int(0); 16];

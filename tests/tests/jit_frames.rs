@@ -14,7 +14,7 @@ use callops::{Code, Ins};
 
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
-use meta_jit::warm::{Stats, TraceKind};
+use meta_jit::warm::Stats;
 
 /// A caller's return point.
 #[derive(Clone, Copy, Debug, PartialEq, Default, JitLayout)]
@@ -153,25 +153,12 @@ fn agree(ops: &[Ins]) -> Stats {
     stats
 }
 
-/// The optimized loop body (after its label) of the only loop, as text.
-fn loop_body(s: &Stats) -> String {
-    let loops: Vec<_> = s
-        .traces
-        .iter()
-        .filter(|t| t.kind == TraceKind::Loop)
-        .collect();
-    assert_eq!(loops.len(), 1, "{}", s.summary());
-    let text = loops[0].optimized().to_string();
-    let at = text.find("label(").expect("a peeled loop");
-    text[at..].to_string()
-}
-
 #[test]
 fn a_loop_calling_a_small_function_keeps_no_frame_in_memory_and_no_call() {
     // r1 counts to 1000; each turn calls `inc` (r0 + 3) and adds the result to r2.
     let ops = callops::call_in_loop();
     let s = agree(&ops);
-    let body = loop_body(&s);
+    let body = callops::loop_body(&s);
     for op in [
         "call",
         "new",

@@ -10,7 +10,7 @@
 mod heapvm;
 
 use heapvm::{callops, frame, run, seen, Code, Ins, Seen, SEEN};
-use meta_jit::warm::{Stats, TraceKind};
+use meta_jit::warm::Stats;
 
 /// Runs `ops` with the JIT parameters `params` (after a reset): the result, the outermost
 /// frame at the end, the guest stacks `snapshot` saw, and the driver's statistics.
@@ -38,25 +38,12 @@ fn agree(ops: &[Ins]) -> Stats {
     stats
 }
 
-/// The optimized loop body (after its label) of the only loop, as text.
-fn loop_body(s: &Stats) -> String {
-    let loops: Vec<_> = s
-        .traces
-        .iter()
-        .filter(|t| t.kind == TraceKind::Loop)
-        .collect();
-    assert_eq!(loops.len(), 1, "{}", s.summary());
-    let text = loops[0].optimized().to_string();
-    let at = text.find("label(").expect("a peeled loop");
-    text[at..].to_string()
-}
-
 #[test]
 fn a_loop_calling_a_small_function_allocates_no_frame_and_calls_nothing() {
     // r1 counts to 1000; each turn calls `inc` (r0 + 3) and adds the result to r2.
     let ops = callops::call_in_loop();
     let s = agree(&ops);
-    let body = loop_body(&s);
+    let body = callops::loop_body(&s);
     for op in ["call", "new("] {
         assert!(!body.contains(op), "`{op}` in the loop body:\n{body}");
     }
@@ -77,7 +64,7 @@ fn a_guard_three_calls_deep_materializes_the_callee_frames() {
     assert!(s.guard_failures >= 300, "{}", s.summary());
     assert_eq!(s.bridges(), 0, "{}", s.summary());
     // Before the flip, the compiled loop allocated none of the callee frames.
-    let body = loop_body(&s);
+    let body = callops::loop_body(&s);
     assert!(!body.contains("new("), "{body}");
     // With bridges: the guard's bridge starts from resume data that holds the three virtual
     // frames, and the stacks it hands to `snapshot` are still the interpreter's.

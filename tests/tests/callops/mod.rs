@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use meta_jit::hints::*;
+use meta_jit::warm::{Stats, TraceKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, JitLayout, Trace)]
 #[repr(C, u8)]
@@ -34,8 +35,9 @@ pub struct Code {
     pub ops: Vec<Ins>,
 }
 
-/// r1 counts to 1000; each turn calls `inc` (r0 + 3) and adds the result to r2.
-pub fn call_in_loop() -> Vec<Ins> {
+/// The caller both programs share: r1 counts to 1000; each turn calls the function at pc 7
+/// with r1 and adds its result to r2.
+fn caller() -> Vec<Ins> {
     vec![
         Ins::Li(1, 0),
         Ins::Li(3, 1000),
@@ -49,29 +51,23 @@ pub fn call_in_loop() -> Vec<Ins> {
         Ins::AddI(1, 1, 1),
         Ins::Jlt(1, 3, 2),
         Ins::Halt,
-        // inc (pc 7): r0 = r0 + 3; return r0
-        Ins::AddI(0, 0, 3),
-        Ins::Leave(0),
     ]
+}
+
+/// r1 counts to 1000; each turn calls `inc` (r0 + 3) and adds the result to r2.
+pub fn call_in_loop() -> Vec<Ins> {
+    let mut ops = caller();
+    // inc (pc 7): r0 = r0 + 3; return r0
+    ops.extend([Ins::AddI(0, 0, 3), Ins::Leave(0)]);
+    ops
 }
 
 /// Each turn calls f1, which calls f2, which calls f3; f3's branch on its argument flips after
 /// 600 turns (its guard then fails three inlined calls deep) and takes a snapshot of the guest
 /// stack on the other side.
 pub fn three_deep() -> Vec<Ins> {
-    vec![
-        Ins::Li(1, 0),
-        Ins::Li(3, 1000),
-        // loop (pc 2)
-        Ins::Invoke {
-            t: 7,
-            arg: 1,
-            dst: 0,
-        },
-        Ins::Add(2, 2, 0),
-        Ins::AddI(1, 1, 1),
-        Ins::Jlt(1, 3, 2),
-        Ins::Halt,
+    let mut ops = caller();
+    ops.extend([
         // f1 (pc 7): r1 = f2(r0 + 1); return r1 + r0
         Ins::AddI(2, 0, 1),
         Ins::Invoke {
@@ -97,5 +93,19 @@ pub fn three_deep() -> Vec<Ins> {
         Ins::Branch(0, 600, 3),
         Ins::Add(3, 3, 0),
         Ins::Leave(3),
-    ]
+    ]);
+    ops
+}
+
+/// The optimized loop body (after its label) of the only loop, as text.
+pub fn loop_body(s: &Stats) -> String {
+    let loops: Vec<_> = s
+        .traces
+        .iter()
+        .filter(|t| t.kind == TraceKind::Loop)
+        .collect();
+    assert_eq!(loops.len(), 1, "{}", s.summary());
+    let text = loops[0].optimized().to_string();
+    let at = text.find("label(").expect("a peeled loop");
+    text[at..].to_string()
 }

@@ -594,6 +594,70 @@ impl JitDriver {
         traced
     }
 
+    /// Compiles the trace of cell `key`, which starts at the greens `start`, and points the
+    /// cell to it: `Some` of its loop number. `entry` is `None` for a loop, `Some(returns)`
+    /// for a function entry (`returns`: the trace ends at the portal's return). A trace that
+    /// does not compile makes the cell stop tracing (`None`).
+    ///
+    /// # Safety
+    /// The interpreter stands in the program the trace ran (its marks are rendered).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn compile_cell(
+        &self,
+        state: &mut State,
+        params: &Params,
+        trace: Trace,
+        key: Vec<u64>,
+        start: Vec<Value>,
+        fingerprint: Fingerprint,
+        marks: &[Mark],
+        entry: Option<bool>,
+    ) -> Option<u32> {
+        let loop_no = state.loops.len() as u32;
+        let origin = stale::Origin::Loop { key: key.clone() };
+        // SAFETY: forwarded.
+        let located = unsafe { self.render(marks) };
+        let header = format!(
+            "{} {loop_no} of {} at {}",
+            if entry.is_some() { "entry" } else { "loop" },
+            self.name,
+            located.start().unwrap_or("?")
+        );
+        let returns = entry == Some(true);
+        match self.compile(
+            state,
+            params,
+            trace,
+            None,
+            origin,
+            fingerprint,
+            (header, located),
+            returns,
+        ) {
+            Ok(id) => {
+                if entry.is_some() {
+                    if let Some(t) = state.stats.traces.last_mut() {
+                        t.kind = TraceKind::Entry;
+                    }
+                }
+                if returns {
+                    state.returns.insert(id);
+                }
+                state.loops.push((id, start));
+                state.backend.define_target(loop_no, id);
+                state.abort_facts.remove(&key);
+                state.cells.insert(key, CellState::Compiled { loop_no });
+                Some(loop_no)
+            }
+            Err((e, fingerprint)) => {
+                self.aborted(state, &format!("compilation failed: {e}"));
+                state.abort_facts.insert(key.clone(), fingerprint);
+                state.cells.insert(key, CellState::DontTrace);
+                None
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     unsafe fn trace_loop(
         &self,
@@ -648,52 +712,36 @@ impl JitDriver {
                     }
                     _ => {}
                 }
-                let loop_no = state.loops.len() as u32;
-                let origin = stale::Origin::Loop { key: key.clone() };
                 // SAFETY: the interpreter stands in the program the trace ran.
-                let located = unsafe { self.render(&marks) };
-                let header = format!(
-                    "loop {loop_no} of {} at {}",
-                    self.name,
-                    located.start().unwrap_or("?")
-                );
-                match self.compile(
-                    state,
-                    params,
-                    trace,
-                    None,
-                    origin,
-                    fingerprint,
-                    (header, located),
-                    false,
-                ) {
-                    Ok(id) => {
-                        state.loops.push((id, start));
-                        state.backend.define_target(loop_no, id);
-                        state.abort_facts.remove(&key);
-                        state.cells.insert(key, CellState::Compiled { loop_no });
-                        // The tracer stands at the merge point where the trace closed: its own
-                        // start, or another compiled loop's, or neither.
-                        let next = match close {
-                            Close::Loop => Some(loop_no),
-                            Close::Jump(n) => Some(n),
-                            _ => None,
-                        };
-                        let Some(next) = next else {
-                            return Next::Done(merge_point(at, reds));
-                        };
-                        state.stats.entries += 1;
-                        // The tracer left the interpreter at the merge point with these greens
-                        // and reds, the entry of `next`.
-                        Next::enter(next, &reds, true)
-                    }
-                    Err((e, fingerprint)) => {
-                        self.aborted(state, &format!("compilation failed: {e}"));
-                        state.abort_facts.insert(key.clone(), fingerprint);
-                        state.cells.insert(key, CellState::DontTrace);
-                        Next::Done(merge_point(at, reds))
-                    }
-                }
+                let compiled = unsafe {
+                    self.compile_cell(
+                        state,
+                        params,
+                        trace,
+                        key,
+                        start.clone(),
+                        fingerprint,
+                        &marks,
+                        None,
+                    )
+                };
+                let Some(loop_no) = compiled else {
+                    return Next::Done(merge_point(at, reds));
+                };
+                // The tracer stands at the merge point where the trace closed: its own start,
+                // or another compiled loop's, or neither.
+                let next = match close {
+                    Close::Loop => Some(loop_no),
+                    Close::Jump(n) => Some(n),
+                    _ => None,
+                };
+                let Some(next) = next else {
+                    return Next::Done(merge_point(at, reds));
+                };
+                state.stats.entries += 1;
+                // The tracer left the interpreter at the merge point with these greens and
+                // reds, the entry of `next`.
+                Next::enter(next, &reds, true)
             }
             Traced::Aborted {
                 reason: Abort::InnerLoop,

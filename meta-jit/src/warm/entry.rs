@@ -12,7 +12,7 @@
 //! like a loop header). Must not know: any guest language,
 //! how ops are traced or compiled.
 
-use super::{stale, CellState, Cells, JitDriver, Next, Params, Resumed, State, TraceKind};
+use super::{Cells, JitDriver, Next, Params, Resumed, State};
 use crate::jitcode::Value;
 use crate::trace::{Abort, Close, Traced};
 
@@ -56,56 +56,32 @@ impl JitDriver {
                 fingerprint,
                 marks,
             } => {
-                let loop_no = state.loops.len() as u32;
-                let origin = stale::Origin::Loop { key: key.clone() };
-                // SAFETY: the interpreter stands in the program the trace ran.
-                let located = unsafe { self.render(&marks) };
-                let header = format!(
-                    "entry {loop_no} of {} at {}",
-                    self.name,
-                    located.start().unwrap_or("?")
-                );
                 // Where the interpreter stands: returned, or at the merge point where the
                 // trace closed.
                 let here = |at: Vec<Value>, reds: Vec<Value>| match close {
                     Close::Return => Resumed::Return(reds),
                     _ => super::merge_point(at, reds),
                 };
-                match self.compile(
-                    state,
-                    params,
-                    trace,
-                    None,
-                    origin,
-                    fingerprint,
-                    (header, located),
-                    close == Close::Return,
-                ) {
-                    Ok(id) => {
-                        if let Some(t) = state.stats.traces.last_mut() {
-                            t.kind = TraceKind::Entry;
-                        }
-                        state.loops.push((id, start));
-                        state.backend.define_target(loop_no, id);
-                        state.abort_facts.remove(&key);
-                        state.cells.insert(key, CellState::Compiled { loop_no });
-                        if close == Close::Return {
-                            state.returns.insert(id);
-                        }
-                        match close {
-                            Close::Jump(n) => {
-                                state.stats.entries += 1;
-                                Next::enter(n, &reds, true)
-                            }
-                            _ => Next::Done(here(at, reds)),
-                        }
+                let returns = Some(close == Close::Return);
+                // SAFETY: the interpreter stands in the program the trace ran.
+                let compiled = unsafe {
+                    self.compile_cell(
+                        state,
+                        params,
+                        trace,
+                        key,
+                        start,
+                        fingerprint,
+                        &marks,
+                        returns,
+                    )
+                };
+                match (compiled, close) {
+                    (Some(_), Close::Jump(n)) => {
+                        state.stats.entries += 1;
+                        Next::enter(n, &reds, true)
                     }
-                    Err((e, fingerprint)) => {
-                        self.aborted(state, &format!("compilation failed: {e}"));
-                        state.abort_facts.insert(key.clone(), fingerprint);
-                        state.cells.insert(key, CellState::DontTrace);
-                        Next::Done(here(at, reds))
-                    }
+                    _ => Next::Done(here(at, reds)),
                 }
             }
             Traced::Aborted {

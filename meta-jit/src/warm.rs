@@ -559,21 +559,8 @@ impl JitDriver {
         let portal = (self.portal)();
         let t0 = Instant::now();
         let first_guard = state.next_guard;
-        let State {
-            codes,
-            cells,
-            dont_inline,
-            targets,
-            ..
-        } = state;
-        let cells = &*cells;
-        let mut calls = assembler::EntryCalls {
-            driver: self,
-            cells,
-            dont_inline,
-            targets,
-            enabled: params.function_entry,
-        };
+        let (codes, cells, mut calls) =
+            assembler::EntryCalls::split(self, state, params.function_entry);
         let mut tracer = Tracer::at_merge_point(
             codes,
             portal,

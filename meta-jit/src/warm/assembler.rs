@@ -28,7 +28,7 @@ use super::{CellState, JitDriver, Next, Resumed, State};
 use crate::backend::ASSEMBLER_FRAME_WORDS;
 use crate::ir::Type;
 use crate::jitcode::{Op, Value};
-use crate::trace::{ir_type, merge_point_pc, Assembler, PortalCalls, MAX_REDS};
+use crate::trace::{ir_type, merge_point_pc, Assembler, Codes, PortalCalls, MAX_REDS};
 
 /// How many portal calls deep a trace inlines a callee that is not recursive.
 pub const INLINE_DEPTH: usize = 2;
@@ -68,6 +68,37 @@ pub(super) struct EntryCalls<'a> {
     /// Whether function entries are compiled (`function_entry`): without, every call is
     /// inlined, as nothing would be compiled to call.
     pub(super) enabled: bool,
+}
+
+impl<'a> EntryCalls<'a> {
+    /// The driver's state split for a tracer: its jitcode, and the portal calls it asks
+    /// about (which read the cells while the tracer decides where traces close).
+    pub(super) fn split(
+        driver: &'a JitDriver,
+        state: &'a mut State,
+        enabled: bool,
+    ) -> (
+        &'a mut Codes,
+        &'a HashMap<Vec<u64>, CellState>,
+        EntryCalls<'a>,
+    ) {
+        let State {
+            codes,
+            cells,
+            dont_inline,
+            targets,
+            ..
+        } = state;
+        let cells = &*cells;
+        let calls = EntryCalls {
+            driver,
+            cells,
+            dont_inline,
+            targets,
+            enabled,
+        };
+        (codes, cells, calls)
+    }
 }
 
 impl PortalCalls for EntryCalls<'_> {

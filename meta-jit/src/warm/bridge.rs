@@ -36,21 +36,8 @@ impl JitDriver {
         let t0 = Instant::now();
         let first_guard = state.next_guard;
         let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());
-        let State {
-            codes,
-            cells,
-            dont_inline,
-            targets,
-            ..
-        } = &mut *state;
-        let cells = &*cells;
-        let mut calls = assembler::EntryCalls {
-            driver: self,
-            cells,
-            dont_inline,
-            targets,
-            enabled: params.function_entry,
-        };
+        let (codes, cells, mut calls) =
+            assembler::EntryCalls::split(self, &mut *state, params.function_entry);
 
         let tracer = Tracer::with_frames(
             codes,

@@ -44,6 +44,11 @@ impl<T> OptGc<T> {
         }
     }
 
+    /// `None`: the null constant.
+    fn null(b: &mut Builder) -> OptGc<T> {
+        OptGc::new(b.const_ref(0))
+    }
+
     /// 1 when `Some`: the register compared with null.
     fn is_some(self, b: &mut Builder) -> Register {
         let null = b.const_ref(0);
@@ -184,12 +189,12 @@ impl<T> TryHandle for OptGc<T> {
 
 impl<T, U> FromResidual<OptGc<U>> for OptGc<T> {
     fn from_residual(b: &mut Builder, _r: OptGc<U>) -> Self {
-        OptGc::new(b.const_ref(0))
+        OptGc::null(b)
     }
 }
 impl<T, U: Scalar> FromResidual<OptionH<U>> for OptGc<T> {
     fn from_residual(b: &mut Builder, _r: OptionH<U>) -> Self {
-        OptGc::new(b.const_ref(0))
+        OptGc::null(b)
     }
 }
 impl<T: Scalar, U> FromResidual<OptGc<U>> for OptionH<T> {
@@ -243,7 +248,7 @@ impl<T: Scalar> NoneOf for OptionH<T> {
 }
 impl<T> NoneOf for OptGc<T> {
     fn none(b: &mut Builder) -> Self {
-        OptGc::new(b.const_ref(0))
+        OptGc::null(b)
     }
 }
 

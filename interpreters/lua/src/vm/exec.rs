@@ -193,12 +193,24 @@ impl Vm {
                     }
                 }};
             }
+            // Register `x` of this frame for reading: a shared reference made from the raw
+            // pointer, so that two operands naming one register (`x + x`) never make two
+            // `&mut` to it at once.
+            macro_rules! rd {
+                ($x:expr) => {{
+                    let i = base + $x as usize;
+                    debug_assert!(i < self.stack.len());
+                    // SAFETY: in bounds as for `r!`; no `&mut` to the slot is alive while the
+                    // reference is used (writes go through `r!` after the operands are read).
+                    unsafe { &*self.stack.as_ptr().add(i) }
+                }};
+            }
             macro_rules! rk {
                 ($x:expr) => {
                     if $x >= RK_CONST {
                         &k[($x - RK_CONST) as usize]
                     } else {
-                        &*r!($x)
+                        rd!($x)
                     }
                 };
             }
@@ -338,7 +350,7 @@ impl Vm {
                         self.settable(&t, k[kk as usize].clone(), v, Desc::Up(u))?;
                     }
                     Op::GetTable(a, b, c) => {
-                        let v = match (&*r!(b), rk!(c)) {
+                        let v = match (rd!(b), rk!(c)) {
                             (Value::Tab(t), Value::Int(i)) => t.borrow().get_int(*i),
                             (Value::Tab(t), key) => t.borrow().get(key),
                             _ => Value::Nil,
@@ -355,7 +367,7 @@ impl Vm {
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
                         let v = match index_str(
-                            &*r!(b),
+                            rd!(b),
                             key,
                             &self.tm.index,
                             self.string_meta.as_ref(),
@@ -372,7 +384,7 @@ impl Vm {
                     }
                     Op::SetTable(a, b, c) => {
                         let v = rk!(c).clone();
-                        let rest = match (&*r!(a), rk!(b)) {
+                        let rest = match (rd!(a), rk!(b)) {
                             (Value::Tab(t), Value::Int(i)) => {
                                 t.borrow_mut().set_int_fast(*i, v).err()
                             }
@@ -390,7 +402,7 @@ impl Vm {
                     }
                     Op::SetStr(a, b, c) => {
                         let v = rk!(c).clone();
-                        let rest = match &*r!(a) {
+                        let rest = match rd!(a) {
                             Value::Tab(t) => {
                                 let key = &k[b as usize];
                                 t.borrow_mut()
@@ -470,7 +482,7 @@ impl Vm {
                     },
                     Op::Shl(a, b, c) => slow_arith!(a, b, c, ArOp::Shl),
                     Op::Shr(a, b, c) => slow_arith!(a, b, c, ArOp::Shr),
-                    Op::Unm(a, b) => match &*r!(b) {
+                    Op::Unm(a, b) => match rd!(b) {
                         Value::Int(x) => *r!(a) = Value::Int(x.wrapping_neg()),
                         Value::Num(x) => *r!(a) = Value::Num(-x),
                         _ => slow_arith!(a, b, b, ArOp::Unm),
@@ -478,7 +490,7 @@ impl Vm {
                     Op::BNot(a, b) => slow_arith!(a, b, b, ArOp::BNot),
                     Op::Not(a, b) => *r!(a) = Value::Boolean(!r!(b).truthy()),
                     Op::Len(a, b) => {
-                        let v = match &*r!(b) {
+                        let v = match rd!(b) {
                             Value::Str(s) => Value::Int(s.bytes.len() as i64),
                             Value::Tab(t) if t.borrow().meta.is_none() => {
                                 Value::Int(t.borrow().len())
@@ -699,7 +711,7 @@ impl Vm {
                                 }
                             }
                         } else if let (Value::Num(i), Value::Num(l), Value::Num(s)) =
-                            (&*r!(a), &*r!(a + 1), &*r!(a + 2))
+                            (rd!(a), rd!(a + 1), rd!(a + 2))
                         {
                             let (l, s) = (*l, *s);
                             let i = i + s;

@@ -278,6 +278,52 @@ pub unsafe fn collect(roots: &Tracer) {
     unsafe { heap::collect(&roots.words) }
 }
 
+/// Collects with `roots` now, as [`collect`] does, if no part of the JIT is running on this
+/// thread (no compiled code, tracer, blackhole interpreter or jitcode runner: their registers
+/// would not be roots); returns whether it collected. For an interpreter's own safe points in
+/// code that also runs as a residual call of traced code (a plain dispatch loop that a portal
+/// calls): there it does nothing, and the heap's request stays up until compiled code's safe
+/// point after the call, or the next call made outside the JIT, takes it.
+///
+/// # Safety
+/// Every `Gc` the program will use again is reachable through [`Trace`] from `roots`, apart
+/// from those that only the JIT's own frames hold (or a constant of a compiled trace).
+pub unsafe fn collect_in_interpreter(roots: &Tracer) -> bool {
+    if JIT_ACTIVE.with(|a| a.get()) != 0 || crate::alloc::tracking() {
+        return false;
+    }
+    if roots.blocked {
+        heap::note_abandoned();
+        return false;
+    }
+    // SAFETY: forwarded; nothing of the JIT runs on this thread, so `roots` are all of them.
+    unsafe { heap::collect(&roots.words) };
+    true
+}
+
+thread_local! {
+    /// How many JIT activities (driver entries and jitcode runs) are on this thread's stack.
+    static JIT_ACTIVE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A JIT activity on the native stack (the driver handling a hot `can_enter_jit!` or
+/// function entry, or a jitcode run), from [`JitActive::enter`] until dropped:
+/// [`collect_in_interpreter`] does nothing meanwhile.
+pub(crate) struct JitActive(());
+
+impl JitActive {
+    pub(crate) fn enter() -> JitActive {
+        JIT_ACTIVE.with(|a| a.set(a.get() + 1));
+        JitActive(())
+    }
+}
+
+impl Drop for JitActive {
+    fn drop(&mut self) {
+        JIT_ACTIVE.with(|a| a.set(a.get() - 1));
+    }
+}
+
 /// Whether a safe point should collect now: collection is enabled and the heap has handed
 /// out its threshold since the last collection. One thread-local load; the `#[jit::interpreter]`
 /// expansion tests it at every native `can_enter_jit!`.

@@ -441,6 +441,7 @@ impl JitDriver {
         let Ok(mut state) = self.state.try_borrow_mut() else {
             return None; // reentrant call while the JIT works: interpret
         };
+        let _active = crate::gc::JitActive::enter();
         let params = self.params.borrow().clone();
         if !entry {
             // The common case, a compiled loop, without allocating: the key on the stack and

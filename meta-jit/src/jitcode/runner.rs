@@ -24,6 +24,7 @@ use super::hintcheck;
 /// had in that code, valid for the reads and writes the original function would do. Under those
 /// conditions the loads and stores below touch exactly the memory the native function touches.
 pub unsafe fn run(code: &JitCode, args: &[Value]) -> Vec<Value> {
+    let _active = crate::gc::JitActive::enter();
     let mut frame = Frame::new(code);
     assert_eq!(
         args.len(),

@@ -260,7 +260,15 @@ impl Lowerer {
             }
             Expr::Array(a) => Err(err(a, "array literals are not supported in traced code; keep the array in a struct field or a `static`")),
             Expr::Repeat(a) => Err(err(a, "array literals are not supported in traced code; keep the array in a struct field or a `static`")),
-            Expr::Tuple(t) => Err(err(t, "tuples are not supported in traced code; use separate variables")),
+            Expr::Tuple(t) => {
+                // The handle of a tuple is the tuple of its elements' handles (see
+                // `meta_jit::lower::tuple`), evaluated left to right.
+                let (stmts, names) = match self.args(t.elems.iter().cloned())? {
+                    Ok(x) => x,
+                    Err(d) => return Ok(d),
+                };
+                Ok(Lowered::value(quote_spanned!(span=> { #stmts (#(#names,)*) })))
+            }
             Expr::Range(r) => Err(err(r, "ranges are only supported as the iterator of a `for` loop in traced code")),
             Expr::Async(a) => Err(err(a, "async blocks are not supported in traced code")),
             Expr::Await(a) => Err(err(a, "`.await` is not supported in traced code")),

@@ -180,6 +180,13 @@ impl Lowerer {
     }
 
     fn local(&mut self, local: &syn::Local) -> syn::Result<Lowered> {
+        let (pat, ty) = match &local.pat {
+            syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+            p => (p, None),
+        };
+        if let syn::Pat::Tuple(t) = pat {
+            return self.let_tuple(local, t, ty);
+        }
         let (ident, ty, bind) = match &local.pat {
             syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 (pi.ident.clone(), None, pat::bind_fn(pi))
@@ -231,6 +238,70 @@ impl Lowerer {
         ))
     }
 
+    /// `let (a, (b, _), mut c) = e;` (with an optional type): the tuple's handle is taken apart
+    /// element by element (see `meta_jit::lower::tuple`), each name bound as a `let` binds it.
+    fn let_tuple(
+        &mut self,
+        local: &syn::Local,
+        t: &syn::PatTuple,
+        ty: Option<&syn::Type>,
+    ) -> syn::Result<Lowered> {
+        let Some(init) = &local.init else {
+            return Err(syn::Error::new_spanned(
+                local,
+                "a `let` without an initial value is not supported in traced code; initialize the variable where it is declared",
+            ));
+        };
+        if let Some((_, els)) = &init.diverge {
+            return Err(syn::Error::new_spanned(
+                els,
+                "`let ... else` is not supported in traced code; use `match`",
+            ));
+        }
+        let e = self.expr(&init.expr)?;
+        if e.diverges {
+            return Ok(e);
+        }
+        let (ll, ts) = (l(), e.ts);
+        let whole = self.id("tuple");
+        let annot = ty.map(|t| quote!(: <#t as #ll::JitType>::Handle));
+        let mut out = quote!(let #whole #annot = #ts;);
+        self.destructure(t, quote!(#whole), &mut out)?;
+        Ok(Lowered::value(out))
+    }
+
+    /// The bindings of tuple pattern `t` against the tuple handle `h`.
+    fn destructure(
+        &mut self,
+        t: &syn::PatTuple,
+        h: TokenStream,
+        out: &mut TokenStream,
+    ) -> syn::Result<()> {
+        let (bb, ll) = (b(), l());
+        for (i, p) in t.elems.iter().enumerate() {
+            let i = syn::Index::from(i);
+            match p {
+                syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                    let id = &pi.ident;
+                    let name = id.to_string();
+                    let bind = pat::bind_fn(pi);
+                    self.declare(id);
+                    out.extend(quote!(let #id = #ll::#bind(#bb, #name, #h.#i);));
+                }
+                syn::Pat::Wild(_) => {}
+                syn::Pat::Tuple(inner) => self.destructure(inner, quote!(#h.#i), out)?,
+                syn::Pat::Rest(r) => {
+                    return Err(syn::Error::new_spanned(
+                        r,
+                        "`..` in a `let` tuple pattern is not supported in traced code; name every element (`_` for the ones you skip)",
+                    ))
+                }
+                other => return Err(unsupported_pat_in_let(other)),
+            }
+        }
+        Ok(())
+    }
+
     /// Finds the loop a `break`/`continue` with `label` targets.
     pub fn find_loop(
         &mut self,
@@ -258,6 +329,6 @@ impl Lowerer {
 fn unsupported_pat_in_let(p: &syn::Pat) -> syn::Error {
     syn::Error::new_spanned(
         p,
-        "only `let name = ...;` and `let name: Type = ...;` are supported in traced code; destructure with `match` or field accesses",
+        "only `let name = ...;`, `let name: Type = ...;` and tuple patterns of names (`let (a, _, mut b) = ...;`) are supported in traced code; destructure other values with `match` or field accesses",
     )
 }

@@ -160,6 +160,47 @@ impl Lowerer {
                 elems.push((self.id("t"), ts, by_value));
             }
         }
+        // `match t { (X, y) => .. }` on a tuple that is not written as one (a variable, a call,
+        // a place of tuple type): its elements are the scrutinees.
+        let mut pre = TokenStream::new();
+        let arity = m.arms.iter().find_map(|a| match strip(&a.pat) {
+            Pat::Tuple(t) if !t.elems.iter().any(|e| matches!(strip(e), Pat::Rest(_))) => {
+                Some(t.elems.len())
+            }
+            _ => None,
+        });
+        if let (true, Some(n)) = (elems.is_empty(), arity) {
+            let whole = self.id("tuple");
+            let by_value = is_place(&m.expr);
+            let span = m.expr.span();
+            if by_value {
+                let p = self.place(&m.expr)?;
+                let pt = p.ts;
+                pre = quote_spanned!(span=> let #whole = #pt;);
+            } else {
+                let v = self.expr(&m.expr)?;
+                if v.diverges {
+                    return Ok(v);
+                }
+                let vt = v.ts;
+                pre = quote_spanned!(span=> let #whole = #vt;);
+            }
+            for i in 0..n {
+                let name = i.to_string();
+                let i = syn::Index::from(i);
+                let elem = quote_spanned!(span=> #ll::field(#bb, #whole, #name, |__jit_p| {
+                    // SAFETY: only the address of the element is computed (no reference to
+                    // the uninitialized value is created); see `meta_jit::lower::field`.
+                    unsafe { ::core::ptr::addr_of!((*__jit_p).#i) }
+                }));
+                let ts = if by_value {
+                    quote_spanned!(span=> { let __jit_p = #elem; #ll::scrutinee_place(#bb, __jit_p) })
+                } else {
+                    quote_spanned!(span=> { let __jit_p = #elem; let __jit_x = #ll::read(#bb, __jit_p); #ll::scrutinee_value(#bb, __jit_x) })
+                };
+                elems.push((self.id("t"), ts, by_value));
+            }
+        }
         let (scrut, by_value) = if elems.is_empty() {
             match self.scrutinee(&m.expr)? {
                 Ok(x) => x,
@@ -275,6 +316,7 @@ impl Lowerer {
         };
         Ok(Lowered {
             ts: quote!({
+                #pre
                 #(#elem_lets)*
                 let #s = #scrut;
                 let #end = #bb.new_label();
@@ -529,7 +571,7 @@ fn unsupported(p: &Pat) -> syn::Error {
         Pat::Reference(_) => {
             "reference patterns (`&x`) are not supported in traced code; match on the place itself"
         }
-        Pat::Tuple(_) => "tuple patterns are not supported in traced code",
+        Pat::Tuple(_) => "this tuple pattern is not supported here in traced code; name every element of the tuple (`_` for those you skip)",
         Pat::Slice(_) => "slice patterns are not supported in traced code; index the slice",
         _ => "this pattern is not supported in traced code",
     };

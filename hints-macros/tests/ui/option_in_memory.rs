@@ -1,13 +1,22 @@
 use meta_jit::hints::*;
 
+#[derive(Clone, Copy, JitLayout)]
+struct Point {
+    x: i64,
+    y: i64,
+}
+
 #[derive(JitLayout)]
 struct Slot {
-    value: Option<i64>,
+    value: Option<Point>,
 }
 
 #[look_inside]
-fn f(s: &Slot) -> Option<i64> {
-    s.value
+fn f(s: &Slot) -> i64 {
+    match s.value {
+        Some(p) => p.x,
+        None => 0,
+    }
 }
 
 fn main() {}

@@ -18,6 +18,7 @@
 //! - [`OptionH<T>`] and [`ResultH<T, E>`]: `Option` and `Result` of scalars (a tag register and
 //!   the payloads'), and [`OptGc<T>`]: an `Option<Gc<T>>` (one reference register, null for
 //!   `None`);
+//! - a tuple: the tuple of its elements' handles (see [`mod@tuple`]);
 //! - `()`: no registers.
 
 pub mod builtin;
@@ -30,6 +31,8 @@ pub mod objects;
 pub mod ops;
 pub mod place;
 pub mod sum;
+pub mod sum_mem;
+pub mod tuple;
 pub mod types;
 pub mod value;
 

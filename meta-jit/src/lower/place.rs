@@ -405,7 +405,9 @@ pub fn probe_slice_layout() -> (usize, usize) {
 /// enums.
 #[diagnostic::on_unimplemented(
     message = "traced code cannot match on `{Self}`",
-    note = "traced code matches on integers, `bool`, `char` and enums with `#[derive(JitLayout)]`"
+    note = "traced code matches on integers, `bool`, `char`, enums with `#[derive(JitLayout)]`, tuples of \
+            those, `Option<Gc<T>>`, and `Option`s and `Result`s of scalars; for an optional value of \
+            another type, declare a `#[repr(C, u8)]` enum with `#[derive(JitLayout)]`"
 )]
 pub trait MatchTarget {
     /// The scrutinee handle.
@@ -585,6 +587,13 @@ impl<T: Stored> ValueBinding for Ptr<T> {
     type Bound = T::Handle;
     fn bind(self, b: &mut Builder) -> T::Handle {
         T::load(b, self)
+    }
+}
+/// A payload already in a register (an `Option` or `Result` of scalars loaded to be matched).
+impl<T: Scalar> ValueBinding for Reg<T> {
+    type Bound = Reg<T>;
+    fn bind(self, _b: &mut Builder) -> Reg<T> {
+        self
     }
 }
 impl<F: JitType> ValueBinding for super::value::RegPlace<F> {

@@ -122,10 +122,11 @@ pub trait JitType {
     message = "`{Self}` cannot be copied between memory and registers by traced code",
     label = "this place has type `{Self}`",
     note = "traced code loads and stores integers, `bool`, `char`, `f64`, references, slices, `Gc<T>`, \
-            `Option<Gc<T>>`, and `Copy` structs and enums with `#[derive(JitLayout)]` whose fields are such \
-            values (not other `Option`s or `Result`s, whose layout Rust does not define); a type that is not `Copy` is not copied, since \
-            assigning it drops the old value natively: take a reference (`&place`), match on it in place, \
-            or write it in a `#[dont_look_inside]` function"
+            `Option<Gc<T>>`, tuples, `Option`s and `Result`s of scalars, and `Copy` structs and enums \
+            with `#[derive(JitLayout)]` whose fields are such values (an `Option` or `Result` of anything \
+            else has no layout Rust defines: declare a `#[repr(C, u8)]` enum); a type that is not `Copy` \
+            is not copied, since assigning it drops the old value natively: take a reference (`&place`), \
+            match on it in place, or write it in a `#[dont_look_inside]` function"
 )]
 pub trait Stored: JitType {
     /// Emits the load of a value of this type stored at `p`.
@@ -349,7 +350,8 @@ slice_jit_type!(&'a [T], &'a mut [T]);
     message = "`{Self}` cannot be passed to a function the JIT does not look inside",
     label = "not an integer, `bool`, `char`, `f64` or reference",
     note = "`#[elidable]`, `#[dont_look_inside]` and `#[loop_invariant]` functions are called through \
-            an `extern \"C\"` shim whose arguments are integers, floats and pointers"
+            an `extern \"C\"` shim whose arguments are integers, floats and pointers (pass a tuple's \
+            elements as separate arguments, or a reference to a struct)"
 )]
 pub trait ShimArg: JitType {
     /// The shim's parameter type for `Self`.
@@ -368,7 +370,9 @@ pub trait ShimArg: JitType {
 /// A type a shim may return: a [`ShimArg`] or `()`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a function the JIT does not look inside",
-    note = "shims return an integer, `bool`, `char`, `f64`, a reference or `()`"
+    note = "shims return an integer, `bool`, `char`, `f64`, a reference or `()`; to return more \
+            than one value, write them through a `&mut` argument, or make the function \
+            `#[look_inside]` (inlined functions return tuples)"
 )]
 pub trait ShimRet: JitType {
     /// The shim's return type.

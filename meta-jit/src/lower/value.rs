@@ -241,11 +241,12 @@ impl<S: JitValue + PlaceTarget<Struct = S>> FieldBase<S> for RegPlace<S> {
 #[diagnostic::on_unimplemented(
     message = "`{T}` cannot be copied between memory and registers by traced code",
     label = "this place has type `{T}`",
-    note = "traced code loads and stores integers, `bool`, `char`, `f64`, references, slices, and `Copy` \
-            structs and enums with `#[derive(JitLayout)]` whose fields are such values (not `Option` or \
-            `Result`, whose layout Rust does not define); a type that is not `Copy` is not copied, since \
-            assigning it drops the old value natively: take a reference (`&place`), match on it in place, \
-            or write it in a `#[dont_look_inside]` function"
+    note = "traced code loads and stores integers, `bool`, `char`, `f64`, references, slices, `Gc<T>`, \
+            `Option<Gc<T>>`, tuples, `Option`s and `Result`s of scalars, and `Copy` structs and enums \
+            with `#[derive(JitLayout)]` whose fields are such values (an `Option` or `Result` of anything \
+            else has no layout Rust defines: declare a `#[repr(C, u8)]` enum); a type that is not `Copy` \
+            is not copied, since assigning it drops the old value natively: take a reference (`&place`), \
+            match on it in place, or write it in a `#[dont_look_inside]` function"
 )]
 pub trait PlaceOf<T: Stored> {
     /// Reads the value.

@@ -1,0 +1,274 @@
+//! `Option` and `Result` of scalars stored in memory (a field `Option<i64>`, a
+//! `Vec<Result<u32, i64>>`), read and written out of line.
+//!
+//! Rust defines no layout for these types (where the tag is, which values it takes, whether a
+//! niche in the payload replaces it), and stable Rust cannot ask for the offsets of an enum's
+//! fields, so compiled code cannot read them in place the way it reads a `#[repr(C, u8)]`
+//! enum. A load is two calls of small functions (tag, then payload) that read the value
+//! natively and write nothing, so the heap caches survive them; a store is one call that may
+//! write (the caches are flushed, as for any `#[dont_look_inside]` call). An interpreter that
+//! keeps such values on a hot path declares its own `#[repr(C, u8)]` enum instead, which
+//! traced code reads and writes inline (see `super::value`).
+//!
+//! Owns: the `Stored` impls of `Option<T>` and `Result<T, E>` for scalar `T`, `E`, and their
+//! helper functions and call descriptors, and their `match` on a place.
+//! Must not know: syntax; guest languages.
+
+use std::sync::Arc;
+
+use super::calls::{call_descr, emit_call};
+use super::place::MatchTarget;
+use super::sum::{OptionH, ResultH};
+use super::types::{Scalar, ShimArg, ShimRet, Stored};
+use super::{Handle, Ptr, Reg};
+use crate::jitcode::{Builder, CallDescr, Effect, Kind, Register, Value};
+
+/// A zero of `T`'s register kind as a `T`, for the payload of the variant not held.
+fn zero<T: Scalar>() -> T {
+    let z = match <T as Scalar>::KIND {
+        Kind::Int => Value::Int(0),
+        Kind::Float => Value::Float(0.0),
+        Kind::Ref => Value::Ref(0),
+    };
+    // SAFETY: zero is a valid value of every scalar type traced code holds (integers, `bool`,
+    // `char`, floats).
+    unsafe { T::from_value(z) }
+}
+
+/// The descriptor of helper `name` (a fresh one per use: these calls are never compared).
+fn descr(
+    name: &'static str,
+    args: Vec<Kind>,
+    ret: Option<Kind>,
+    effect: Effect,
+    shim: usize,
+    dynamic: fn(&[Value]) -> Option<Value>,
+) -> Arc<CallDescr> {
+    call_descr(name, args, ret, effect, shim, dynamic)
+}
+
+/// A value of `T` from a runner value of its kind.
+///
+/// # Safety
+/// `v` is the value of a `T`.
+unsafe fn from_runner<T: Scalar>(v: Value) -> T {
+    // SAFETY: forwarded.
+    unsafe { T::from_value(v) }
+}
+
+// Option<T>.
+
+extern "C" fn option_tag<T: Scalar>(p: *const Option<T>) -> i64 {
+    // SAFETY: traced code passes the address of a live `Option<T>` it may read.
+    i64::from(unsafe { (*p).is_some() })
+}
+fn option_tag_dyn<T: Scalar>(a: &[Value]) -> Option<Value> {
+    Some(Value::Int(option_tag::<T>(a[0].addr() as *const Option<T>)))
+}
+
+extern "C" fn option_value<T: Scalar + ShimRet>(p: *const Option<T>) -> <T as ShimRet>::Abi {
+    // SAFETY: as in `option_tag`.
+    unsafe { *p }.unwrap_or_else(zero).to_abi()
+}
+fn option_value_dyn<T: Scalar>(a: &[Value]) -> Option<Value> {
+    // SAFETY: as in `option_tag`.
+    Some(
+        unsafe { *(a[0].addr() as *const Option<T>) }
+            .unwrap_or_else(zero)
+            .to_value(),
+    )
+}
+
+extern "C" fn option_store<T: Scalar + ShimArg>(
+    p: *mut Option<T>,
+    tag: i64,
+    v: <T as ShimArg>::Abi,
+) {
+    // SAFETY: traced code passes the address of a live `Option<T>` it may write, and the ABI
+    // form of a `T` when the tag says `Some`.
+    unsafe { *p = (tag != 0).then(|| T::from_abi(v)) }
+}
+fn option_store_dyn<T: Scalar>(a: &[Value]) -> Option<Value> {
+    // SAFETY: as in `option_store`.
+    unsafe { *(a[0].addr() as *mut Option<T>) = (a[1].int() != 0).then(|| from_runner(a[2])) };
+    None
+}
+
+impl<T: Scalar + ShimArg + ShimRet> Stored for Option<T> {
+    fn load(b: &mut Builder, p: Ptr<Self>) -> OptionH<T> {
+        let at = p.regs(b);
+        let tag = descr(
+            "meta_jit::option_tag",
+            vec![Kind::Ref],
+            Some(Kind::Int),
+            Effect::ResidualWritesNothing,
+            option_tag::<T> as extern "C" fn(_) -> _ as usize,
+            option_tag_dyn::<T>,
+        );
+        let value = descr(
+            "meta_jit::option_value",
+            vec![Kind::Ref],
+            Some(<T as Scalar>::KIND),
+            Effect::ResidualWritesNothing,
+            option_value::<T> as extern "C" fn(_) -> _ as usize,
+            option_value_dyn::<T>,
+        );
+        let tag: Reg<i64> = emit_call(b, &tag, at.clone());
+        let val: Reg<T> = emit_call(b, &value, at);
+        OptionH::from_regs(&mut [tag.reg, val.reg].into_iter())
+    }
+    fn store(b: &mut Builder, p: Ptr<Self>, v: OptionH<T>) {
+        let mut args = p.regs(b);
+        args.extend(v.regs(b));
+        let store = descr(
+            "meta_jit::option_store",
+            vec![Kind::Ref, Kind::Int, <T as Scalar>::KIND],
+            None,
+            Effect::Residual,
+            option_store::<T> as extern "C" fn(_, _, _) as usize,
+            option_store_dyn::<T>,
+        );
+        emit_call::<()>(b, &store, args)
+    }
+}
+
+// Result<T, E>.
+
+extern "C" fn result_tag<T: Scalar, E: Scalar>(p: *const Result<T, E>) -> i64 {
+    // SAFETY: traced code passes the address of a live `Result<T, E>` it may read.
+    i64::from(unsafe { (*p).is_ok() })
+}
+fn result_tag_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
+    Some(Value::Int(result_tag::<T, E>(
+        a[0].addr() as *const Result<T, E>
+    )))
+}
+
+extern "C" fn result_ok<T: Scalar + ShimRet, E: Scalar>(
+    p: *const Result<T, E>,
+) -> <T as ShimRet>::Abi {
+    // SAFETY: as in `result_tag`.
+    unsafe { *p }.unwrap_or_else(|_| zero()).to_abi()
+}
+fn result_ok_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
+    // SAFETY: as in `result_tag`.
+    let r = unsafe { *(a[0].addr() as *const Result<T, E>) };
+    Some(r.unwrap_or_else(|_| zero()).to_value())
+}
+
+extern "C" fn result_err<T: Scalar, E: Scalar + ShimRet>(
+    p: *const Result<T, E>,
+) -> <E as ShimRet>::Abi {
+    // SAFETY: as in `result_tag`.
+    match unsafe { *p } {
+        Ok(_) => zero::<E>(),
+        Err(e) => e,
+    }
+    .to_abi()
+}
+fn result_err_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
+    // SAFETY: as in `result_tag`.
+    let e = match unsafe { *(a[0].addr() as *const Result<T, E>) } {
+        Ok(_) => zero::<E>(),
+        Err(e) => e,
+    };
+    Some(e.to_value())
+}
+
+extern "C" fn result_store<T: Scalar + ShimArg, E: Scalar + ShimArg>(
+    p: *mut Result<T, E>,
+    tag: i64,
+    ok: <T as ShimArg>::Abi,
+    err: <E as ShimArg>::Abi,
+) {
+    // SAFETY: traced code passes the address of a live `Result<T, E>` it may write, and the
+    // ABI form of the value the tag says the result holds.
+    unsafe {
+        *p = if tag != 0 {
+            Ok(T::from_abi(ok))
+        } else {
+            Err(E::from_abi(err))
+        }
+    }
+}
+fn result_store_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
+    // SAFETY: as in `result_store`.
+    unsafe {
+        *(a[0].addr() as *mut Result<T, E>) = if a[1].int() != 0 {
+            Ok(from_runner(a[2]))
+        } else {
+            Err(from_runner(a[3]))
+        }
+    };
+    None
+}
+
+impl<T: Scalar + ShimArg + ShimRet, E: Scalar + ShimArg + ShimRet> Stored for Result<T, E> {
+    fn load(b: &mut Builder, p: Ptr<Self>) -> ResultH<T, E> {
+        let at = p.regs(b);
+        let tag = descr(
+            "meta_jit::result_tag",
+            vec![Kind::Ref],
+            Some(Kind::Int),
+            Effect::ResidualWritesNothing,
+            result_tag::<T, E> as extern "C" fn(_) -> _ as usize,
+            result_tag_dyn::<T, E>,
+        );
+        let ok = descr(
+            "meta_jit::result_ok",
+            vec![Kind::Ref],
+            Some(<T as Scalar>::KIND),
+            Effect::ResidualWritesNothing,
+            result_ok::<T, E> as extern "C" fn(_) -> _ as usize,
+            result_ok_dyn::<T, E>,
+        );
+        let err = descr(
+            "meta_jit::result_err",
+            vec![Kind::Ref],
+            Some(<E as Scalar>::KIND),
+            Effect::ResidualWritesNothing,
+            result_err::<T, E> as extern "C" fn(_) -> _ as usize,
+            result_err_dyn::<T, E>,
+        );
+        let tag: Reg<i64> = emit_call(b, &tag, at.clone());
+        let okv: Reg<T> = emit_call(b, &ok, at.clone());
+        let errv: Reg<E> = emit_call(b, &err, at);
+        let regs: [Register; 3] = [tag.reg, okv.reg, errv.reg];
+        ResultH::from_regs(&mut regs.into_iter())
+    }
+    fn store(b: &mut Builder, p: Ptr<Self>, v: ResultH<T, E>) {
+        let mut args = p.regs(b);
+        args.extend(v.regs(b));
+        let store = descr(
+            "meta_jit::result_store",
+            vec![
+                Kind::Ref,
+                Kind::Int,
+                <T as Scalar>::KIND,
+                <E as Scalar>::KIND,
+            ],
+            None,
+            Effect::Residual,
+            result_store::<T, E> as extern "C" fn(_, _, _, _) as usize,
+            result_store_dyn::<T, E>,
+        );
+        emit_call::<()>(b, &store, args)
+    }
+}
+
+/// `match slot.value { Some(x) => .., None => .. }`: the value is loaded, then matched in
+/// registers.
+impl<T: Scalar + ShimArg + ShimRet> MatchTarget for Option<T> {
+    type Scrutinee = OptionH<T>;
+    fn scrutinee(b: &mut Builder, p: Ptr<Self>) -> OptionH<T> {
+        <Self as Stored>::load(b, p)
+    }
+}
+
+/// As for `Option`.
+impl<T: Scalar + ShimArg + ShimRet, E: Scalar + ShimArg + ShimRet> MatchTarget for Result<T, E> {
+    type Scrutinee = ResultH<T, E>;
+    fn scrutinee(b: &mut Builder, p: Ptr<Self>) -> ResultH<T, E> {
+        <Self as Stored>::load(b, p)
+    }
+}

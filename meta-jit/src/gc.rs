@@ -54,8 +54,8 @@
 //! inside a portal call, and a safe point inside them would be a nested one), when every green
 //! and red implements [`Trace`] (otherwise it skips, and counts it in [`HeapStats`]), and never
 //! while an allocation `crate::alloc::Tracker` is alive. The constants of compiled traces
-//! (in machine code and resume data) are pinned for the thread's life when the backend
-//! compiles them. Inside a plain object every `Gc` is a word of the object, so the collector
+//! (in machine code and resume data) are pinned while their trace's code lives (from when the
+//! backend compiles it until it is freed). Inside a plain object every `Gc` is a word of the object, so the collector
 //! scans it word by word with no type information, and compiled code's inline allocation
 //! writes no header; inside a typed object, its `Trace` impl finds them. A `RefCell` that is
 //! mutably borrowed while the collector marks cannot be read: the collection is then abandoned
@@ -398,14 +398,30 @@ pub(crate) fn collect_in_compiled_code() {
     heap::note_in_compiled_code();
 }
 
-/// Makes every constant of `consts` that points into the heap a root for the rest of the
-/// thread's life (the backend calls this for each trace it compiles: the constants are
-/// baked into machine code and resume data).
-pub(crate) fn pin_constants(consts: &[crate::ir::Const]) {
+/// Makes every constant of `consts` that points into the heap a root until the returned
+/// [`Pins`] is dropped (the backend keeps them with each trace it compiles: the constants are
+/// baked into machine code and resume data, and live as long as the trace's code).
+pub(crate) fn pin_constants(consts: &[crate::ir::Const]) -> Pins {
+    let mut words = Vec::new();
     for c in consts {
         if let crate::ir::Const::Value(v) = c {
-            heap::pin(v.bits() as usize);
+            let w = v.bits() as usize;
+            if heap::pin(w) {
+                words.push(w);
+            }
         }
+    }
+    Pins(words)
+}
+
+/// The heap objects a compiled trace names, kept alive until it is dropped (with the trace's
+/// code).
+#[derive(Default)]
+pub(crate) struct Pins(Vec<usize>);
+
+impl Drop for Pins {
+    fn drop(&mut self) {
+        heap::unpin(&self.0);
     }
 }
 

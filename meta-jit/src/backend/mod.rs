@@ -115,6 +115,8 @@ struct Compiled {
     epilogue: usize,
     pool: usize,
     slots: u32,
+    /// The heap objects the code and the resume data name, alive as long as this trace.
+    _pins: crate::gc::Pins,
 }
 
 /// A set of compiled traces that may jump into each other.
@@ -266,8 +268,8 @@ impl Backend {
         parent: Option<(TraceId, usize, &[Loc])>,
     ) -> Result<TraceId, CompileError> {
         verify(t).map_err(|e| CompileError(e.to_string()))?;
-        // Objects the machine code and the resume data name stay alive.
-        crate::gc::pin_constants(&t.consts);
+        // Objects the machine code and the resume data name stay alive as long as the trace.
+        let pins = crate::gc::pin_constants(&t.consts);
         self.reap();
         let id = TraceId(self.traces.len() as u32);
         let guards = t.ops.iter().filter(|op| op.opcode.is_guard()).count();
@@ -357,6 +359,7 @@ impl Backend {
             epilogue: asm.epilogue,
             pool: asm.pool,
             slots: asm.slots,
+            _pins: pins,
         }));
         Ok(id)
     }

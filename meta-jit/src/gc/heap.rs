@@ -64,7 +64,7 @@
 
 use std::alloc::Layout;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
 
@@ -208,8 +208,9 @@ struct Heap {
     /// The lowest and one past the highest address of a large allocation (a quick test that
     /// most scanned words fail).
     large_span: (usize, usize),
-    /// Words that are roots for as long as the thread lives (constants of compiled traces).
-    pinned: HashSet<usize>,
+    /// Words that are roots while compiled traces hold them (their constants), with how many
+    /// traces hold each.
+    pinned: HashMap<usize, u32>,
     /// Bytes handed out since the last collection.
     since: usize,
     threshold: usize,
@@ -359,13 +360,31 @@ pub(crate) fn alloc_large(size: usize, align: usize, typed: bool) -> usize {
     start + pad
 }
 
-/// Makes `word` a root for the rest of the thread's life if it points into the heap (a
-/// constant baked into compiled code or resume data).
-pub(crate) fn pin(word: usize) {
+/// Makes `word` a root until as many [`unpin`]s if it points into the heap (a constant baked
+/// into compiled code or resume data); returns whether it did.
+pub(crate) fn pin(word: usize) -> bool {
     HEAP.with(|h| {
         let mut h = h.borrow_mut();
-        if h.find(word).is_some() || h.find_large(word).is_some() {
-            h.pinned.insert(word);
+        let inside = h.find(word).is_some() || h.find_large(word).is_some();
+        if inside {
+            *h.pinned.entry(word).or_insert(0) += 1;
+        }
+        inside
+    })
+}
+
+/// Undoes one [`pin`] of each of `words` (nothing once the thread's heap is gone: the thread
+/// is ending).
+pub(crate) fn unpin(words: &[usize]) {
+    let _ = HEAP.try_with(|h| {
+        let mut h = h.borrow_mut();
+        for w in words {
+            if let Some(n) = h.pinned.get_mut(w) {
+                *n -= 1;
+                if *n == 0 {
+                    h.pinned.remove(w);
+                }
+            }
         }
     });
 }
@@ -725,7 +744,7 @@ pub(crate) unsafe fn collect(roots: &[usize]) {
         for &w in roots {
             h.mark(w, &mut work);
         }
-        let pinned: Vec<usize> = h.pinned.iter().copied().collect();
+        let pinned: Vec<usize> = h.pinned.keys().copied().collect();
         for w in pinned {
             h.mark(w, &mut work);
         }

@@ -84,6 +84,15 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             }
             _ => Step::Next(op),
         },
+        (UintMod, Some(c)) if c != 0 && (c as u64).is_power_of_two() => {
+            // x % 2^k  ==>  x & (2^k - 1): an `and` instead of a `div`.
+            let m = o.out.int((c as u64 - 1) as i64);
+            optimize(o, Op::new(IntAnd, &[a.unwrap(), m]))
+        }
+        (UintFloorDiv, Some(c)) if c != 0 && (c as u64).is_power_of_two() => {
+            let k = o.out.int(c.trailing_zeros() as i64);
+            optimize(o, Op::new(UintRshift, &[a.unwrap(), k]))
+        }
         (IntMul, Some(c)) if c > 0 && (c as u64).is_power_of_two() => {
             let k = o.out.int(c.trailing_zeros() as i64);
             Step::Next(Op::new(IntLshift, &[a.unwrap(), k]))

@@ -655,7 +655,16 @@ fn bounds_a_register_window_index_needs_no_check() {
     // The index of a register window (depth % 64) * 4 + 3 is below 256 whatever the depth.
     check(
         "[i0]\ni1 = uint_mod(i0, 64)\ni2 = int_lshift(i1, 2)\ni3 = int_add(i2, 3)\ni4 = uint_lt(i3, 256)\nguard_true(i4) []\nfinish(i3)",
-        "[i0]\ni1 = uint_mod(i0, 64)\ni2 = int_lshift(i1, 2)\ni3 = int_add(i2, 3)\nfinish(i3)",
+        "[i0]\ni1 = int_and(i0, 63)\ni2 = int_lshift(i1, 2)\ni3 = int_add(i2, 3)\nfinish(i3)",
+    );
+}
+
+#[test]
+fn fold_unsigned_division_by_a_power_of_two() {
+    // x %u 2^k is x & (2^k - 1), x /u 2^k is x >>u k (2^63 included); other divisors stay.
+    check(
+        "[i0]\ni1 = uint_mod(i0, 64)\ni2 = uint_floordiv(i0, 8)\ni3 = uint_mod(i0, -9223372036854775808)\ni4 = uint_floordiv(i0, -9223372036854775808)\ni5 = uint_mod(i0, 6)\ni6 = uint_floordiv(i0, 1)\nfinish(i1, i2, i3, i4, i5, i6)",
+        "[i0]\ni1 = int_and(i0, 63)\ni2 = uint_rshift(i0, 3)\ni3 = int_and(i0, 9223372036854775807)\ni4 = uint_rshift(i0, 63)\ni5 = uint_mod(i0, 6)\nfinish(i1, i2, i3, i4, i5, i0)",
     );
 }
 

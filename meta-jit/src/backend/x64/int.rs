@@ -115,6 +115,9 @@ impl Gen<'_> {
                         asm::mov_imm(&mut self.a, d, 0);
                     }
                 }
+                c if c > 1 && c <= 1 << 30 && (c as u64).is_power_of_two() => {
+                    self.divmod_pow2(i, x, c, is_div)
+                }
                 _ => {
                     self.ra.take(&mut self.a, Reg::gpr(RAX));
                     self.ra.take(&mut self.a, Reg::gpr(RDX));
@@ -156,6 +159,26 @@ impl Gen<'_> {
         }
         asm::bind(&mut self.a, done);
         self.ra.bind(i, Reg::gpr(res));
+    }
+
+    /// `x / 2^k` and `x % 2^k` (`0 < k <= 30`), rounding towards zero as `idiv` does, in
+    /// shifts and adds: the bias `2^k - 1` (for a negative `x`, else 0) is added before the
+    /// arithmetic shift; the remainder is `x` minus the biased value with its low `k` bits
+    /// cleared.
+    fn divmod_pow2(&mut self, i: usize, x: OpRef, c: i64, is_div: bool) {
+        let k = c.trailing_zeros() as u8;
+        let d = self.def_from(i, x);
+        asm::mov(&mut self.a, SCRATCH, Src::R(d));
+        asm::shift_imm(&mut self.a, Shift::Sar, SCRATCH, 63);
+        asm::shift_imm(&mut self.a, Shift::Shr, SCRATCH, 64 - k);
+        if is_div {
+            asm::alu(&mut self.a, Alu::Add, d, Src::R(SCRATCH));
+            asm::shift_imm(&mut self.a, Shift::Sar, d, k);
+        } else {
+            asm::alu(&mut self.a, Alu::Add, SCRATCH, Src::R(d));
+            asm::alu(&mut self.a, Alu::And, SCRATCH, Src::I(c.wrapping_neg() as i32));
+            asm::alu(&mut self.a, Alu::Sub, d, Src::R(SCRATCH));
+        }
     }
 
     /// `uint_floordiv` and `uint_mod`: `div`, except for a divisor of 0 (result 0).

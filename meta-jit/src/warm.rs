@@ -443,14 +443,20 @@ impl JitDriver {
         };
         let _active = crate::gc::JitActive::enter();
         let params = self.params.borrow().clone();
-        if !entry {
-            // The common case, a compiled loop, without allocating: the key on the stack and
+        {
+            // The common case, a compiled loop or function entry, without allocating: the key
+            // on the stack (an entry's ends with the `ENTRY` mark, see `entry::entry_key`) and
             // the reds handed to the code as they are.
-            let mut buf = [0u64; 16];
+            let mut buf = [0u64; 17];
             for (k, v) in greens.iter().enumerate() {
                 buf[k] = to_ir(*v).bits();
             }
-            if let Some(&CellState::Compiled { loop_no }) = state.cells.get(&buf[..greens.len()]) {
+            let mut len = greens.len();
+            if entry {
+                buf[len] = entry::ENTRY;
+                len += 1;
+            }
+            if let Some(&CellState::Compiled { loop_no }) = state.cells.get(&buf[..len]) {
                 state.stats.hot_calls += 1;
                 state.stats.entries += 1;
                 drop(state);

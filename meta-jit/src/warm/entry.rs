@@ -17,7 +17,7 @@ use crate::jitcode::Value;
 use crate::trace::{Abort, Close, Traced};
 
 /// The last element of a function entry's cell key (a loop's key is its greens' bits alone).
-const ENTRY: u64 = 0x0065_6e74_7279;
+pub(super) const ENTRY: u64 = 0x0065_6e74_7279;
 
 /// The cell key of the function entry with these greens.
 pub(super) fn entry_key(greens: &[Value]) -> Vec<u64> {

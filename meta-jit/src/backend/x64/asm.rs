@@ -548,6 +548,15 @@ pub(crate) fn xor_div(a: &mut Asm, s: Src) {
     }
 }
 
+/// `imul s` (one operand): rdx:rax = rax * s, signed.
+pub(crate) fn imul1(a: &mut Asm, s: Src) {
+    match s {
+        Src::R(r) => x64!(a ; imul Rq(r)),
+        Src::M(m) => x64!(a ; imul QWORD [rbp + m]),
+        _ => unreachable!("imul takes a register or memory"),
+    }
+}
+
 /// `mul s`: rdx:rax = rax * s, unsigned.
 pub(crate) fn mul(a: &mut Asm, s: Src) {
     match s {

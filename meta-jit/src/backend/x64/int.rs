@@ -118,6 +118,7 @@ impl Gen<'_> {
                 c if c > 1 && c <= 1 << 30 && (c as u64).is_power_of_two() => {
                     self.divmod_pow2(i, x, c, is_div)
                 }
+                c if !c.unsigned_abs().is_power_of_two() => self.divmod_magic(i, x, c, is_div),
                 _ => {
                     self.ra.take(&mut self.a, Reg::gpr(RAX));
                     self.ra.take(&mut self.a, Reg::gpr(RDX));
@@ -179,6 +180,47 @@ impl Gen<'_> {
             asm::alu(&mut self.a, Alu::And, SCRATCH, Src::I(c.wrapping_neg() as i32));
             asm::alu(&mut self.a, Alu::Sub, d, Src::R(SCRATCH));
         }
+    }
+
+    /// `x / d` and `x % d` for a constant `d` (not 0, not a power of two in absolute value),
+    /// rounding towards zero as `idiv` does, by a multiplication with a magic number: the high
+    /// half of `x * m` (plus or minus `x` when `m`'s sign differs from `d`'s), shifted right,
+    /// plus one for a negative quotient; the remainder is `x - q * d`. (Granlund and
+    /// Montgomery's method, as in Hacker's Delight, chapter 10.)
+    fn divmod_magic(&mut self, i: usize, x: OpRef, d: i64, is_div: bool) {
+        let (m, shift) = magic(d);
+        self.ra.take(&mut self.a, Reg::gpr(RAX));
+        self.ra.take(&mut self.a, Reg::gpr(RDX));
+        // `x` stays where it is (a register other than rax and rdx, a slot, or the scratch
+        // register for a constant) until the end.
+        let sx = self.src_rm(x);
+        asm::mov_imm(&mut self.a, RAX, m as u64);
+        asm::imul1(&mut self.a, sx);
+        if d > 0 && m < 0 {
+            asm::alu(&mut self.a, Alu::Add, RDX, sx);
+        } else if d < 0 && m > 0 {
+            asm::alu(&mut self.a, Alu::Sub, RDX, sx);
+        }
+        if shift > 0 {
+            asm::shift_imm(&mut self.a, Shift::Sar, RDX, shift);
+        }
+        asm::mov(&mut self.a, RAX, Src::R(RDX));
+        asm::shift_imm(&mut self.a, Shift::Shr, RAX, 63);
+        asm::alu(&mut self.a, Alu::Add, RDX, Src::R(RAX));
+        if is_div {
+            self.ra.bind(i, Reg::gpr(RDX));
+            return;
+        }
+        match i32::try_from(d) {
+            Ok(d) => asm::alu(&mut self.a, Alu::Imul, RDX, Src::I(d)),
+            Err(_) => {
+                asm::mov_imm(&mut self.a, RAX, d as u64);
+                asm::alu(&mut self.a, Alu::Imul, RDX, Src::R(RAX));
+            }
+        }
+        asm::mov(&mut self.a, RAX, sx);
+        asm::alu(&mut self.a, Alu::Sub, RAX, Src::R(RDX));
+        self.ra.bind(i, Reg::gpr(RAX));
     }
 
     /// `uint_floordiv` and `uint_mod`: `div`, except for a divisor of 0 (result 0).
@@ -349,4 +391,40 @@ impl Gen<'_> {
         }
         asm::zext8(&mut self.a, d);
     }
+}
+
+/// The magic number and shift of a signed 64-bit division by `d` (`|d| >= 3`, not a power of
+/// two): the least `p >= 64` for which `m = ceil(2^p / |d|)` gives `floor(x * m / 2^p)` as the
+/// quotient of every `x` (with the corrections `divmod_magic` makes), and `m` with `d`'s sign;
+/// returns `m` as a 64-bit word and `p - 64`.
+pub(super) fn magic(d: i64) -> (i64, u8) {
+    const TWO63: u64 = 1 << 63;
+    let ad = d.unsigned_abs();
+    let t = TWO63 + ((d as u64) >> 63);
+    let anc = t - 1 - t % ad;
+    let mut p: u32 = 63;
+    let (mut q1, mut q2) = (TWO63 / anc, TWO63 / ad);
+    let (mut r1, mut r2) = (TWO63 - q1 * anc, TWO63 - q2 * ad);
+    loop {
+        p += 1;
+        // r1 < anc <= 2^63 and r2 < ad <= 2^63: doubling them does not overflow.
+        q1 = q1.wrapping_mul(2);
+        r1 *= 2;
+        if r1 >= anc {
+            q1 = q1.wrapping_add(1);
+            r1 -= anc;
+        }
+        q2 = q2.wrapping_mul(2);
+        r2 *= 2;
+        if r2 >= ad {
+            q2 = q2.wrapping_add(1);
+            r2 -= ad;
+        }
+        let delta = ad - r2;
+        if !(q1 < delta || (q1 == delta && r1 == 0)) {
+            break;
+        }
+    }
+    let m = q2.wrapping_add(1) as i64;
+    (if d < 0 { m.wrapping_neg() } else { m }, (p - 64) as u8)
 }

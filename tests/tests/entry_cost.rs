@@ -64,26 +64,32 @@ fn run(code: &Code, mut acc: i64, mut n: i64) -> i64 {
     }
 }
 
-#[test]
-fn entering_compiled_code_allocates_only_its_result() {
-    run::with_driver(|d| d.set_params("threshold=5,trace_eagerness=3").unwrap());
-    let code = Code { ops: vec![0, 1] };
-    // Warm up: the loop and the bridge that leaves it are compiled.
+/// Warms `code` up under `params` (200 calls), checks the warm driver with `warm`, then
+/// makes `calls` more calls: the allocations they made. Every call must enter compiled code
+/// once, and nothing new may be compiled.
+fn allocations_of_calls(
+    code: &Code,
+    params: &str,
+    calls: i64,
+    warm: impl Fn(&meta_jit::warm::Stats) -> bool,
+) -> usize {
+    run::with_driver(|d| {
+        d.reset();
+        d.set_params(params).unwrap()
+    });
     for _ in 0..200 {
-        assert_eq!(run(&code, 0, 10), 165);
+        assert_eq!(run(code, 0, 10), 165);
     }
     let before = run::with_driver(|d| d.stats());
-    assert_eq!(before.loops(), 1, "{}", before.summary());
-    let calls = 1000;
+    assert!(warm(&before), "{}", before.summary());
     let a0 = ALLOCS.load(Ordering::Relaxed);
     let mut sum = 0;
     for _ in 0..calls {
-        sum += run(&code, 0, 10);
+        sum += run(code, 0, 10);
     }
     let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
     assert_eq!(sum, 165 * calls);
     let after = run::with_driver(|d| d.stats());
-    // Every call entered the compiled loop once and nothing new was compiled.
     assert_eq!(
         after.entries - before.entries,
         calls as usize,
@@ -96,40 +102,28 @@ fn entering_compiled_code_allocates_only_its_result() {
         "{}",
         after.summary()
     );
-    // One allocation a call: the values the code's `finish` hands back (measured: 1000
-    // allocations for 1000 calls; 3000 before the driver's fast path for compiled loops).
+    allocs
+}
+
+#[test]
+fn entering_compiled_code_allocates_only_its_result() {
+    let code = Code { ops: vec![0, 1] };
+    let calls = 1000;
+    // The loop and the bridge that leaves it are compiled; one allocation a call: the values
+    // the code's `finish` hands back (measured: 1000 allocations for 1000 calls; 3000 before
+    // the driver's fast path for compiled loops).
+    let allocs = allocations_of_calls(&code, "threshold=5,trace_eagerness=3", calls, |s| {
+        s.loops() == 1
+    });
     assert!(
         allocs <= calls as usize,
         "{allocs} allocations for {calls} entries"
     );
-
     // With function-entry traces, each call enters its entry trace at the first merge point,
     // on the same path: one allocation a call (measured: 1000 for 1000 calls; 4000 before the
     // fast path took entries too).
-    run::with_driver(|d| {
-        d.reset();
-        d.set_params("threshold=5,trace_eagerness=3,function_entry=1")
-            .unwrap()
-    });
-    for _ in 0..200 {
-        assert_eq!(run(&code, 0, 10), 165);
-    }
-    let before = run::with_driver(|d| d.stats());
-    assert!(before.entry_traces() >= 1, "{}", before.summary());
-    let a0 = ALLOCS.load(Ordering::Relaxed);
-    let mut sum = 0;
-    for _ in 0..calls {
-        sum += run(&code, 0, 10);
-    }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
-    assert_eq!(sum, 165 * calls);
-    let after = run::with_driver(|d| d.stats());
-    assert_eq!(
-        after.entries - before.entries,
-        calls as usize,
-        "{}",
-        after.summary()
-    );
+    let params = "threshold=5,trace_eagerness=3,function_entry=1";
+    let allocs = allocations_of_calls(&code, params, calls, |s| s.entry_traces() >= 1);
     assert!(
         allocs <= calls as usize,
         "{allocs} allocations for {calls} function entries"

@@ -3,6 +3,9 @@
 //! (Rust defines no layout for them), matches on them in place and applies `?` to a loaded one.
 //! The JIT must agree with the interpreter and with jitcode alone.
 
+mod loopgen;
+
+use loopgen::{agree, small, Pick, Program};
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
 
@@ -168,30 +171,14 @@ fn other_inputs_agree() {
     }
 }
 
-/// A random loop body of these instructions, its turn count and the cache's size.
-#[derive(Clone, Debug)]
-struct Program {
-    body: Vec<Ins>,
-    n: i64,
-    len: usize,
-}
-
-impl quickcheck::Arbitrary for Program {
-    fn arbitrary(g: &mut quickcheck::Gen) -> Program {
-        let k = |g: &mut quickcheck::Gen| 1 + i64::from(u8::arbitrary(g) % 9);
-        let size = 1 + usize::arbitrary(g) % 8;
-        let body = (0..size)
-            .map(|_| match u8::arbitrary(g) % 4 {
-                0 => Ins::Stash(k(g)),
-                1 => Ins::Peek,
-                2 => Ins::Try(k(g)),
-                _ => Ins::Halve,
-            })
-            .collect();
-        Program {
-            body,
-            n: 20 + i64::from(u16::arbitrary(g) % 400),
-            len: 1 + usize::arbitrary(g) % 6,
+impl Pick for Ins {
+    fn pick(g: &mut quickcheck::Gen) -> Ins {
+        use quickcheck::Arbitrary;
+        match u8::arbitrary(g) % 4 {
+            0 => Ins::Stash(small(g)),
+            1 => Ins::Peek,
+            2 => Ins::Try(small(g)),
+            _ => Ins::Halve,
         }
     }
 }
@@ -200,18 +187,9 @@ impl quickcheck::Arbitrary for Program {
 /// `METAJIT_PROP_CASES`, another seed with `METAJIT_PROP_SEED`).
 #[test]
 fn random_loops_agree() {
-    fn prop(p: Program) -> quickcheck::TestResult {
-        let off = go_body("off", &p.body, p.n, p.len);
-        let on = go_body("on", &p.body, p.n, p.len);
-        let jc = go_body("jitcode", &p.body, p.n, p.len);
-        meta_jit::testing::verdict(if on != off {
-            Err(format!("{p:?}: JIT on {on:?}, off {off:?}"))
-        } else if jc != off {
-            Err(format!("{p:?}: jitcode {jc:?}, off {off:?}"))
-        } else {
-            Ok(())
-        })
+    fn prop(p: Program<Ins>) -> quickcheck::TestResult {
+        agree(&p, |mode| go_body(mode, &p.body, p.n, p.len))
     }
     meta_jit::testing::prop_runner(0x7375_6d73, 0, 200)
-        .quickcheck(prop as fn(Program) -> quickcheck::TestResult);
+        .quickcheck(prop as fn(Program<Ins>) -> quickcheck::TestResult);
 }

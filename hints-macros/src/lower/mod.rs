@@ -213,18 +213,7 @@ impl Lowerer {
             }
             other => return Err(unsupported_pat_in_let(other)),
         };
-        let Some(init) = &local.init else {
-            return Err(syn::Error::new_spanned(
-                local,
-                "a `let` without an initial value is not supported in traced code; initialize the variable where it is declared",
-            ));
-        };
-        if let Some((_, els)) = &init.diverge {
-            return Err(syn::Error::new_spanned(
-                els,
-                "`let ... else` is not supported in traced code; use `match`",
-            ));
-        }
+        let init = let_init(local)?;
         let e = self.expr(&init.expr)?;
         if e.diverges {
             return Ok(e);
@@ -246,18 +235,7 @@ impl Lowerer {
         t: &syn::PatTuple,
         ty: Option<&syn::Type>,
     ) -> syn::Result<Lowered> {
-        let Some(init) = &local.init else {
-            return Err(syn::Error::new_spanned(
-                local,
-                "a `let` without an initial value is not supported in traced code; initialize the variable where it is declared",
-            ));
-        };
-        if let Some((_, els)) = &init.diverge {
-            return Err(syn::Error::new_spanned(
-                els,
-                "`let ... else` is not supported in traced code; use `match`",
-            ));
-        }
+        let init = let_init(local)?;
         let e = self.expr(&init.expr)?;
         if e.diverges {
             return Ok(e);
@@ -324,6 +302,23 @@ impl Lowerer {
             )
         })
     }
+}
+
+/// The initial value of `local`: an error for a `let` without one or a `let ... else`.
+fn let_init(local: &syn::Local) -> syn::Result<&syn::LocalInit> {
+    let Some(init) = &local.init else {
+        return Err(syn::Error::new_spanned(
+            local,
+            "a `let` without an initial value is not supported in traced code; initialize the variable where it is declared",
+        ));
+    };
+    if let Some((_, els)) = &init.diverge {
+        return Err(syn::Error::new_spanned(
+            els,
+            "`let ... else` is not supported in traced code; use `match`",
+        ));
+    }
+    Ok(init)
 }
 
 fn unsupported_pat_in_let(p: &syn::Pat) -> syn::Error {

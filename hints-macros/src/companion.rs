@@ -232,13 +232,33 @@ pub fn companion_items(
                 None => (quote!(), quote!()),
             };
             out.extend(location_fn);
+            let resume_name = format_ident!("__jit_resume_{}", name_str);
+            let with_resume = if portal.resume {
+                out.extend(quote! {
+                    /// The portal resumed at its merge point (see `meta_jit::warm::ResumeFn`).
+                    ///
+                    /// # Safety
+                    /// As `meta_jit::warm::ResumeFn`.
+                    #[doc(hidden)]
+                    pub unsafe fn __jit_resume(__jit_vals: ::std::vec::Vec<#jc::Value>) -> ::std::vec::Vec<#jc::Value> {
+                        // SAFETY: forwarded.
+                        let __jit_r = unsafe { super::#resume_name(__jit_vals) };
+                        let mut __jit_out = ::std::vec::Vec::new();
+                        #ll::JitType::to_values(__jit_r, &mut __jit_out);
+                        __jit_out
+                    }
+                });
+                quote!(.with_resume(__jit_resume))
+            } else {
+                quote!()
+            };
             out.extend(quote! {
                 /// Runs `f` with this portal's JIT driver (one per thread): its parameters
                 /// (`d.set_params("threshold=100")`), statistics (`d.stats()`) and log.
                 pub fn with_driver<R>(f: impl FnOnce(&#mj::warm::JitDriver) -> R) -> R {
                     ::std::thread_local! {
                         static DRIVER: #mj::warm::JitDriver =
-                            #mj::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON, #greens_pinned)#with_location;
+                            #mj::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON, #greens_pinned)#with_location #with_resume;
                     }
                     DRIVER.with(f)
                 }

@@ -28,6 +28,7 @@ mod lower;
 mod native;
 mod pinned;
 mod purity;
+mod resume;
 mod sig;
 mod trace;
 
@@ -134,9 +135,16 @@ fn free_fn_impl(policy: Policy, f: &ItemFn, portal: Option<Portal>) -> syn::Resu
             return Err(e);
         }
     }
+    let mut resume = None;
     if let Some(p) = &mut portal {
         (p.pinned, p.greens_pinned) = pinned::pinned(f, &p.greens);
-        native::rewrite(&mut native, p);
+        if let Some((mut r, decls)) = resume::resume_fn(f, p) {
+            native::rewrite(&mut r, p, Some(&f.sig.ident));
+            r.block.stmts.splice(0..0, decls);
+            p.resume = true;
+            resume = Some(r);
+        }
+        native::rewrite(&mut native, p, None);
     }
     let items = companion_items(policy, &sig, &f.block, &target, portal)?;
     let native = if policy == Policy::Elidable {
@@ -150,6 +158,7 @@ fn free_fn_impl(policy: Policy, f: &ItemFn, portal: Option<Portal>) -> syn::Resu
     );
     Ok(quote! {
         #native
+        #resume
         #[doc = #doc]
         #[allow(non_snake_case, dead_code, unused_imports, clippy::all)]
         #vis mod #name {
@@ -247,6 +256,7 @@ pub fn interpreter(attr: TokenStream, item: TokenStream) -> TokenStream {
             greens_pinned: false,
             location,
             krate: krate_path,
+            resume: false,
         }),
     )
 }

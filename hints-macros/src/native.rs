@@ -29,8 +29,11 @@ use syn::{parse_quote, Expr, FnArg, Ident, ItemFn, Pat, Stmt};
 use crate::lower::Portal;
 
 /// Rewrites the native portal function.
-pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
-    let name = f.sig.ident.clone();
+///
+/// `resuming`: `f` is the resume function (`crate::resume`) of the portal of that name, which
+/// is no function entry: its `jit_merge_point!()` does not count one.
+pub fn rewrite(f: &mut ItemFn, portal: &Portal, resuming: Option<&Ident>) {
+    let name = resuming.unwrap_or(&f.sig.ident).clone();
     let vars: Vec<&Ident> = portal.greens.iter().chain(&portal.reds).collect();
     let mut rebinds: Vec<Stmt> = Vec::new();
     // A parameter the body binds again at its top level needs no rebinding.
@@ -77,8 +80,10 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal) {
         rebinds.clear();
     }
     if v.entries > 0 {
-        rebinds
-            .push(parse_quote!(#[allow(unused_mut, unused_variables)] let mut __jit_first = true;));
+        let first = resuming.is_none();
+        rebinds.push(
+            parse_quote!(#[allow(unused_mut, unused_variables)] let mut __jit_first = #first;),
+        );
     }
     rebinds.insert(0, {
         let mj = crate::krate::path();

@@ -215,9 +215,20 @@ pub struct JitDriver {
     params: RefCell<Params>,
     log: Selection,
     location: Option<log::LocationFn>,
+    resume: Option<ResumeFn>,
     counters: RefCell<Vec<u32>>,
     state: RefCell<State>,
 }
+
+/// The portal's native code resumed at its merge point (what `#[jit::interpreter]` generates
+/// when the portal's dispatch loop allows it, see [`JitDriver::with_resume`]): runs from the
+/// merge point with these greens then reds to the portal's return and gives its result's
+/// values.
+///
+/// # Safety
+/// The values are the portal's greens and reds at its merge point, of their types, in a state
+/// the interpreter could be in there.
+pub type ResumeFn = unsafe fn(Vec<Value>) -> Vec<Value>;
 
 impl JitDriver {
     /// A driver for the portal `name` whose jitcode `portal` returns, with the parameters of
@@ -244,6 +255,7 @@ impl JitDriver {
             params: RefCell::new(params),
             log: Selection::from_env(),
             location: None,
+            resume: None,
             counters: RefCell::new(vec![0; COUNTERS]),
             state: RefCell::new(State::new()),
         }
@@ -254,6 +266,15 @@ impl JitDriver {
     /// guard report of the log and the trace viewer uses it.
     pub fn with_location(mut self, f: log::LocationFn) -> JitDriver {
         self.location = Some(f);
+        self
+    }
+
+    /// The same driver, finishing a portal call whose callee's code left it at a merge point
+    /// (a `call_assembler` whose callee has no compiled code, or whose guard failed) in the
+    /// portal's native code from that merge point, instead of its jitcode: the rest of the
+    /// call runs at the interpreter's speed, and may enter compiled code again.
+    pub fn with_resume(mut self, f: ResumeFn) -> JitDriver {
+        self.resume = Some(f);
         self
     }
 

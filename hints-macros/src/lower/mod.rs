@@ -48,6 +48,8 @@ pub struct Portal {
     pub location: Option<syn::Path>,
     /// `crate = path`: the path of meta-jit.
     pub krate: Option<syn::Path>,
+    /// Whether the portal has a native resume function (`crate::resume`).
+    pub resume: bool,
 }
 
 pub struct LoopCtx {

@@ -13,8 +13,9 @@
 //! anywhere else. When the callee's code ends where the portal returns, its result goes back
 //! to the caller's compiled code. When it ends at a merge point instead (a guard failed and
 //! the interpreter takes over), or when the entry has no compiled code (not yet, or the
-//! driver is tracing), the call is finished by running the portal's jitcode from the merge
-//! point to its return (the slow path).
+//! driver is tracing), the call is finished from the merge point to the portal's return (the
+//! slow path): in the portal's native code resumed there when the driver has it
+//! ([`JitDriver::with_resume`]), else in its jitcode.
 //!
 //! Owns: the inlining policy, the targets and the helper. Must not know: how ops are traced
 //! or compiled, or any guest language.
@@ -302,12 +303,16 @@ impl JitDriver {
         }
     }
 
-    /// Runs the portal's jitcode from its merge point, with these greens then reds, to its
-    /// return.
+    /// Runs the portal from its merge point, with these greens then reds, to its return: its
+    /// native code when the driver has it ([`JitDriver::with_resume`]), else its jitcode.
     ///
     /// # Safety
     /// The values are the interpreter's at the merge point.
     pub(super) unsafe fn finish_call(&self, vals: Vec<Value>) -> Vec<Value> {
+        if let Some(resume) = self.resume {
+            // SAFETY: forwarded: the values are the portal's at its merge point.
+            return unsafe { resume(vals) };
+        }
         let portal = (self.portal)();
         let mp = merge_point_pc(portal);
         let Op::JitMergePoint { greens, reds } = &portal.ops[mp] else {

@@ -138,7 +138,9 @@ pub fn run(prog: &Prog, f: usize, fr: &mut Frame<'_>) -> i64 {
     }
 }
 
-const HOT: &str = "on,threshold=3,trace_eagerness=3";
+/// Without function-entry traces: these tests are about loops entered from nested portal
+/// runs (`guest_recursion_with_function_entries_agrees` runs the deep one with them).
+const HOT: &str = "on,threshold=3,trace_eagerness=3,function_entry=0";
 
 /// Runs function 0 of `funcs` once per call limit in `limits`, on one program and with the
 /// JIT parameters `params` (the driver reset first); returns each run's result and final
@@ -169,8 +171,13 @@ fn go(params: &str, funcs: &[&[Op]], limits: &[u32]) -> (Vec<(i64, i64)>, meta_j
 
 /// Runs `funcs` with the JIT off and on; checks that both agree and returns the JIT's stats.
 fn agree(funcs: &[&[Op]], limits: &[u32]) -> meta_jit::warm::Stats {
+    agree_with(HOT, funcs, limits)
+}
+
+/// `agree` with the JIT parameters `params`.
+fn agree_with(params: &str, funcs: &[&[Op]], limits: &[u32]) -> meta_jit::warm::Stats {
     let (off, _) = go("off", funcs, limits);
-    let (on, stats) = go(HOT, funcs, limits);
+    let (on, stats) = go(params, funcs, limits);
     assert_eq!(on, off, "{}", stats.summary());
     stats
 }
@@ -178,11 +185,20 @@ fn agree(funcs: &[&[Op]], limits: &[u32]) -> meta_jit::warm::Stats {
 /// `agree` on a thread with a stack large enough for 10,000 nested portal runs; returns the
 /// number of loops, the entries into compiled code, the bridges and the summary.
 fn agree_deep(funcs: Vec<Vec<Op>>, limits: Vec<u32>) -> (usize, usize, usize, String) {
+    agree_deep_with(HOT, funcs, limits)
+}
+
+/// `agree_deep` with the JIT parameters `params`.
+fn agree_deep_with(
+    params: &'static str,
+    funcs: Vec<Vec<Op>>,
+    limits: Vec<u32>,
+) -> (usize, usize, usize, String) {
     std::thread::Builder::new()
         .stack_size(512 << 20)
         .spawn(move || {
             let funcs: Vec<&[Op]> = funcs.iter().map(Vec::as_slice).collect();
-            let s = agree(&funcs, &limits);
+            let s = agree_with(params, &funcs, &limits);
             (s.loops(), s.entries, s.bridges(), s.summary())
         })
         .unwrap()
@@ -256,6 +272,23 @@ fn guest_recursion_ten_thousand_deep_runs_compiled_code_at_every_depth() {
     let (loops, entries, _, summary) = agree_deep(vec![f0], vec![10_000]);
     assert_eq!(loops, 1, "{summary}");
     assert!(entries >= 9_000, "{summary}");
+}
+
+#[test]
+fn guest_recursion_with_function_entries_agrees() {
+    // The deep recursion above with function-entry traces: the entry is traced from inside
+    // the recursion, and the levels below run natively while the driver traces (the portal's
+    // native resume), then in compiled code.
+    let f0 = vec![
+        Op::Count(6),
+        Op::Mix(3),
+        Op::DescendAt { f: 0, k: 6 },
+        Op::Again(1),
+        Op::Ret,
+    ];
+    let params = "on,threshold=3,trace_eagerness=3,function_entry=1";
+    let (loops, _, _, summary) = agree_deep_with(params, vec![f0], vec![10_000]);
+    assert!(loops >= 1, "{summary}");
 }
 
 #[test]

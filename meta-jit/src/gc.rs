@@ -259,6 +259,16 @@ pub fn set_collection_threshold(bytes: usize) {
     heap::set_min_threshold(bytes)
 }
 
+/// Counts `bytes` of memory that objects of this heap own out of line (a buffer a typed object
+/// allocated natively: a table's array part, a string's bytes) toward the next collection, as
+/// if the heap had handed them out, so that a program whose small objects hold big buffers
+/// collects as its real footprint grows. Call it when such memory is allocated or grows; the
+/// collector does not count it as live after a collection (the next threshold is set by the
+/// heap's own live bytes).
+pub fn note_external_bytes(bytes: usize) {
+    heap::note_external(bytes)
+}
+
 /// Frees every object of this thread's heap that `roots` do not reach, now.
 ///
 /// # Safety
@@ -289,7 +299,7 @@ pub unsafe fn collect(roots: &Tracer) {
 /// Every `Gc` the program will use again is reachable through [`Trace`] from `roots`, apart
 /// from those that only the JIT's own frames hold (or a constant of a compiled trace).
 pub unsafe fn collect_in_interpreter(roots: &Tracer) -> bool {
-    if JIT_ACTIVE.with(|a| a.get()) != 0 || crate::alloc::tracking() {
+    if jit_active() || crate::alloc::tracking() {
         return false;
     }
     if roots.blocked {
@@ -299,6 +309,15 @@ pub unsafe fn collect_in_interpreter(roots: &Tracer) -> bool {
     // SAFETY: forwarded; nothing of the JIT runs on this thread, so `roots` are all of them.
     unsafe { heap::collect(&roots.words) };
     true
+}
+
+/// Whether some part of the JIT (the driver handling a hot loop or function entry, compiled
+/// code, the tracer, the blackhole interpreter, a jitcode run) is running on this thread, so
+/// that [`collect_in_interpreter`] would refuse: one thread-local load, for a safe point to
+/// skip gathering its roots.
+#[inline]
+pub fn jit_active() -> bool {
+    JIT_ACTIVE.with(|a| a.get()) != 0
 }
 
 thread_local! {

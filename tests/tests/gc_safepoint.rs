@@ -130,10 +130,16 @@ thread_local! {
 pub fn new_table_collecting(tag: i64, prev: Gc<Table>) -> Gc<Table> {
     let t = new_table(tag, prev);
     if gc::collection_wanted() {
+        // What `collect_in_interpreter` decides below, known before the roots are gathered.
+        let refused = gc::jit_active();
         let mut roots = gc::Tracer::new();
         roots.root(&t);
         // SAFETY: the caller's only other live value is `prev`, which it drops for `t`.
         let done = unsafe { gc::collect_in_interpreter(&roots) };
+        assert_eq!(
+            done, !refused,
+            "jit_active disagrees with collect_in_interpreter"
+        );
         NATIVE.with(|c| {
             let (yes, no) = c.get();
             c.set(if done { (yes + 1, no) } else { (yes, no + 1) });

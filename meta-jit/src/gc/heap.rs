@@ -293,6 +293,11 @@ pub(crate) fn wanted_flag_addr() -> usize {
     WANTED.with(|w| w as *const std::cell::Cell<bool> as usize)
 }
 
+/// Counts `bytes` that objects of the heap own out of line toward the next collection.
+pub(crate) fn note_external(bytes: usize) {
+    HEAP.with(|h| h.borrow_mut().handed_out(bytes));
+}
+
 /// Withdraws the request for a collection until another threshold's worth of allocation.
 pub(crate) fn defer() {
     HEAP.with(|h| h.borrow_mut().since = 0);

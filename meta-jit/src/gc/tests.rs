@@ -109,3 +109,28 @@ fn a_hashbrown_map_keeps_its_values() {
     // Every replaced item was dropped, once: 19 rounds of 300.
     assert_eq!(DROPS.with(|d| d.get()) - d0, 19 * 300);
 }
+
+/// Out-of-line memory reported with `note_external_bytes` asks for a collection like the
+/// heap's own allocations do, and only while collection is enabled.
+#[test]
+fn external_bytes_count_toward_a_collection() {
+    super::set_collection_threshold(1 << 20);
+    // Collection off: reported bytes ask for nothing.
+    super::note_external_bytes(4 << 20);
+    assert!(!super::collection_wanted());
+    // SAFETY: this test allocates no object and collects nothing.
+    unsafe { super::enable_collection() };
+    let mut asked_at = None;
+    for k in 1..=64 {
+        super::note_external_bytes(64 << 10);
+        if super::collection_wanted() {
+            asked_at = Some(k);
+            break;
+        }
+    }
+    super::disable_collection();
+    super::set_collection_threshold(0);
+    // 1 MiB (the threshold) in 64 KiB steps, give or take what the heap handed out before.
+    let k = asked_at.expect("no collection asked for after 4 MiB of external bytes");
+    assert!(k <= 16, "asked only after {k} steps");
+}

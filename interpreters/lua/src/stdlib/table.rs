@@ -6,23 +6,23 @@ use crate::value::{TRef, Value};
 use crate::vm::{debug_none, LResult, Vm};
 
 fn geti(vm: &mut Vm, t: &TRef, i: i64) -> LResult<Value> {
-    if t.borrow().meta.is_none() {
-        return Ok(t.borrow().get_int(i));
+    if t.meta.get().is_none() {
+        return Ok(t.get_int(i));
     }
     vm.index(&Value::Tab(t.clone()), &Value::Int(i), debug_none())
 }
 
 fn seti(vm: &mut Vm, t: &TRef, i: i64, v: Value) -> LResult<()> {
-    if t.borrow().meta.is_none() {
-        t.borrow_mut().set_int(i, v);
+    if t.meta.get().is_none() {
+        t.set_int(i, v);
         return Ok(());
     }
     vm.setindex(&Value::Tab(t.clone()), Value::Int(i), v, debug_none())
 }
 
 fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
-    if t.borrow().meta.is_none() {
-        return Ok(t.borrow().len());
+    if t.meta.get().is_none() {
+        return Ok(t.len());
     }
     match vm.len_of(&Value::Tab(t.clone()), debug_none())? {
         Value::Int(n) => Ok(n),
@@ -40,8 +40,8 @@ fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
             if (pos as u64).wrapping_sub(1) >= e as u64 {
                 return Err(vm.arg_error(2, "position out of bounds"));
             }
-            let all_in_array = t.borrow().arr.len() as i64 == e - 1;
-            if all_in_array && t.borrow_mut().insert_at(pos, args[2].clone()) {
+            let all_in_array = t.arr_len() as i64 == e - 1;
+            if all_in_array && t.insert_at(pos, args[2].clone()) {
                 return Ok(vec![]);
             }
             let mut i = e;
@@ -64,9 +64,9 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     if args.len() > 1 && pos != size && (pos as u64).wrapping_sub(1) > size as u64 {
         return Err(vm.arg_error(1, "position out of bounds"));
     }
-    let all_in_array = t.borrow().arr.len() as i64 == size;
+    let all_in_array = t.arr_len() as i64 == size;
     if all_in_array {
-        let removed = t.borrow_mut().remove_at(pos);
+        let removed = t.remove_at(pos);
         if let Some(r) = removed {
             return Ok(vec![r]);
         }
@@ -207,7 +207,7 @@ fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = super::new_table();
     let n = args.len();
     {
-        let mut tb = t.borrow_mut();
+        let tb = t;
         for (i, v) in args.iter().enumerate() {
             tb.set_int(i as i64 + 1, v.clone());
         }
@@ -232,7 +232,7 @@ fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         if tpos > i64::MAX - (e - f) {
             return Err(vm.arg_error(4, "destination wrap around"));
         }
-        if tpos > e || tpos <= f || !std::rc::Rc::ptr_eq(&a1, &a2) {
+        if tpos > e || tpos <= f || !meta_jit::hints::Gc::ptr_eq(a1, a2) {
             for i in 0..=(e - f) {
                 let v = geti(vm, &a1, f + i)?;
                 seti(vm, &a2, tpos + i, v)?;
@@ -267,6 +267,6 @@ pub fn open(vm: &mut Vm) {
             ("move", nf(move_)),
         ],
     );
-    let u = t.borrow().get(&Value::str("unpack"));
+    let u = t.get(&Value::str("unpack"));
     vm.set_global("unpack", u);
 }

@@ -18,7 +18,7 @@ impl Vm {
     /// The metatable of a value.
     pub fn metatable(&self, v: &Value) -> Option<TRef> {
         match v {
-            Value::Tab(t) => t.borrow().meta.clone(),
+            Value::Tab(t) => t.meta.get(),
             Value::Str(_) => self.string_meta.clone(),
             _ => None,
         }
@@ -27,7 +27,7 @@ impl Vm {
     /// A metamethod of a value (nil if none).
     pub fn metamethod(&self, v: &Value, event: &Value) -> Value {
         match self.metatable(v) {
-            Some(mt) => mt.borrow().get_str(event),
+            Some(mt) => mt.get_str(event),
             None => Value::Nil,
         }
     }
@@ -63,15 +63,14 @@ impl Vm {
         let mut o = obj.clone();
         for _ in 0..2000 {
             let h = if let Value::Tab(t) = &o {
-                let tb = t.borrow();
-                let v = tb.get(key);
+                let v = t.get(key);
                 if !matches!(v, Value::Nil) {
                     return Ok(v);
                 }
-                match &tb.meta {
+                match t.meta.get() {
                     None => return Ok(Value::Nil),
                     Some(mt) => {
-                        let h = mt.borrow().get_str(&self.tm.index);
+                        let h = mt.get_str(&self.tm.index);
                         if matches!(h, Value::Nil) {
                             return Ok(Value::Nil);
                         }
@@ -108,12 +107,11 @@ impl Vm {
         for _ in 0..2000 {
             let h = if let Value::Tab(t) = &o {
                 let h = {
-                    let tb = t.borrow();
-                    match &tb.meta {
+                    match t.meta.get() {
                         None => Value::Nil,
                         Some(mt) => {
-                            let h = mt.borrow().get_str(&self.tm.newindex);
-                            if matches!(h, Value::Nil) || !matches!(tb.get(&key), Value::Nil) {
+                            let h = mt.get_str(&self.tm.newindex);
+                            if matches!(h, Value::Nil) || !matches!(t.get(&key), Value::Nil) {
                                 Value::Nil
                             } else {
                                 h
@@ -157,7 +155,7 @@ impl Vm {
             Value::Num(f) if f.is_nan() => return Err(self.rt_error("table index is NaN")),
             _ => {}
         }
-        t.borrow_mut().set(key, val);
+        t.set(key, val);
         Ok(())
     }
 
@@ -306,7 +304,7 @@ impl Vm {
                     return self.call1s(&h, std::slice::from_ref(v));
                 }
                 if let Value::Tab(t) = v {
-                    return Ok(Value::Int(t.borrow().len()));
+                    return Ok(Value::Int(t.len()));
                 }
                 Err(self.rt_error(&format!(
                     "attempt to get length of a {} value{}",

@@ -72,7 +72,8 @@ pub fn run_chunk(
         meta_jit::gc::set_collection_threshold(n);
     }
     // The jitcode runner never collects (its registers are not roots): no collection there.
-    if mode != Mode::Jitcode {
+    // `LUA_NO_GC=1` turns collection off (for the memory test's check that it matters).
+    if mode != Mode::Jitcode && std::env::var_os("LUA_NO_GC").is_none() {
         // SAFETY: from here until `disable_collection` below, every value this thread uses
         // again is reachable from `vm` (see `Vm::collect_garbage` for the plain loop's safe
         // points; the portal's safe points have `vm` as a red, and collect only in the
@@ -81,6 +82,10 @@ pub fn run_chunk(
         // function holds `f` and `argv` only to hand them to `run_main`, which copies them
         // to the VM's stack, and uses `vm` alone afterwards.
         unsafe { meta_jit::gc::enable_collection() };
+        vm.gc_stress = std::env::var("LUA_GC_STRESS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
     }
     let status = run_vm(&mut vm, src, chunk, script, args);
     meta_jit::gc::disable_collection();

@@ -11,7 +11,6 @@ use crate::table::Table;
 use crate::value::{
     float_to_int, le_float_int, le_int_float, lt_float_int, lt_int_float, TRef, Value,
 };
-use meta_jit::gc;
 use meta_jit::hints::Gc;
 
 /// Converts a `for` limit as Lua 5.4's `forlimit`: Some(limit) or None to skip the loop.
@@ -135,7 +134,7 @@ impl Vm {
         let mut stepped = false;
         'frame: loop {
             // A safe point: every call and return passes here.
-            if gc::collection_wanted() {
+            if self.gc_wanted() {
                 self.collect_garbage();
             }
             let fi = self.frames.len() - 1;
@@ -492,7 +491,7 @@ impl Vm {
                         }
                         pc = (pc as i64 + off as i64) as usize;
                         // A safe point: a backward jump.
-                        if off < 0 && gc::collection_wanted() {
+                        if off < 0 && self.gc_wanted() {
                             self.collect_garbage();
                         }
                     }
@@ -684,7 +683,7 @@ impl Vm {
                                         }
                                     }
                                     pc = (pc as i64 + off as i64) as usize;
-                                    if gc::collection_wanted() {
+                                    if self.gc_wanted() {
                                         self.collect_garbage();
                                     }
                                 }
@@ -698,7 +697,7 @@ impl Vm {
                                 *r!(a) = Value::Num(i);
                                 *r!(a + 3) = Value::Num(i);
                                 pc = (pc as i64 + off as i64) as usize;
-                                if gc::collection_wanted() {
+                                if self.gc_wanted() {
                                     self.collect_garbage();
                                 }
                             }
@@ -717,7 +716,7 @@ impl Vm {
                         if !matches!(r!(a + 3), Value::Nil) {
                             *r!(a + 2) = *rd!(a + 3);
                             pc = (pc as i64 + off as i64) as usize;
-                            if gc::collection_wanted() {
+                            if self.gc_wanted() {
                                 self.collect_garbage();
                             }
                         }

@@ -209,6 +209,11 @@ pub struct Vm {
     pub gc_refused: bool,
     /// The interned strings and other thread-wide roots.
     pub thread_roots: ThreadRoots,
+    /// Test mode (`LUA_GC_STRESS=N`): the plain loop also collects at every `N`-th safe point,
+    /// not only when the heap asks, so that a value the roots miss is freed soon (0: off).
+    pub gc_stress: u32,
+    /// Safe points left until the stress mode's next collection.
+    gc_stress_left: Cell<u32>,
 }
 
 impl Vm {
@@ -261,6 +266,8 @@ impl Vm {
             gc_holds: 0,
             gc_refused: false,
             thread_roots: ThreadRoots,
+            gc_stress: 0,
+            gc_stress_left: Cell::new(0),
         };
         crate::stdlib::open_libs(&mut vm);
         vm
@@ -639,6 +646,25 @@ impl Vm {
             f: Box::new(f),
             keep,
         }))
+    }
+
+    /// Whether a safe point of the plain loop should try to collect: the heap asks for it
+    /// (one thread-local load), or the stress mode's count ran out.
+    #[inline(always)]
+    pub(crate) fn gc_wanted(&self) -> bool {
+        gc::collection_wanted() || (self.gc_stress != 0 && self.stress_tick())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn stress_tick(&self) -> bool {
+        let left = self.gc_stress_left.get();
+        if left > 1 {
+            self.gc_stress_left.set(left - 1);
+            return false;
+        }
+        self.gc_stress_left.set(self.gc_stress);
+        true
     }
 
     /// A safe point of the plain loop (a backward jump, a call), when the heap asks for a

@@ -96,6 +96,9 @@ pub struct Table {
     pub arr: Cell<Gc<ArrayPart>>,
     /// The metatable.
     pub meta: Cell<Option<TRef>>,
+    /// Entries of the hash part (live or dead): 0 when it is empty, which traced code reads
+    /// (it cannot look into the `RefCell`) before it appends to the array part.
+    pub nhash: Cell<u32>,
     /// The hash part.
     hash: RefCell<HashPart>,
 }
@@ -318,6 +321,7 @@ impl Table {
             len: Cell::new(0),
             arr: Cell::new(new_part(narr)),
             meta: Cell::new(None),
+            nhash: Cell::new(0),
             hash: RefCell::new(HashPart {
                 entries: Vec::with_capacity(nhash),
                 index: HashTable::with_capacity(nhash),
@@ -351,7 +355,14 @@ impl Table {
     /// Whether the hash part has no entries (live or dead).
     #[inline]
     fn hash_empty(&self) -> bool {
-        self.hash.borrow().entries.is_empty()
+        self.nhash.get() == 0
+    }
+
+    /// `h.set(k, v)` on this table's hash part `h`, keeping `nhash` up to date.
+    #[inline]
+    fn hash_set(&self, h: &mut HashPart, k: Value, v: Value) {
+        h.set(k, v);
+        self.nhash.set(h.entries.len() as u32);
     }
 
     /// `t[i]` for an integer key.
@@ -414,7 +425,7 @@ impl Table {
         if self.meta.get().is_some() {
             return Err(v);
         }
-        h.set(*k, v);
+        self.hash_set(&mut h, *k, v);
         Ok(())
     }
 
@@ -433,7 +444,7 @@ impl Table {
         if self.meta.get().is_some() {
             return Err(v);
         }
-        h.set(*k, v);
+        self.hash_set(&mut h, *k, v);
         Ok(())
     }
 
@@ -531,7 +542,7 @@ impl Table {
         }
         if i as u64 == n as u64 + 1 {
             if matches!(v, Value::Nil) {
-                self.hash.borrow_mut().set(Value::Int(i), v);
+                self.hash_set(&mut self.hash.borrow_mut(), Value::Int(i), v);
                 return;
             }
             self.push(v);
@@ -542,7 +553,7 @@ impl Table {
             }
             return;
         }
-        self.hash.borrow_mut().set(Value::Int(i), v);
+        self.hash_set(&mut self.hash.borrow_mut(), Value::Int(i), v);
     }
 
     /// Moves keys `n+1, n+2, ...` from the hash part to the array part.
@@ -566,9 +577,9 @@ impl Table {
             Value::Int(i) => self.set_int(i, v),
             Value::Num(_) => match norm(&k) {
                 Some(Value::Int(i)) => self.set_int(i, v),
-                _ => self.hash.borrow_mut().set(k, v),
+                _ => self.hash_set(&mut self.hash.borrow_mut(), k, v),
             },
-            _ => self.hash.borrow_mut().set(k, v),
+            _ => self.hash_set(&mut self.hash.borrow_mut(), k, v),
         }
     }
 

@@ -388,7 +388,7 @@ fn conformance_while_collecting_all_the_time() {
             jobs.len()
         );
         assert!(
-            roots_collections.len() == 2 && roots_collections.iter().all(|&c| c > 200),
+            roots_collections.len() == 2 && roots_collections.iter().all(|&c| c > 100),
             "roots.lua collected {roots_collections:?} times (JIT off, on)"
         );
     }

@@ -157,6 +157,8 @@ fn array_get(t: Gc<Table>, i: i64) -> Value {
 /// `i` is a key of the array part that holds a value or the table has no metatable, or `i`
 /// is the key after the last one, the table has no metatable and no hash part, and the array
 /// part has a free slot. False (nothing done) otherwise, and for a nil `v`.
+// `is_some`/`is_none` have no JIT policy: traced code matches the option instead.
+#[allow(clippy::redundant_pattern_matching)]
 #[look_inside]
 fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     if let Value::Nil = v {

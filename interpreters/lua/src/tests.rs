@@ -53,7 +53,7 @@ fn format_conversions() {
 
 #[test]
 fn table_border_and_traversal() {
-    let mut t = crate::table::Table::default();
+    let t = crate::table::Table::default();
     for i in 1..=10 {
         t.set_int(i, Value::Int(i));
     }

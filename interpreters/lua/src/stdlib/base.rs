@@ -84,14 +84,14 @@ fn tonumber(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
             return Err(vm.arg_error(1, "value expected"));
         }
         return Ok(vec![match arg(args, 0) {
-            v @ (Value::Int(_) | Value::Num(_)) => v.clone(),
+            v @ (Value::Int(_) | Value::Num(_)) => *v,
             Value::Str(s) => str_to_number(&s.bytes).unwrap_or(Value::Nil),
             _ => Value::Nil,
         }]);
     }
     let base = check_int(vm, args, 1)?;
     let s = match arg(args, 0) {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => *s,
         _ => return Err(type_error(vm, args, 0, "string")),
     };
     if !(2..=36).contains(&base) {
@@ -137,7 +137,7 @@ fn select(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 }
 
 fn error(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let v = arg(args, 0).clone();
+    let v = *arg(args, 0);
     let level = opt_int(vm, args, 1, 1)?;
     let v = match (&v, level) {
         (Value::Str(s), l) if l > 0 => {
@@ -179,7 +179,7 @@ fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
     if !matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
-        let a = [f.clone(), h.clone()];
+        let a = [f, h];
         let a = if matches!(h, Value::Nil) {
             &a[..1]
         } else {
@@ -212,7 +212,7 @@ fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let src: Vec<u8> = match arg(args, 0) {
         Value::Str(s) => s.bytes.to_vec(),
         f @ (Value::LFunc(_) | Value::Builtin(_)) => {
-            let f = f.clone();
+            let f = *f;
             let mut buf = Vec::new();
             loop {
                 match vm.call1(&f, vec![])? {
@@ -259,7 +259,7 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         Value::Tab(t) => t,
         _ => return Err(vm.native_error("'package.loaded' must be a table")),
     };
-    let have = loaded.get(&Value::Str(name.clone()));
+    let have = loaded.get(&Value::Str(name));
     if have.truthy() {
         return Ok(vec![have]);
     }
@@ -281,16 +281,16 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
                         )))
                     }
                 };
-                let r = vm.call1(&f, vec![Value::Str(name.clone()), Value::str(&file)])?;
+                let r = vm.call1(&f, vec![Value::Str(name), Value::str(&file)])?;
                 let r = if matches!(r, Value::Nil) {
-                    match loaded.get(&Value::Str(name.clone())) {
+                    match loaded.get(&Value::Str(name)) {
                         Value::Nil => Value::Boolean(true),
                         v => v,
                     }
                 } else {
                     r
                 };
-                loaded.set(Value::Str(name.clone()), r.clone());
+                loaded.set(Value::Str(name), r);
                 return Ok(vec![r, Value::str(&file)]);
             }
             Err(_) => tried.push_str(&format!("\n\tno file '{file}'")),
@@ -301,7 +301,7 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 
 /// `table.unpack` / `unpack`.
 pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let t = arg(args, 0).clone();
+    let t = *arg(args, 0);
     let i = opt_int(vm, args, 1, 1)?;
     let j = match arg(args, 2) {
         Value::Nil => match vm.len_of(&t, crate::vm::debug_none())? {
@@ -335,7 +335,7 @@ pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 
 /// Loads the base library.
 pub fn open(vm: &mut Vm) {
-    let g = Value::Tab(vm.globals.clone());
+    let g = Value::Tab(vm.globals);
     vm.set_global("_G", g);
     vm.set_global("_VERSION", Value::str("Lua 5.4"));
     def(vm, "print", |vm, args| {
@@ -375,19 +375,19 @@ pub fn open(vm: &mut Vm) {
         }
         let h = vm.metamethod(&args[0], &Value::str("__pairs"));
         if !matches!(h, Value::Nil) {
-            let mut r = vm.call(&h, vec![args[0].clone()])?;
+            let mut r = vm.call(&h, vec![args[0]])?;
             r.resize(3, Value::Nil);
             return Ok(r);
         }
         check_table(vm, args, 0)?;
-        Ok(vec![next_fn.clone(), args[0].clone(), Value::Nil])
+        Ok(vec![next_fn, args[0], Value::Nil])
     });
     let iter = Vm::native("ipairs_iter", ipairs_iter);
     def_keeping(vm, "ipairs", vec![iter], move |vm, args| {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        Ok(vec![iter.clone(), args[0].clone(), Value::Int(0)])
+        Ok(vec![iter, args[0], Value::Int(0)])
     });
     def(vm, "select", select);
     def(vm, "rawget", |vm, args| {
@@ -397,8 +397,8 @@ pub fn open(vm: &mut Vm) {
     });
     def(vm, "rawset", |vm, args| {
         let t = check_table(vm, args, 0)?;
-        vm.rawset(&t, arg(args, 1).clone(), arg(args, 2).clone())?;
-        Ok(vec![args[0].clone()])
+        vm.rawset(&t, *arg(args, 1), *arg(args, 2))?;
+        Ok(vec![args[0]])
     });
     def(vm, "rawequal", |_vm, args| {
         Ok(vec![Value::Boolean(arg(args, 0).raw_eq(arg(args, 1)))])
@@ -416,7 +416,7 @@ pub fn open(vm: &mut Vm) {
             return Ok(args.to_vec());
         }
         let m = if args.len() >= 2 {
-            args[1].clone()
+            args[1]
         } else {
             Value::str("assertion failed!")
         };
@@ -431,7 +431,7 @@ pub fn open(vm: &mut Vm) {
         let t = check_table(vm, args, 0)?;
         let mt = match arg(args, 1) {
             Value::Nil => None,
-            Value::Tab(m) => Some(m.clone()),
+            Value::Tab(m) => Some(*m),
             _ => return Err(type_error(vm, args, 1, "nil or table")),
         };
         if let Some(old) = t.meta.get() {
@@ -440,7 +440,7 @@ pub fn open(vm: &mut Vm) {
             }
         }
         t.meta.set(mt);
-        Ok(vec![args[0].clone()])
+        Ok(vec![args[0]])
     });
     def(vm, "getmetatable", |vm, args| {
         let Some(mt) = vm.metatable(arg(args, 0)) else {
@@ -466,7 +466,7 @@ pub fn open(vm: &mut Vm) {
     // package
     let package = new_table();
     let loaded = new_table();
-    package.set(Value::interned("loaded"), Value::Tab(loaded.clone()));
+    package.set(Value::interned("loaded"), Value::Tab(loaded));
     package.set(Value::interned("path"), Value::str("./?.lua;./?/init.lua"));
     package.set(Value::interned("cpath"), Value::str(""));
     package.set(Value::interned("preload"), Value::Tab(new_table()));
@@ -485,5 +485,5 @@ pub fn fill_loaded(vm: &mut Vm) {
         let v = vm.get_global(name);
         loaded.set(Value::str(name), v);
     }
-    loaded.set(Value::interned("_G"), Value::Tab(vm.globals.clone()));
+    loaded.set(Value::interned("_G"), Value::Tab(vm.globals));
 }

@@ -152,7 +152,7 @@ fn file_object(to_err: bool) -> Value {
         Value::interned("write"),
         Vm::native("write", move |vm, args| {
             write_values(vm, args, 1, to_err)?;
-            Ok(vec![args[0].clone()])
+            Ok(vec![args[0]])
         }),
     );
     methods.set(
@@ -163,7 +163,7 @@ fn file_object(to_err: bool) -> Value {
         Value::interned("flush"),
         Vm::native("flush", |vm, args| {
             let _ = vm.out.flush();
-            Ok(vec![arg(args, 0).clone()])
+            Ok(vec![*arg(args, 0)])
         }),
     );
     methods.set(
@@ -189,7 +189,7 @@ pub fn open(vm: &mut Vm) {
     let stdout = file_object(false);
     let stderr = file_object(true);
     let stdin = file_object(false);
-    let out2 = stdout.clone();
+    let out2 = stdout;
     let io = register(
         vm,
         "io",

@@ -39,7 +39,7 @@ pub fn register(vm: &mut Vm, lib: &str, funcs: Vec<(&str, crate::value::NativeFn
         }));
         t.set(Value::interned(name), v);
     }
-    vm.set_global(lib, Value::Tab(t.clone()));
+    vm.set_global(lib, Value::Tab(t));
     t
 }
 
@@ -67,7 +67,7 @@ pub fn type_error(vm: &Vm, args: &[Value], i: usize, expected: &str) -> LuaError
 /// A table argument.
 pub fn check_table(vm: &Vm, args: &[Value], i: usize) -> LResult<TRef> {
     match args.get(i) {
-        Some(Value::Tab(t)) => Ok(t.clone()),
+        Some(Value::Tab(t)) => Ok(*t),
         _ => Err(type_error(vm, args, i, "table")),
     }
 }
@@ -111,7 +111,7 @@ pub fn check_f64(vm: &Vm, args: &[Value], i: usize) -> LResult<f64> {
 /// A string argument (numbers converted).
 pub fn check_str(vm: &Vm, args: &[Value], i: usize) -> LResult<Gc<LStr>> {
     match arg(args, i) {
-        Value::Str(s) => Ok(s.clone()),
+        Value::Str(s) => Ok(*s),
         v @ (Value::Int(_) | Value::Num(_)) => {
             Ok(LStr::new(&crate::value::to_str_bytes(v).unwrap()))
         }

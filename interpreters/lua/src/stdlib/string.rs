@@ -231,7 +231,7 @@ fn add_value(
 fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let s = check_str(vm, args, 0)?;
     let p = check_str(vm, args, 1)?;
-    let repl = arg(args, 2).clone();
+    let repl = *arg(args, 2);
     if !matches!(
         repl,
         Value::Str(_)

@@ -292,8 +292,8 @@ impl Vm {
                 let op = code[pc];
                 pc += 1;
                 match op {
-                    Op::Mov(a, b) => set!(a, r!(b).clone()),
-                    Op::LoadK(a, kk) => set!(a, k[kk as usize].clone()),
+                    Op::Mov(a, b) => set!(a, *r!(b)),
+                    Op::LoadK(a, kk) => set!(a, k[kk as usize]),
                     Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
                         for i in 0..n {
@@ -344,9 +344,9 @@ impl Vm {
                             Up::Open(i) => self.stack[i],
                             Up::Shut(v) => v,
                         };
-                        let v = rk!(c).clone();
+                        let v = *rk!(c);
                         save!();
-                        self.settable(&t, k[kk as usize].clone(), v, Desc::Up(u))?;
+                        self.settable(&t, k[kk as usize], v, Desc::Up(u))?;
                     }
                     Op::GetTable(a, b, c) => {
                         let v = match (rd!(b), rk!(c)) {
@@ -355,7 +355,7 @@ impl Vm {
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
-                            let (t, key) = (r!(b).clone(), rk!(c).clone());
+                            let (t, key) = (*r!(b), *rk!(c));
                             save!();
                             self.index(&t, &key, Desc::Rk(b))?
                         } else {
@@ -375,21 +375,21 @@ impl Vm {
                         set!(a, v);
                     }
                     Op::SetTable(a, b, c) => {
-                        let v = rk!(c).clone();
+                        let v = *rk!(c);
                         let rest = match (rd!(a), rk!(b)) {
                             (Value::Tab(t), Value::Int(i)) => t.set_int_fast(*i, v).err(),
                             (Value::Tab(t), key @ Value::Str(_)) => t.set_str_fast(key, v).err(),
                             _ => Some(v),
                         };
                         if let Some(v) = rest {
-                            let t = r!(a).clone();
-                            let key = rk!(b).clone();
+                            let t = *r!(a);
+                            let key = *rk!(b);
                             save!();
                             self.settable(&t, key, v, Desc::Rk(a))?;
                         }
                     }
                     Op::SetStr(a, b, c) => {
-                        let v = rk!(c).clone();
+                        let v = *rk!(c);
                         let rest = match rd!(a) {
                             Value::Tab(t) => {
                                 let key = &k[b as usize];
@@ -398,16 +398,16 @@ impl Vm {
                             _ => Some(v),
                         };
                         if let Some(v) = rest {
-                            let t = r!(a).clone();
+                            let t = *r!(a);
                             save!();
-                            self.settable(&t, k[b as usize].clone(), v, Desc::Rk(a))?;
+                            self.settable(&t, k[b as usize], v, Desc::Rk(a))?;
                         }
                     }
                     Op::NewTable(a, narr, nhash) => {
                         *r!(a) = Value::Tab(Table::new_gc(narr as usize, nhash as usize));
                     }
                     Op::SelfOp(a, b, kk) => {
-                        let obj = r!(b).clone();
+                        let obj = *r!(b);
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
@@ -470,7 +470,7 @@ impl Vm {
                             Value::Str(s) => Value::Int(s.bytes.len() as i64),
                             Value::Tab(t) if t.meta.get().is_none() => Value::Int(t.len()),
                             v => {
-                                let v = v.clone();
+                                let v = *v;
                                 save!();
                                 self.len_of(&v, Desc::Rk(b))?
                             }
@@ -496,7 +496,7 @@ impl Vm {
                         let eq = match (rk!(b), rk!(c)) {
                             (Value::Int(x), Value::Int(y)) => x == y,
                             (Value::Tab(x), Value::Tab(y)) if !Gc::ptr_eq(*x, *y) => {
-                                let (x, y) = (rk!(b).clone(), rk!(c).clone());
+                                let (x, y) = (*rk!(b), *rk!(c));
                                 save!();
                                 self.equals(&x, &y)?
                             }
@@ -511,7 +511,7 @@ impl Vm {
                             (Value::Int(x), Value::Num(y)) => lt_int_float(*x, *y),
                             (Value::Num(x), Value::Int(y)) => lt_float_int(*x, *y),
                             (x, y) => {
-                                let (x, y) = (x.clone(), y.clone());
+                                let (x, y) = (*x, *y);
                                 save!();
                                 self.less_than(&x, &y)?
                             }
@@ -525,7 +525,7 @@ impl Vm {
                             (Value::Int(x), Value::Num(y)) => le_int_float(*x, *y),
                             (Value::Num(x), Value::Int(y)) => le_float_int(*x, *y),
                             (x, y) => {
-                                let (x, y) = (x.clone(), y.clone());
+                                let (x, y) = (*x, *y);
                                 save!();
                                 self.less_equal(&x, &y)?
                             }
@@ -702,7 +702,7 @@ impl Vm {
                     }
                     Op::TForCall(a, n) => {
                         for i in 0..3 {
-                            *r!(a + 3 + i) = r!(a + i).clone();
+                            *r!(a + 3 + i) = *r!(a + i);
                         }
                         save!();
                         if self.precall(base + a as usize + 3, 2, n as i32, true)? {
@@ -779,7 +779,7 @@ impl Vm {
         self.ensure_stack(ra + n + 1);
         for i in 0..n {
             let v = if i < nv {
-                self.varargs[vs + i].clone()
+                self.varargs[vs + i]
             } else {
                 Value::Nil
             };
@@ -802,7 +802,7 @@ impl Vm {
         if let Value::Tab(t) = self.stack[ra] {
             let start = blk as i64 * crate::proto::FIELDS_PER_FLUSH as i64;
             for i in 1..=n {
-                t.set_int(start + i as i64, self.stack[ra + i].clone());
+                t.set_int(start + i as i64, self.stack[ra + i]);
             }
         }
     }
@@ -819,11 +819,7 @@ impl Vm {
 
     /// Prepares a numeric for loop at stack slot `ra`; true to skip it.
     fn for_prep(&mut self, ra: usize) -> LResult<bool> {
-        let (init, limit, step) = (
-            self.stack[ra].clone(),
-            self.stack[ra + 1].clone(),
-            self.stack[ra + 2].clone(),
-        );
+        let (init, limit, step) = (self.stack[ra], self.stack[ra + 1], self.stack[ra + 2]);
         if let (Value::Int(i), Value::Int(s)) = (&init, &step) {
             let (i, s) = (*i, *s);
             if s == 0 {

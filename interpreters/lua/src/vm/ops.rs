@@ -19,7 +19,7 @@ impl Vm {
     pub fn metatable(&self, v: &Value) -> Option<TRef> {
         match v {
             Value::Tab(t) => t.meta.get(),
-            Value::Str(_) => self.string_meta.clone(),
+            Value::Str(_) => self.string_meta,
             _ => None,
         }
     }
@@ -60,7 +60,7 @@ impl Vm {
 
     /// `obj[key]` with `__index`.
     pub fn index(&mut self, obj: &Value, key: &Value, d: Desc) -> LResult<Value> {
-        let mut o = obj.clone();
+        let mut o = *obj;
         for _ in 0..2000 {
             let h = if let Value::Tab(t) = &o {
                 let v = t.get(key);
@@ -94,7 +94,7 @@ impl Vm {
                 h
             };
             if matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
-                return self.call1s(&h, &[o, key.clone()]);
+                return self.call1s(&h, &[o, *key]);
             }
             o = h;
         }
@@ -103,7 +103,7 @@ impl Vm {
 
     /// `obj[key] = val` with `__newindex`.
     pub fn setindex(&mut self, obj: &Value, key: Value, val: Value, d: Desc) -> LResult<()> {
-        let mut o = obj.clone();
+        let mut o = *obj;
         for _ in 0..2000 {
             let h = if let Value::Tab(t) = &o {
                 let h = {
@@ -173,7 +173,7 @@ impl Vm {
             Err(ArithErr::Msg(m)) => return Err(self.rt_error(m)),
             Err(_) => {}
         }
-        let ev = self.tm.arith[op as usize].clone();
+        let ev = self.tm.arith[op as usize];
         let ha = self.metamethod(a, &ev);
         let a_str = matches!(a, Value::Str(_));
         let b_str = matches!(b, Value::Str(_));
@@ -181,7 +181,7 @@ impl Vm {
             // The string library's arithmetic metamethods.
             let hb = self.metamethod(b, &ev);
             if a_str && !b_str && !matches!(hb, Value::Nil) {
-                return self.call1s(&hb, &[a.clone(), b.clone()]);
+                return self.call1s(&hb, &[*a, *b]);
             }
             let name = ARITH_NAMES[op as usize];
             return Err(self.rt_error(&format!(
@@ -197,7 +197,7 @@ impl Vm {
             ha
         };
         if !matches!(h, Value::Nil) {
-            return self.call1s(&h, &[a.clone(), b.clone()]);
+            return self.call1s(&h, &[*a, *b]);
         }
         if op.is_bitwise() {
             let an = matches!(a, Value::Int(_) | Value::Num(_));
@@ -244,7 +244,7 @@ impl Vm {
             (Value::Num(x), Value::Int(y)) => Ok(lt_float_int(*x, *y)),
             (Value::Str(x), Value::Str(y)) => Ok(x.bytes < y.bytes),
             _ => {
-                let ev = self.tm.lt.clone();
+                let ev = self.tm.lt;
                 self.order_tm(a, b, &ev)
             }
         }
@@ -259,7 +259,7 @@ impl Vm {
             (Value::Num(x), Value::Int(y)) => Ok(le_float_int(*x, *y)),
             (Value::Str(x), Value::Str(y)) => Ok(x.bytes <= y.bytes),
             _ => {
-                let ev = self.tm.le.clone();
+                let ev = self.tm.le;
                 self.order_tm(a, b, &ev)
             }
         }
@@ -273,7 +273,7 @@ impl Vm {
         if matches!(h, Value::Nil) {
             return Err(self.order_error(a, b));
         }
-        Ok(self.call1s(&h, &[a.clone(), b.clone()])?.truthy())
+        Ok(self.call1s(&h, &[*a, *b])?.truthy())
     }
 
     /// `a == b` with `__eq`.
@@ -282,13 +282,13 @@ impl Vm {
             return Ok(true);
         }
         if let (Value::Tab(_), Value::Tab(_)) = (a, b) {
-            let ev = self.tm.eq.clone();
+            let ev = self.tm.eq;
             let mut h = self.metamethod(a, &ev);
             if matches!(h, Value::Nil) {
                 h = self.metamethod(b, &ev);
             }
             if !matches!(h, Value::Nil) {
-                return Ok(self.call1s(&h, &[a.clone(), b.clone()])?.truthy());
+                return Ok(self.call1s(&h, &[*a, *b])?.truthy());
             }
         }
         Ok(false)
@@ -340,7 +340,7 @@ impl Vm {
             } else {
                 let b = vals.pop().unwrap();
                 let a = vals.pop().unwrap();
-                let ev = self.tm.concat.clone();
+                let ev = self.tm.concat;
                 let mut h = self.metamethod(&a, &ev);
                 if matches!(h, Value::Nil) {
                     h = self.metamethod(&b, &ev);
@@ -378,7 +378,7 @@ impl Vm {
             return Ok(r);
         }
         Ok(match v {
-            Value::Str(_) => v.clone(),
+            Value::Str(_) => *v,
             Value::Nil => Value::str("nil"),
             Value::Boolean(b) => Value::str(if *b { "true" } else { "false" }),
             Value::Int(i) => Value::str(&i.to_string()),

@@ -220,24 +220,18 @@ impl Vm {
                     self.frames[fi].pc = pc
                 };
             }
-            // Stores a number without running the old value's drop glue when the register
-            // already holds a number.
+            // Stores a number: the tag and the payload, two word stores (values are `Copy`:
+            // no old value to drop, so no test of what the register held).
             macro_rules! set_int {
                 ($a:expr, $v:expr) => {{
                     let v = $v;
-                    match r!($a) {
-                        Value::Int(x) => *x = v,
-                        slot => *slot = Value::Int(v),
-                    }
+                    *r!($a) = Value::Int(v);
                 }};
             }
             macro_rules! set_num {
                 ($a:expr, $v:expr) => {{
                     let v = $v;
-                    match r!($a) {
-                        Value::Num(x) => *x = v,
-                        slot => *slot = Value::Num(v),
-                    }
+                    *r!($a) = Value::Num(v);
                 }};
             }
             macro_rules! arith {

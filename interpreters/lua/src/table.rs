@@ -57,6 +57,7 @@ fn new_part(cap: usize) -> Gc<ArrayPart> {
     if cap == 0 {
         return empty_part();
     }
+    crate::value::note_out_of_line(cap * std::mem::size_of::<Value>());
     Gc::new(ArrayPart {
         items: (0..cap).map(|_| Cell::new(Value::Nil)).collect(),
     })

@@ -10,6 +10,7 @@
 //! the frame (it may have changed: a call pushes one, a return pops one).
 
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
+use crate::table::Table;
 use crate::value::Value;
 use crate::vm::Vm;
 use crate::Mode;
@@ -46,6 +47,8 @@ fn portal_inline(op: &Op) -> bool {
             | Op::Mov(..)
             | Op::LoadInt(..)
             | Op::ForStep(..)
+            | Op::GetTable(..)
+            | Op::SetTable(..)
     )
 }
 
@@ -83,6 +86,8 @@ pub fn hot_loops(code: &[Op]) -> Vec<bool> {
 fn step(vm: &mut Vm, pc: usize, stop: usize) -> i64 {
     let fi = vm.frames.len() - 1;
     vm.frames[fi].pc = pc;
+    // The plain loop may ask the collector again (see `Vm::collect_garbage`).
+    vm.gc_refused = false;
     match vm.run(stop, true) {
         Err(e) => {
             vm.pending = Some(e);
@@ -125,6 +130,61 @@ fn rk_int(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<i64> {
             _ => None,
         }
     }
+}
+
+/// Operand `r` (a register or an RK constant), whatever it holds.
+#[look_inside]
+fn rk(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Value {
+    if r >= RK_CONST {
+        proto.consts[(r - RK_CONST) as usize]
+    } else {
+        vm.stack[base + r as usize]
+    }
+}
+
+/// `t[i]` when `i` is a key of the array part (nil otherwise, also for a nil item: the
+/// caller then leaves it to the plain loop, which tries `__index`).
+#[look_inside]
+fn array_get(t: Gc<Table>, i: i64) -> Value {
+    let n = t.len.get() as i64;
+    if i >= 1 && i <= n {
+        return t.arr.get().items[(i - 1) as usize].get();
+    }
+    Value::Nil
+}
+
+/// `t[i] = v` in the array part when no metamethod can apply (as `Table::set_int_fast`):
+/// `i` is a key of the array part that holds a value or the table has no metatable, or `i`
+/// is the key after the last one, the table has no metatable and no hash part, and the array
+/// part has a free slot. False (nothing done) otherwise, and for a nil `v`.
+// `is_some`/`is_none` have no JIT policy: traced code matches the option instead.
+#[allow(clippy::redundant_pattern_matching)]
+#[look_inside]
+fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
+    if let Value::Nil = v {
+        return false;
+    }
+    let n = t.len.get() as i64;
+    let part = t.arr.get();
+    if i >= 1 && i <= n {
+        if let Some(_) = t.meta.get() {
+            if let Value::Nil = part.items[(i - 1) as usize].get() {
+                return false;
+            }
+        }
+        part.items[(i - 1) as usize].set(v);
+        return true;
+    }
+    if i == n + 1 && i <= part.items.len() as i64 {
+        if let None = t.meta.get() {
+            if t.nhash.get() == 0 {
+                part.items[(i - 1) as usize].set(v);
+                t.len.set(i as u32);
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Operand `r` if it is a float.
@@ -339,28 +399,39 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::Mov(a, b) => {
-                if let Value::Int(x) = &vm.stack[base + b as usize] {
-                    let x = *x;
-                    if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                        *d = x;
-                        pc += 1;
-                        continue;
-                    }
-                }
-                if let Value::Num(x) = &vm.stack[base + b as usize] {
-                    let x = *x;
-                    if let Value::Num(d) = &mut vm.stack[base + a as usize] {
-                        *d = x;
-                        pc += 1;
-                        continue;
+                // Values are `Copy`: a move of any value is a copy of its tag and payload.
+                vm.stack[base + a as usize] = vm.stack[base + b as usize];
+                pc += 1;
+                continue;
+            }
+            Op::LoadInt(a, v) => {
+                vm.stack[base + a as usize] = Value::Int(v as i64);
+                pc += 1;
+                continue;
+            }
+            Op::GetTable(a, b, c) => {
+                if let Value::Tab(t) = vm.stack[base + b as usize] {
+                    if let Some(i) = rk_int(vm, proto, base, c) {
+                        let v = array_get(t, i);
+                        match v {
+                            Value::Nil => {}
+                            _ => {
+                                vm.stack[base + a as usize] = v;
+                                pc += 1;
+                                continue;
+                            }
+                        }
                     }
                 }
             }
-            Op::LoadInt(a, v) => {
-                if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                    *d = v as i64;
-                    pc += 1;
-                    continue;
+            Op::SetTable(a, b, c) => {
+                if let Value::Tab(t) = vm.stack[base + a as usize] {
+                    if let Some(i) = rk_int(vm, proto, base, b) {
+                        if array_set(t, i, rk(vm, proto, base, c)) {
+                            pc += 1;
+                            continue;
+                        }
+                    }
                 }
             }
             Op::ForStep(a, off) => {

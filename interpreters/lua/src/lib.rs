@@ -2,7 +2,8 @@
 //! VM whose single dispatch loop runs guest frames (calls push a frame and continue in the
 //! same loop), with the standard libraries the conformance suite needs.
 //!
-//! Memory is reference counted for now; the framework's GC (issue 16) will replace it.
+//! Strings, tables and functions are objects of meta-jit's collected heap (`Gc`); values are
+//! `Copy`.
 
 pub mod ast;
 pub mod compile;
@@ -19,7 +20,7 @@ use value::Value;
 use vm::Vm;
 
 /// How to run: the plain interpreter, with the JIT, or on jitcode alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, meta_jit::hints::Trace)]
 pub enum Mode {
     /// JIT on (the default).
     Jit,
@@ -62,9 +63,59 @@ pub fn run_chunk(
     args: &[String],
     mode: Mode,
 ) -> i32 {
-    use std::io::Write;
     let mut vm = Vm::new();
     vm.mode = mode;
+    if let Some(n) = std::env::var("LUA_GC_THRESHOLD")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        meta_jit::gc::set_collection_threshold(n);
+    }
+    // The jitcode runner never collects (its registers are not roots): no collection there.
+    // `LUA_NO_GC=1` turns collection off (for the memory test's check that it matters).
+    if mode != Mode::Jitcode && std::env::var_os("LUA_NO_GC").is_none() {
+        // SAFETY: from here until `disable_collection` below, every value this thread uses
+        // again is reachable from `vm` (see `Vm::collect_garbage` for the plain loop's safe
+        // points; the portal's safe points have `vm` as a red, and collect only in the
+        // outermost portal call, which is `run_main`'s: natives that call Lua run nested
+        // portals, and a call outside it that holds values pauses collection). This
+        // function holds `f` and `argv` only to hand them to `run_main`, which copies them
+        // to the VM's stack, and uses `vm` alone afterwards.
+        unsafe { meta_jit::gc::enable_collection() };
+        vm.gc_stress = std::env::var("LUA_GC_STRESS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+    }
+    let status = run_vm(&mut vm, src, chunk, script, args);
+    meta_jit::gc::disable_collection();
+    if std::env::var_os("LUA_GC_STATS").is_some() {
+        let s = meta_jit::gc::stats();
+        eprintln!(
+            "gc: collections={} in_compiled_code={} abandoned={} skipped_untraceable={} live_bytes={} chunk_bytes={} peak_rss_kb={}",
+            s.collections,
+            s.in_compiled_code,
+            s.abandoned,
+            s.skipped_untraceable,
+            s.live_bytes,
+            s.chunk_bytes,
+            peak_rss_kb()
+        );
+    }
+    status
+}
+
+/// The process's peak resident set (`VmHWM` of `/proc/self/status`), in KiB; 0 if unknown.
+pub fn peak_rss_kb() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn run_vm(vm: &mut Vm, src: &[u8], chunk: &str, script: Option<&str>, args: &[String]) -> i32 {
+    use std::io::Write;
     if let Some(path) = script {
         let dir = std::path::Path::new(path)
             .parent()
@@ -74,13 +125,12 @@ pub fn run_chunk(
         vm.script_dir = dir.clone();
         if let Value::Tab(pkg) = vm.get_global("package") {
             let path = format!("{dir}/?.lua;{dir}/?/init.lua;./?.lua;./?/init.lua");
-            pkg.borrow_mut().set(Value::str("path"), Value::str(&path));
+            pkg.set(Value::str("path"), Value::str(&path));
         }
         let argt = stdlib::new_table();
-        argt.borrow_mut().set(Value::Int(0), Value::str(path));
+        argt.set(Value::Int(0), Value::str(path));
         for (i, a) in args.iter().enumerate() {
-            argt.borrow_mut()
-                .set(Value::Int(i as i64 + 1), Value::str(a));
+            argt.set(Value::Int(i as i64 + 1), Value::str(a));
         }
         vm.set_global("arg", Value::Tab(argt));
     }
@@ -98,7 +148,7 @@ pub fn run_chunk(
     match r {
         Ok(_) => 0,
         Err(e) => {
-            let msg = error_report(&mut vm, &e);
+            let msg = error_report(vm, &e);
             let _ = vm.out.flush();
             eprintln!("lua: {msg}");
             1

@@ -169,7 +169,9 @@ pub struct LocVar {
 }
 
 /// A compiled function. Prototypes are leaked (`&'static`): code lives as long as the
-/// process, which lets the JIT portal hold one as a green; the GC will reclaim them later.
+/// process, which lets the JIT portal hold one as a green. Their constants are values of the
+/// collected heap: the strings among them are interned, so the intern table keeps them alive
+/// (see `crate::value::trace_interned`), and tracing a prototype reports them too.
 #[derive(Debug, Default, JitLayout)]
 pub struct Proto {
     /// The instructions.
@@ -205,6 +207,20 @@ pub struct Proto {
     /// [`Ic`] and `Table::get_str_ic`). Hints only: a wrong position is noticed and costs a
     /// lookup.
     pub ic: Vec<Ic>,
+}
+
+// SAFETY: a prototype's `Gc`s are its constants and those of the prototypes nested in it,
+// all reported. (The string constants are interned as well, so they are roots anyway; a
+// prototype is leaked and never dropped.)
+unsafe impl meta_jit::gc::Trace for Proto {
+    const NO_GC: bool = false;
+    const INLINE: bool = false;
+    fn trace(&self, t: &mut meta_jit::gc::Tracer) {
+        self.consts.trace(t);
+        for p in &self.protos {
+            p.trace(t);
+        }
+    }
 }
 
 /// The inline caches of one instruction that reads or writes a string key: one position per

@@ -1,20 +1,72 @@
-//! Lua tables: an array part for the keys `1..=n` and a hash part in insertion order (so that
+//! Lua tables: an array part for the keys `1..=len` and a hash part in insertion order (so that
 //! `next` can walk it while fields are set to nil), plus the metatable.
+//!
+//! A table is an object of the collected heap (`Gc<Table>`) that changes through shared
+//! references: the array part's length, its items and the metatable are `Cell`s, which traced
+//! code can read and write with no call (`t.arr.get().items[i].get()`, see `crate::jit`). The
+//! array part ([`ArrayPart`]) never changes length: growing installs a new, bigger part. The
+//! hash part sits behind a `RefCell` and stays native code; no method here holds its borrow
+//! across anything that can run Lua code or collect (they call neither).
 //!
 //! Float keys with an integral value are normalized to integers. This module knows nothing
 //! about metamethods; the VM applies them.
 
 use crate::value::{float_to_int, TRef, Value};
 use hashbrown::HashTable;
-use std::cell::Cell;
-use std::rc::Rc;
+use meta_jit::gc::{Trace, Tracer};
+use meta_jit::hints::*;
+use std::cell::{Cell, RefCell};
 
-/// A table.
+/// The items of a table's array part: a fixed number of slots, of which the table's `len`
+/// first are in use (the slots after them are nil).
+#[derive(JitLayout, Trace)]
+pub struct ArrayPart {
+    /// The slots; never resized.
+    pub items: Vec<Cell<Value>>,
+}
+
+thread_local! {
+    /// The array part of every table without array items (a root: see [`trace_empty_part`]).
+    static EMPTY: Cell<Option<Gc<ArrayPart>>> = const { Cell::new(None) };
+}
+
+/// The shared array part with no slots.
+fn empty_part() -> Gc<ArrayPart> {
+    EMPTY.with(|e| match e.get() {
+        Some(p) => p,
+        None => {
+            let p = Gc::new(ArrayPart { items: Vec::new() });
+            e.set(Some(p));
+            p
+        }
+    })
+}
+
+/// Reports the shared empty array part to `t` (a root for the thread's life, with the
+/// interned strings: `crate::value::trace_interned`).
+pub fn trace_empty_part(t: &mut Tracer) {
+    EMPTY.with(|e| {
+        if let Some(p) = e.get() {
+            t.mark(p);
+        }
+    });
+}
+
+/// A new array part of `cap` nil slots.
+fn new_part(cap: usize) -> Gc<ArrayPart> {
+    if cap == 0 {
+        return empty_part();
+    }
+    crate::value::note_out_of_line(cap * std::mem::size_of::<Value>());
+    Gc::new(ArrayPart {
+        items: (0..cap).map(|_| Cell::new(Value::Nil)).collect(),
+    })
+}
+
+/// The hash part: entries in insertion order and an index of their positions.
 #[derive(Default)]
-pub struct Table {
-    /// Values of the keys `1..=arr.len()`; the last one is never nil.
-    pub arr: Vec<Value>,
-    /// Hash part entries in insertion order; a removed entry keeps its key with a nil value.
+struct HashPart {
+    /// Entries in insertion order; a removed entry keeps its key with a nil value.
     entries: Vec<(Value, Value)>,
     /// Indexes into `entries`, hashed by [`key_hash`] of their key.
     index: HashTable<u32>,
@@ -24,8 +76,32 @@ pub struct Table {
     /// value became nil still count until `compact`). While it is 0, an interned key is found
     /// by comparing pointers only.
     plain_keys: u32,
+}
+
+// SAFETY: every `Gc` of a hash part is in a key or value of `entries`, which is reported; the
+// index holds positions only. No `Drop` of its own.
+unsafe impl Trace for HashPart {
+    const NO_GC: bool = false;
+    const INLINE: bool = false;
+    fn trace(&self, t: &mut Tracer) {
+        self.entries.trace(t);
+    }
+}
+
+/// A table.
+#[derive(JitLayout, Trace)]
+pub struct Table {
+    /// Array items in use: the keys `1..=len`; the last one is never nil.
+    pub len: Cell<u32>,
+    /// The array part (at least `len` slots).
+    pub arr: Cell<Gc<ArrayPart>>,
     /// The metatable.
-    pub meta: Option<TRef>,
+    pub meta: Cell<Option<TRef>>,
+    /// Entries of the hash part (live or dead): 0 when it is empty, which traced code reads
+    /// (it cannot look into the `RefCell`) before it appends to the array part.
+    pub nhash: Cell<u32>,
+    /// The hash part.
+    hash: RefCell<HashPart>,
 }
 
 /// Spreads the bits of `x` (the low bits choose the bucket, the high bits tag it).
@@ -60,32 +136,13 @@ fn norm(k: &Value) -> Option<Value> {
     None
 }
 
-impl Table {
-    /// An empty table with room for `narr` array items.
-    pub fn with_capacity(narr: usize, nhash: usize) -> Table {
-        Table {
-            arr: Vec::with_capacity(narr),
-            entries: Vec::with_capacity(nhash),
-            index: HashTable::with_capacity(nhash),
-            ..Default::default()
-        }
-    }
+/// Whether `e` is the string object `p`.
+#[inline(always)]
+fn is_str(e: &Value, p: *const crate::value::LStr) -> bool {
+    matches!(e, Value::Str(s) if std::ptr::eq(s.as_ptr(), p))
+}
 
-    /// `t[i]` for an integer key.
-    #[inline]
-    pub fn get_int(&self, i: i64) -> Value {
-        if i >= 1 && (i as u64) <= self.arr.len() as u64 {
-            return self.arr[(i - 1) as usize].clone();
-        }
-        if self.entries.is_empty() {
-            return Value::Nil;
-        }
-        match self.find_int(i) {
-            Some(j) => self.entries[j].1.clone(),
-            None => Value::Nil,
-        }
-    }
-
+impl HashPart {
     /// The position of key `k` in `entries`. An interned string key in a small table whose
     /// string keys are all interned (the fields and methods of objects) is found inline by
     /// comparing pointers along the entries; the rest goes through the index (`find_hashed`).
@@ -95,9 +152,8 @@ impl Table {
             if ks.interned && self.plain_keys == 0 && self.entries.len() <= 8 {
                 // Every string key here is interned, and so is `ks`: the entry of an equal
                 // key holds this very object.
-                let p = Rc::as_ptr(ks);
-                return (self.entries.iter())
-                    .position(|e| matches!(&e.0, Value::Str(s) if std::ptr::eq(Rc::as_ptr(s), p)));
+                let p = ks.as_ptr();
+                return self.entries.iter().position(|e| is_str(&e.0, p));
             }
         }
         self.find_hashed(k)
@@ -110,11 +166,10 @@ impl Table {
         if let Value::Str(ks) = k {
             if ks.interned && self.plain_keys == 0 {
                 // As in `find`: compare pointers only.
-                let p = Rc::as_ptr(ks);
-                let is_k = |e: &Value| matches!(e, Value::Str(s) if std::ptr::eq(Rc::as_ptr(s), p));
+                let p = ks.as_ptr();
                 return self
                     .index
-                    .find(ks.hash, |&i| is_k(&entries[i as usize].0))
+                    .find(ks.hash, |&i| is_str(&entries[i as usize].0, p))
                     .map(|&i| i as usize);
             }
             // Strings: a pointer comparison first (constants are interned), then the bytes.
@@ -122,7 +177,7 @@ impl Table {
                 .index
                 .find(ks.hash, |&i| match &entries[i as usize].0 {
                     Value::Str(s) => {
-                        Rc::ptr_eq(s, ks) || (s.hash == ks.hash && s.bytes == ks.bytes)
+                        Gc::ptr_eq(*s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes)
                     }
                     _ => false,
                 })
@@ -139,6 +194,9 @@ impl Table {
     /// The position of the integer key `ki` in `entries`.
     #[inline]
     fn find_int(&self, ki: i64) -> Option<usize> {
+        if self.entries.is_empty() {
+            return None;
+        }
         let entries = &self.entries;
         self.index
             .find(
@@ -149,39 +207,11 @@ impl Table {
     }
 
     #[inline]
-    fn get_hash(&self, k: &Value) -> Value {
+    fn get(&self, k: &Value) -> Value {
         match self.find(k) {
-            Some(i) => self.entries[i].1.clone(),
+            Some(i) => self.entries[i].1,
             None => Value::Nil,
         }
-    }
-
-    /// `t[k]` without metamethods.
-    pub fn get(&self, k: &Value) -> Value {
-        match k {
-            Value::Int(i) => self.get_int(*i),
-            Value::Num(_) => match norm(k) {
-                Some(Value::Int(i)) => self.get_int(i),
-                _ => self.get_hash(k),
-            },
-            Value::Nil => Value::Nil,
-            _ => {
-                if self.entries.is_empty() {
-                    Value::Nil
-                } else {
-                    self.get_hash(k)
-                }
-            }
-        }
-    }
-
-    /// `t[k]` for a string key.
-    #[inline]
-    pub fn get_str(&self, k: &Value) -> Value {
-        if self.entries.is_empty() {
-            return Value::Nil;
-        }
-        self.get_hash(k)
     }
 
     /// The position of the string key `k` in `entries` when it is the one `ic` names (one
@@ -192,7 +222,7 @@ impl Table {
     fn ic_hit(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
         let j = ic.get() as usize;
         match (self.entries.get(j), k) {
-            (Some((Value::Str(s), _)), Value::Str(ks)) if Rc::ptr_eq(s, ks) => Some(j),
+            (Some((Value::Str(s), _)), Value::Str(ks)) if Gc::ptr_eq(*s, *ks) => Some(j),
             _ => None,
         }
     }
@@ -216,128 +246,16 @@ impl Table {
         Some(j)
     }
 
-    /// `t[k]` for a string key, with the inline cache `ic` of the instruction that reads it
-    /// (`Proto::ic`).
+    /// Sets the value of an existing entry `j` that holds a value.
     #[inline(always)]
-    pub fn get_str_ic(&self, k: &Value, ic: &Cell<u32>) -> Value {
-        match self.find_ic(k, ic) {
-            Some(j) => self.entries[j].1.clone(),
-            None => Value::Nil,
-        }
-    }
-
-    /// [`Table::set_str_fast`] with the inline cache `ic` of the instruction that writes.
-    #[inline(always)]
-    pub fn set_str_fast_ic(&mut self, k: &Value, v: Value, ic: &Cell<u32>) -> Result<(), Value> {
-        if let Some(j) = self.find_ic(k, ic) {
-            if !matches!(self.entries[j].1, Value::Nil) {
-                if matches!(v, Value::Nil) {
-                    self.dead += 1;
-                }
-                self.entries[j].1 = v;
-                return Ok(());
-            }
-        }
-        if self.meta.is_some() {
-            return Err(v);
-        }
-        self.set_hash(k.clone(), v);
-        Ok(())
-    }
-
-    /// `t[k] = v` for a string key `k` when no metamethod can apply: the key holds a value,
-    /// or the table has no metatable. Gives `v` back otherwise (the caller tries
-    /// `__newindex`).
-    #[inline]
-    pub fn set_str_fast(&mut self, k: &Value, v: Value) -> Result<(), Value> {
-        if let Some(j) = self.find(k) {
-            if !matches!(self.entries[j].1, Value::Nil) {
-                if matches!(v, Value::Nil) {
-                    self.dead += 1;
-                }
-                self.entries[j].1 = v;
-                return Ok(());
-            }
-        }
-        if self.meta.is_some() {
-            return Err(v);
-        }
-        self.set_hash(k.clone(), v);
-        Ok(())
-    }
-
-    /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:
-    /// the key holds a value (array or hash part), or the table has no metatable. Gives `v`
-    /// back otherwise.
-    #[inline]
-    pub fn set_int_fast(&mut self, i: i64, v: Value) -> Result<(), Value> {
+    fn overwrite(&mut self, j: usize, v: Value) {
         if matches!(v, Value::Nil) {
-            return Err(v);
+            self.dead += 1;
         }
-        let n = self.arr.len();
-        if i >= 1 && (i as u64) <= n as u64 {
-            let slot = &mut self.arr[(i - 1) as usize];
-            if self.meta.is_none() || !matches!(slot, Value::Nil) {
-                // The old value's drop runs (out of line) only when it holds a count.
-                if slot.is_counted() {
-                    *slot = v;
-                } else {
-                    std::mem::forget(std::mem::replace(slot, v));
-                }
-                return Ok(());
-            }
-        } else if i as u64 == n as u64 + 1 && self.meta.is_none() && self.entries.is_empty() {
-            self.arr.push(v);
-            return Ok(());
-        } else if !self.entries.is_empty() {
-            // A key of the hash part that holds a value.
-            if let Some(j) = self.find_int(i) {
-                let slot = &mut self.entries[j].1;
-                if !matches!(slot, Value::Nil) {
-                    *slot = v;
-                    return Ok(());
-                }
-            }
-        }
-        if self.meta.is_none() {
-            self.set_int(i, v);
-            return Ok(());
-        }
-        Err(v)
+        self.entries[j].1 = v;
     }
 
-    /// `t[i] = v` for an integer key.
-    pub fn set_int(&mut self, i: i64, v: Value) {
-        let n = self.arr.len();
-        if i >= 1 && (i as u64) <= n as u64 {
-            let idx = (i - 1) as usize;
-            if v.truthy() || matches!(v, Value::Boolean(false)) || idx + 1 < n {
-                self.arr[idx] = v;
-            } else {
-                // The last item becomes nil: shrink to keep the border at the end.
-                self.arr.pop();
-                while matches!(self.arr.last(), Some(Value::Nil)) {
-                    self.arr.pop();
-                }
-            }
-            return;
-        }
-        if i as u64 == n as u64 + 1 {
-            if matches!(v, Value::Nil) {
-                self.set_hash(Value::Int(i), v);
-                return;
-            }
-            self.arr.push(v);
-            if !self.entries.is_empty() {
-                self.remove_hash(&Value::Int(i));
-                self.migrate();
-            }
-            return;
-        }
-        self.set_hash(Value::Int(i), v);
-    }
-
-    fn remove_hash(&mut self, k: &Value) {
+    fn remove(&mut self, k: &Value) {
         if let Some(j) = self.find(k) {
             if !matches!(self.entries[j].1, Value::Nil) {
                 self.entries[j].1 = Value::Nil;
@@ -346,22 +264,7 @@ impl Table {
         }
     }
 
-    /// Moves keys `n+1, n+2, ...` from the hash part to the array part.
-    fn migrate(&mut self) {
-        loop {
-            let k = Value::Int(self.arr.len() as i64 + 1);
-            match self.find(&k) {
-                Some(j) if !matches!(self.entries[j].1, Value::Nil) => {
-                    let v = std::mem::take(&mut self.entries[j].1);
-                    self.dead += 1;
-                    self.arr.push(v);
-                }
-                _ => break,
-            }
-        }
-    }
-
-    fn set_hash(&mut self, k: Value, v: Value) {
+    fn set(&mut self, k: Value, v: Value) {
         if let Some(j) = self.find(&k) {
             let was_nil = matches!(self.entries[j].1, Value::Nil);
             let is_nil = matches!(v, Value::Nil);
@@ -404,96 +307,385 @@ impl Table {
         }
         self.dead = 0;
     }
+}
+
+impl Default for Table {
+    fn default() -> Table {
+        Table::with_capacity(0, 0)
+    }
+}
+
+impl Table {
+    /// An empty table with room for `narr` array items and `nhash` hash entries.
+    pub fn with_capacity(narr: usize, nhash: usize) -> Table {
+        Table {
+            len: Cell::new(0),
+            arr: Cell::new(new_part(narr)),
+            meta: Cell::new(None),
+            nhash: Cell::new(0),
+            hash: RefCell::new(HashPart {
+                entries: Vec::with_capacity(nhash),
+                index: HashTable::with_capacity(nhash),
+                ..Default::default()
+            }),
+        }
+    }
+
+    /// A new table object.
+    pub fn new_gc(narr: usize, nhash: usize) -> TRef {
+        Gc::new(Table::with_capacity(narr, nhash))
+    }
+
+    /// The metatable.
+    #[inline]
+    pub fn meta(&self) -> Option<TRef> {
+        self.meta.get()
+    }
+
+    /// Sets the metatable.
+    pub fn set_meta(&self, m: Option<TRef>) {
+        self.meta.set(m)
+    }
+
+    /// The number of array items in use.
+    #[inline]
+    pub fn arr_len(&self) -> usize {
+        self.len.get() as usize
+    }
+
+    /// Whether the hash part has no entries (live or dead).
+    #[inline]
+    fn hash_empty(&self) -> bool {
+        self.nhash.get() == 0
+    }
+
+    /// `h.set(k, v)` on this table's hash part `h`, keeping `nhash` up to date.
+    #[inline]
+    fn hash_set(&self, h: &mut HashPart, k: Value, v: Value) {
+        h.set(k, v);
+        self.nhash.set(h.entries.len() as u32);
+    }
+
+    /// `t[i]` for an integer key.
+    #[inline]
+    pub fn get_int(&self, i: i64) -> Value {
+        if i >= 1 && (i as u64) <= self.len.get() as u64 {
+            return self.arr.get().items[(i - 1) as usize].get();
+        }
+        let h = self.hash.borrow();
+        match h.find_int(i) {
+            Some(j) => h.entries[j].1,
+            None => Value::Nil,
+        }
+    }
+
+    /// `t[k]` without metamethods.
+    pub fn get(&self, k: &Value) -> Value {
+        match k {
+            Value::Int(i) => self.get_int(*i),
+            Value::Num(_) => match norm(k) {
+                Some(Value::Int(i)) => self.get_int(i),
+                _ => self.hash.borrow().get(k),
+            },
+            Value::Nil => Value::Nil,
+            _ => self.get_str(k),
+        }
+    }
+
+    /// `t[k]` for a string key.
+    #[inline]
+    pub fn get_str(&self, k: &Value) -> Value {
+        let h = self.hash.borrow();
+        if h.entries.is_empty() {
+            return Value::Nil;
+        }
+        h.get(k)
+    }
+
+    /// `t[k]` for a string key, with the inline cache `ic` of the instruction that reads it
+    /// (`Proto::ic`).
+    #[inline(always)]
+    pub fn get_str_ic(&self, k: &Value, ic: &Cell<u32>) -> Value {
+        let h = self.hash.borrow();
+        match h.find_ic(k, ic) {
+            Some(j) => h.entries[j].1,
+            None => Value::Nil,
+        }
+    }
+
+    /// [`Table::set_str_fast`] with the inline cache `ic` of the instruction that writes.
+    #[inline(always)]
+    pub fn set_str_fast_ic(&self, k: &Value, v: Value, ic: &Cell<u32>) -> Result<(), Value> {
+        let mut h = self.hash.borrow_mut();
+        if let Some(j) = h.find_ic(k, ic) {
+            if !matches!(h.entries[j].1, Value::Nil) {
+                h.overwrite(j, v);
+                return Ok(());
+            }
+        }
+        if self.meta.get().is_some() {
+            return Err(v);
+        }
+        self.hash_set(&mut h, *k, v);
+        Ok(())
+    }
+
+    /// `t[k] = v` for a string key `k` when no metamethod can apply: the key holds a value,
+    /// or the table has no metatable. Gives `v` back otherwise (the caller tries
+    /// `__newindex`).
+    #[inline]
+    pub fn set_str_fast(&self, k: &Value, v: Value) -> Result<(), Value> {
+        let mut h = self.hash.borrow_mut();
+        if let Some(j) = h.find(k) {
+            if !matches!(h.entries[j].1, Value::Nil) {
+                h.overwrite(j, v);
+                return Ok(());
+            }
+        }
+        if self.meta.get().is_some() {
+            return Err(v);
+        }
+        self.hash_set(&mut h, *k, v);
+        Ok(())
+    }
+
+    /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:
+    /// the key holds a value (array or hash part), or the table has no metatable. Gives `v`
+    /// back otherwise.
+    #[inline]
+    pub fn set_int_fast(&self, i: i64, v: Value) -> Result<(), Value> {
+        if matches!(v, Value::Nil) {
+            return Err(v);
+        }
+        let n = self.len.get() as u64;
+        let no_meta = self.meta.get().is_none();
+        if i >= 1 && (i as u64) <= n {
+            let part = self.arr.get();
+            let slot = &part.items[(i - 1) as usize];
+            if no_meta || !matches!(slot.get(), Value::Nil) {
+                slot.set(v);
+                return Ok(());
+            }
+        } else if i as u64 == n + 1 && no_meta && self.hash_empty() {
+            self.push(v);
+            return Ok(());
+        } else {
+            // A key of the hash part that holds a value.
+            let mut h = self.hash.borrow_mut();
+            if let Some(j) = h.find_int(i) {
+                if !matches!(h.entries[j].1, Value::Nil) {
+                    h.entries[j].1 = v;
+                    return Ok(());
+                }
+            }
+        }
+        if no_meta {
+            self.set_int(i, v);
+            return Ok(());
+        }
+        Err(v)
+    }
+
+    /// Appends `v` at key `len + 1` of the array part, installing a bigger part when the
+    /// slots are used up.
+    fn push(&self, v: Value) {
+        let n = self.len.get() as usize;
+        let part = self.arr.get();
+        if n < part.items.len() {
+            part.items[n].set(v);
+        } else {
+            self.grow(n, v);
+        }
+        self.len.set(n as u32 + 1);
+    }
+
+    #[inline(never)]
+    fn grow(&self, n: usize, v: Value) {
+        let old = self.arr.get();
+        let new = new_part((n * 2).max(4));
+        for (d, s) in new.items.iter().zip(&old.items[..n]) {
+            d.set(s.get());
+        }
+        new.items[n].set(v);
+        self.arr.set(new);
+    }
+
+    /// Drops the last array item.
+    fn pop(&self) {
+        let n = self.len.get() as usize - 1;
+        self.arr.get().items[n].set(Value::Nil);
+        self.len.set(n as u32);
+    }
+
+    /// Drops trailing nils of the array part (keeps the border at its end).
+    fn trim(&self) {
+        let part = self.arr.get();
+        while self.len.get() > 0
+            && matches!(part.items[self.len.get() as usize - 1].get(), Value::Nil)
+        {
+            self.pop();
+        }
+    }
+
+    /// `t[i] = v` for an integer key.
+    pub fn set_int(&self, i: i64, v: Value) {
+        let n = self.len.get() as usize;
+        if i >= 1 && (i as u64) <= n as u64 {
+            let idx = (i - 1) as usize;
+            if !matches!(v, Value::Nil) || idx + 1 < n {
+                self.arr.get().items[idx].set(v);
+            } else {
+                // The last item becomes nil: shrink to keep the border at the end.
+                self.pop();
+                self.trim();
+            }
+            return;
+        }
+        if i as u64 == n as u64 + 1 {
+            if matches!(v, Value::Nil) {
+                self.hash_set(&mut self.hash.borrow_mut(), Value::Int(i), v);
+                return;
+            }
+            self.push(v);
+            if !self.hash_empty() {
+                let mut h = self.hash.borrow_mut();
+                h.remove(&Value::Int(i));
+                self.migrate(&mut h);
+            }
+            return;
+        }
+        self.hash_set(&mut self.hash.borrow_mut(), Value::Int(i), v);
+    }
+
+    /// Moves keys `n+1, n+2, ...` from the hash part to the array part.
+    fn migrate(&self, h: &mut HashPart) {
+        loop {
+            let k = Value::Int(self.len.get() as i64 + 1);
+            match h.find(&k) {
+                Some(j) if !matches!(h.entries[j].1, Value::Nil) => {
+                    let v = std::mem::take(&mut h.entries[j].1);
+                    h.dead += 1;
+                    self.push(v);
+                }
+                _ => break,
+            }
+        }
+    }
 
     /// `t[k] = v` without metamethods; the caller has rejected nil and NaN keys.
-    pub fn set(&mut self, k: Value, v: Value) {
+    pub fn set(&self, k: Value, v: Value) {
         match k {
             Value::Int(i) => self.set_int(i, v),
             Value::Num(_) => match norm(&k) {
                 Some(Value::Int(i)) => self.set_int(i, v),
-                _ => self.set_hash(k, v),
+                _ => self.hash_set(&mut self.hash.borrow_mut(), k, v),
             },
-            _ => self.set_hash(k, v),
+            _ => self.hash_set(&mut self.hash.borrow_mut(), k, v),
         }
     }
 
     /// `table.insert(t, pos, v)` for `1 <= pos <= #t` on a table whose items are all in the
-    /// array part: shifts them up in one move. False (nothing done) for other tables.
-    pub fn insert_at(&mut self, pos: i64, v: Value) -> bool {
-        if self.meta.is_some() || !self.entries.is_empty() {
+    /// array part: shifts them up in one pass. False (nothing done) for other tables.
+    pub fn insert_at(&self, pos: i64, v: Value) -> bool {
+        if self.meta.get().is_some() || !self.hash_empty() {
             return false;
         }
-        if pos < 1 || pos as u64 > self.arr.len() as u64 {
+        let n = self.len.get() as usize;
+        if pos < 1 || pos as u64 > n as u64 {
             return false;
         }
-        self.arr.insert(pos as usize - 1, v);
+        self.push(Value::Nil);
+        let items = &self.arr.get().items;
+        let p = pos as usize - 1;
+        for j in (p + 1..=n).rev() {
+            items[j].set(items[j - 1].get());
+        }
+        items[p].set(v);
         true
     }
 
-    /// `table.remove(t, pos)` for `1 <= pos <= #t == arr.len()` without a metatable: shifts
-    /// the items down in one move and returns the removed one; None (nothing done) otherwise.
-    pub fn remove_at(&mut self, pos: i64) -> Option<Value> {
-        if self.meta.is_some() || self.arr.is_empty() {
+    /// `table.remove(t, pos)` for `1 <= pos <= #t == len` without a metatable: shifts the
+    /// items down in one pass and returns the removed one; None (nothing done) otherwise.
+    pub fn remove_at(&self, pos: i64) -> Option<Value> {
+        let n = self.len.get() as usize;
+        if self.meta.get().is_some() || n == 0 {
             return None;
         }
-        if pos < 1 || pos as u64 > self.arr.len() as u64 {
+        if pos < 1 || pos as u64 > n as u64 {
             return None;
         }
-        let r = self.arr.remove(pos as usize - 1);
+        let items = &self.arr.get().items;
+        let p = pos as usize - 1;
+        let r = items[p].get();
+        for j in p..n - 1 {
+            items[j].set(items[j + 1].get());
+        }
+        self.pop();
         // Keep the border at the end, as setting the last item to nil does.
-        while matches!(self.arr.last(), Some(Value::Nil)) {
-            self.arr.pop();
-        }
+        self.trim();
         Some(r)
     }
 
     /// `#t`: a border.
     pub fn len(&self) -> i64 {
-        let n = self.arr.len();
-        if n > 0 || self.entries.is_empty() {
+        let n = self.len.get() as usize;
+        if n > 0 || self.hash_empty() {
             return n as i64;
         }
         // Only a hash part: probe upwards, as Lua's unbound search does.
+        let h = self.hash.borrow();
         let mut i: i64 = 0;
-        while !matches!(self.get_hash(&Value::Int(i + 1)), Value::Nil) {
+        while !matches!(h.get(&Value::Int(i + 1)), Value::Nil) {
             i += 1;
         }
         i
     }
 
-    /// True if the table has no array items.
+    /// True if the table has no items.
     pub fn is_empty(&self) -> bool {
-        self.arr.is_empty() && self.entries.len() == self.dead as usize
+        let h = self.hash.borrow();
+        self.len.get() == 0 && h.entries.len() == h.dead as usize
+    }
+
+    /// The array items in use, copied out.
+    pub fn array_items(&self) -> Vec<Value> {
+        let n = self.len.get() as usize;
+        self.arr.get().items[..n].iter().map(Cell::get).collect()
     }
 
     /// The key after `k` in traversal order (`next`): `Ok(None)` at the end, `Err` if `k` is
     /// not a key of the table.
     #[allow(clippy::result_unit_err)]
     pub fn next(&self, k: &Value) -> Result<Option<(Value, Value)>, ()> {
+        let n = self.len.get() as usize;
+        let part = self.arr.get();
+        let arr = &part.items[..n];
+        let h = self.hash.borrow();
         let mut start_hash = 0;
         match k {
             Value::Nil => {
-                if let Some(v) = self.arr.first() {
-                    return Ok(Some((Value::Int(1), v.clone())));
+                if let Some(v) = arr.first() {
+                    return Ok(Some((Value::Int(1), v.get())));
                 }
             }
             _ => {
-                let key = norm(k).unwrap_or_else(|| k.clone());
+                let key = norm(k).unwrap_or(*k);
                 let mut in_arr = false;
                 if let Value::Int(i) = key {
-                    if i >= 1 && (i as u64) <= self.arr.len() as u64 {
+                    if i >= 1 && (i as u64) <= n as u64 {
                         in_arr = true;
                         let mut j = i as usize;
-                        while j < self.arr.len() {
-                            if !matches!(self.arr[j], Value::Nil) {
-                                return Ok(Some((Value::Int(j as i64 + 1), self.arr[j].clone())));
+                        while j < n {
+                            let v = arr[j].get();
+                            if !matches!(v, Value::Nil) {
+                                return Ok(Some((Value::Int(j as i64 + 1), v)));
                             }
                             j += 1;
                         }
                     }
                 }
                 if !in_arr {
-                    match self.find(&key) {
+                    match h.find(&key) {
                         Some(j) => start_hash = j + 1,
                         None => return Err(()),
                     }
@@ -502,15 +694,16 @@ impl Table {
         }
         if let Value::Nil = k {
             // skip nils at the start of the array
-            for (j, v) in self.arr.iter().enumerate() {
+            for (j, v) in arr.iter().enumerate() {
+                let v = v.get();
                 if !matches!(v, Value::Nil) {
-                    return Ok(Some((Value::Int(j as i64 + 1), v.clone())));
+                    return Ok(Some((Value::Int(j as i64 + 1), v)));
                 }
             }
         }
-        for e in &self.entries[start_hash.min(self.entries.len())..] {
+        for e in &h.entries[start_hash.min(h.entries.len())..] {
             if !matches!(e.1, Value::Nil) {
-                return Ok(Some((e.0.clone(), e.1.clone())));
+                return Ok(Some(*e));
             }
         }
         Ok(None)

@@ -53,7 +53,7 @@ fn format_conversions() {
 
 #[test]
 fn table_border_and_traversal() {
-    let mut t = crate::table::Table::default();
+    let t = crate::table::Table::default();
     for i in 1..=10 {
         t.set_int(i, Value::Int(i));
     }
@@ -268,4 +268,90 @@ fn random_bytes_and_token_soups_never_panic() {
             }
         }
     }
+}
+
+/// Runs `src` with the JIT on at threshold 3, keeping optimized traces; returns the loops'
+/// traces as text (`call` ops counted by the caller) and the global `R`.
+fn jit_loops(src: &str) -> (Vec<String>, Vec<usize>, i64) {
+    crate::jit::portal::with_driver(|d| {
+        d.reset();
+        d.set_params("on,threshold=3,keep_optimized=1").unwrap();
+    });
+    let vm = run(src, Mode::Jit).unwrap();
+    let r = global_int(&vm, "R");
+    let stats = crate::jit::portal::with_driver(|d| d.stats());
+    let calls = ["call_i", "call_f", "call_r", "call_n"];
+    let loops: Vec<_> = stats
+        .traces
+        .iter()
+        .filter(|t| t.optimized.is_some())
+        .collect();
+    let texts = loops.iter().map(|t| t.optimized().to_string()).collect();
+    let ncalls = loops
+        .iter()
+        .map(|t| calls.iter().map(|c| t.count(c)).sum())
+        .collect();
+    (texts, ncalls, r)
+}
+
+/// With values `Copy` and tables changed through cells, the portal runs `GetTable` and
+/// `SetTable` on the array part with an integer key, and `Mov` of any value, inline: a loop
+/// made of them compiles to a trace that reads and writes the items itself, with no call.
+#[test]
+fn array_loops_compile_without_calls() {
+    // The sieve's inner loop: stores into the array part (in place).
+    let (traces, calls, r) = jit_loops(
+        "local t = {} for i = 1, 300 do t[i] = false end
+         for j = 4, 300, 2 do t[j] = true end
+         local n = 0 for i = 1, 300 do if t[i] then n = n + 1 end end
+         R = n",
+    );
+    assert_eq!(r, 149);
+    assert!(!traces.is_empty(), "no loop compiled");
+    assert!(
+        calls.iter().all(|&c| c == 0),
+        "calls {calls:?} in\n{}",
+        traces.join("\n")
+    );
+    assert!(traces
+        .iter()
+        .any(|t| t.contains("setfield(") || t.contains("setarrayitem(")));
+    // Appending (`t[i] = v` at the key after the last) while the part has room, reading,
+    // copying values of any type (`Mov` of a table, a string).
+    let (traces, calls, r) = jit_loops(
+        "local src, dst = {}, {}
+         for i = 1, 200 do src[i] = i * 3 end
+         local s, x = 0, 'x'
+         for i = 1, 200 do local u = src local y = x dst[i] = u[i] s = s + dst[i] end
+         R = s + #dst",
+    );
+    assert_eq!(r, 3 * 200 * 201 / 2 + 200);
+    assert!(!traces.is_empty(), "no loop compiled");
+    assert!(
+        calls.iter().all(|&c| c == 0),
+        "calls {calls:?} in\n{}",
+        traces.join("\n")
+    );
+}
+
+/// A table with a metatable, a hole or a hash part goes to the plain loop and keeps Lua's
+/// semantics (`__newindex` on a nil item, `__index` for a hole) with the JIT on.
+#[test]
+fn array_fast_paths_leave_metatables_to_the_plain_loop() {
+    let (_, _, r) = jit_loops(
+        "local log = 0
+         local t = setmetatable({1, 2, nil, 4}, {
+           __index = function(_, k) return 100 * k end,
+           __newindex = function(t, k, v) log = log + k rawset(t, k, v) end })
+         local s = 0
+         for i = 1, 50 do s = s + t[(i % 4) + 1] end
+         for i = 5, 40 do t[i] = i end
+         R = s * 1000 + log",
+    );
+    // Items 1, 2, 4 and 300 for the hole, 12 or 13 times each; keys 5..40 through __newindex.
+    let mut s = 0;
+    for i in 1..=50 {
+        s += [1, 2, 300, 4][i % 4];
+    }
+    assert_eq!(r, s * 1000 + (5..=40).sum::<i64>());
 }

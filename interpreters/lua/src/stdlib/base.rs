@@ -36,8 +36,18 @@ fn def(
     name: &str,
     f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
 ) -> Value {
-    let v = Vm::native(name, f);
-    vm.set_global(name, v.clone());
+    def_keeping(vm, name, vec![], f)
+}
+
+/// [`def`] for a body that captured the values in `keep` (see `Vm::native_keeping`).
+fn def_keeping(
+    vm: &mut Vm,
+    name: &str,
+    keep: Vec<Value>,
+    f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
+) -> Value {
+    let v = Vm::native_keeping(name, keep, f);
+    vm.set_global(name, v);
     v
 }
 
@@ -48,7 +58,7 @@ fn ipairs_iter(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     };
     let t = arg(args, 0);
     let v = match t {
-        Value::Tab(tb) if tb.borrow().meta.is_none() => tb.borrow().get_int(i),
+        Value::Tab(tb) if tb.meta.get().is_none() => tb.get_int(i),
         _ => vm.index(t, &Value::Int(i), crate::vm::debug_none())?,
     };
     if matches!(v, Value::Nil) {
@@ -60,7 +70,7 @@ fn ipairs_iter(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 
 fn next(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, args, 0)?;
-    let r = t.borrow().next(arg(args, 1));
+    let r = t.next(arg(args, 1));
     match r {
         Ok(Some((k, v))) => Ok(vec![k, v]),
         Ok(None) => Ok(vec![Value::Nil]),
@@ -74,14 +84,14 @@ fn tonumber(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
             return Err(vm.arg_error(1, "value expected"));
         }
         return Ok(vec![match arg(args, 0) {
-            v @ (Value::Int(_) | Value::Num(_)) => v.clone(),
+            v @ (Value::Int(_) | Value::Num(_)) => *v,
             Value::Str(s) => str_to_number(&s.bytes).unwrap_or(Value::Nil),
             _ => Value::Nil,
         }]);
     }
     let base = check_int(vm, args, 1)?;
     let s = match arg(args, 0) {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => *s,
         _ => return Err(type_error(vm, args, 0, "string")),
     };
     if !(2..=36).contains(&base) {
@@ -127,7 +137,7 @@ fn select(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 }
 
 fn error(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let v = arg(args, 0).clone();
+    let v = *arg(args, 0);
     let level = opt_int(vm, args, 1, 1)?;
     let v = match (&v, level) {
         (Value::Str(s), l) if l > 0 => {
@@ -152,7 +162,8 @@ fn pcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let mut it = args.iter();
     let f = it.next().unwrap();
     vm.pcall_depth += 1;
-    let r = vm.call(f, it.cloned().collect());
+    // Uses nothing of its own after the call (its arguments stay on the stack anyway).
+    let r = vm.call_rooted(f, it.cloned().collect());
     vm.pcall_depth -= 1;
     Ok(match r {
         Ok(mut v) => {
@@ -168,7 +179,7 @@ fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
     if !matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
-        let a = [f.clone(), h.clone()];
+        let a = [f, h];
         let a = if matches!(h, Value::Nil) {
             &a[..1]
         } else {
@@ -177,13 +188,15 @@ fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         return Err(type_error(vm, a, 1, "function"));
     }
     vm.pcall_depth += 1;
-    let r = vm.call(&f, it.collect());
+    // `h` is used after the call; it is also this native's argument, which stays in its
+    // stack slot (a root) while the native runs.
+    let r = vm.call_rooted(&f, it.collect());
     let out = match r {
         Ok(mut v) => {
             v.insert(0, Value::Boolean(true));
             Ok(v)
         }
-        Err(e) => match vm.call(&h, vec![e.value]) {
+        Err(e) => match vm.call_rooted(&h, vec![e.value]) {
             Ok(mut v) => {
                 v.insert(0, Value::Boolean(false));
                 Ok(v)
@@ -199,7 +212,7 @@ fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let src: Vec<u8> = match arg(args, 0) {
         Value::Str(s) => s.bytes.to_vec(),
         f @ (Value::LFunc(_) | Value::Builtin(_)) => {
-            let f = f.clone();
+            let f = *f;
             let mut buf = Vec::new();
             loop {
                 match vm.call1(&f, vec![])? {
@@ -227,7 +240,7 @@ fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     match vm.load(&src, &name) {
         Ok(f) => {
             if let (Value::LFunc(cl), env @ Value::Tab(_)) = (&f, arg(args, 3)) {
-                *cl.upvals[0].borrow_mut() = crate::vm::Up::Shut(env.clone());
+                cl.upvals[0].v.set(crate::vm::Up::Shut(*env));
             }
             Ok(vec![f])
         }
@@ -242,15 +255,15 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         Value::Tab(t) => t,
         _ => return Err(vm.native_error("'package' is not a table")),
     };
-    let loaded = match package.borrow().get(&Value::str("loaded")) {
+    let loaded = match package.get(&Value::str("loaded")) {
         Value::Tab(t) => t,
         _ => return Err(vm.native_error("'package.loaded' must be a table")),
     };
-    let have = loaded.borrow().get(&Value::Str(name.clone()));
+    let have = loaded.get(&Value::Str(name));
     if have.truthy() {
         return Ok(vec![have]);
     }
-    let path = match package.borrow().get(&Value::str("path")) {
+    let path = match package.get(&Value::str("path")) {
         Value::Str(s) => String::from_utf8_lossy(&s.bytes).into_owned(),
         _ => return Err(vm.native_error("'package.path' must be a string")),
     };
@@ -268,16 +281,16 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
                         )))
                     }
                 };
-                let r = vm.call1(&f, vec![Value::Str(name.clone()), Value::str(&file)])?;
+                let r = vm.call1(&f, vec![Value::Str(name), Value::str(&file)])?;
                 let r = if matches!(r, Value::Nil) {
-                    match loaded.borrow().get(&Value::Str(name.clone())) {
+                    match loaded.get(&Value::Str(name)) {
                         Value::Nil => Value::Boolean(true),
                         v => v,
                     }
                 } else {
                     r
                 };
-                loaded.borrow_mut().set(Value::Str(name.clone()), r.clone());
+                loaded.set(Value::Str(name), r);
                 return Ok(vec![r, Value::str(&file)]);
             }
             Err(_) => tried.push_str(&format!("\n\tno file '{file}'")),
@@ -288,7 +301,7 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 
 /// `table.unpack` / `unpack`.
 pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
-    let t = arg(args, 0).clone();
+    let t = *arg(args, 0);
     let i = opt_int(vm, args, 1, 1)?;
     let j = match arg(args, 2) {
         Value::Nil => match vm.len_of(&t, crate::vm::debug_none())? {
@@ -308,7 +321,7 @@ pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let mut k = i;
     loop {
         let v = match &t {
-            Value::Tab(tb) if tb.borrow().meta.is_none() => tb.borrow().get_int(k),
+            Value::Tab(tb) if tb.meta.get().is_none() => tb.get_int(k),
             _ => vm.index(&t, &Value::Int(k), crate::vm::debug_none())?,
         };
         out.push(v);
@@ -322,7 +335,7 @@ pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 
 /// Loads the base library.
 pub fn open(vm: &mut Vm) {
-    let g = Value::Tab(vm.globals.clone());
+    let g = Value::Tab(vm.globals);
     vm.set_global("_G", g);
     vm.set_global("_VERSION", Value::str("Lua 5.4"));
     def(vm, "print", |vm, args| {
@@ -356,42 +369,42 @@ pub fn open(vm: &mut Vm) {
     });
     def(vm, "tonumber", tonumber);
     let next_fn = def(vm, "next", next);
-    def(vm, "pairs", move |vm, args| {
+    def_keeping(vm, "pairs", vec![next_fn], move |vm, args| {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
         let h = vm.metamethod(&args[0], &Value::str("__pairs"));
         if !matches!(h, Value::Nil) {
-            let mut r = vm.call(&h, vec![args[0].clone()])?;
+            let mut r = vm.call(&h, vec![args[0]])?;
             r.resize(3, Value::Nil);
             return Ok(r);
         }
         check_table(vm, args, 0)?;
-        Ok(vec![next_fn.clone(), args[0].clone(), Value::Nil])
+        Ok(vec![next_fn, args[0], Value::Nil])
     });
     let iter = Vm::native("ipairs_iter", ipairs_iter);
-    def(vm, "ipairs", move |vm, args| {
+    def_keeping(vm, "ipairs", vec![iter], move |vm, args| {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        Ok(vec![iter.clone(), args[0].clone(), Value::Int(0)])
+        Ok(vec![iter, args[0], Value::Int(0)])
     });
     def(vm, "select", select);
     def(vm, "rawget", |vm, args| {
         let t = check_table(vm, args, 0)?;
-        let v = t.borrow().get(arg(args, 1));
+        let v = t.get(arg(args, 1));
         Ok(vec![v])
     });
     def(vm, "rawset", |vm, args| {
         let t = check_table(vm, args, 0)?;
-        vm.rawset(&t, arg(args, 1).clone(), arg(args, 2).clone())?;
-        Ok(vec![args[0].clone()])
+        vm.rawset(&t, *arg(args, 1), *arg(args, 2))?;
+        Ok(vec![args[0]])
     });
     def(vm, "rawequal", |_vm, args| {
         Ok(vec![Value::Boolean(arg(args, 0).raw_eq(arg(args, 1)))])
     });
     def(vm, "rawlen", |vm, args| match arg(args, 0) {
-        Value::Tab(t) => Ok(vec![Value::Int(t.borrow().len())]),
+        Value::Tab(t) => Ok(vec![Value::Int(t.len())]),
         Value::Str(s) => Ok(vec![Value::Int(s.bytes.len() as i64)]),
         _ => Err(type_error(vm, args, 0, "table or string")),
     });
@@ -403,7 +416,7 @@ pub fn open(vm: &mut Vm) {
             return Ok(args.to_vec());
         }
         let m = if args.len() >= 2 {
-            args[1].clone()
+            args[1]
         } else {
             Value::str("assertion failed!")
         };
@@ -418,22 +431,22 @@ pub fn open(vm: &mut Vm) {
         let t = check_table(vm, args, 0)?;
         let mt = match arg(args, 1) {
             Value::Nil => None,
-            Value::Tab(m) => Some(m.clone()),
+            Value::Tab(m) => Some(*m),
             _ => return Err(type_error(vm, args, 1, "nil or table")),
         };
-        if let Some(old) = &t.borrow().meta {
-            if !matches!(old.borrow().get_str(&vm.tm.metatable), Value::Nil) {
+        if let Some(old) = t.meta.get() {
+            if !matches!(old.get_str(&vm.tm.metatable), Value::Nil) {
                 return Err(vm.native_error("cannot change a protected metatable"));
             }
         }
-        t.borrow_mut().meta = mt;
-        Ok(vec![args[0].clone()])
+        t.meta.set(mt);
+        Ok(vec![args[0]])
     });
     def(vm, "getmetatable", |vm, args| {
         let Some(mt) = vm.metatable(arg(args, 0)) else {
             return Ok(vec![Value::Nil]);
         };
-        let protected = mt.borrow().get_str(&vm.tm.metatable);
+        let protected = mt.get_str(&vm.tm.metatable);
         if !matches!(protected, Value::Nil) {
             return Ok(vec![protected]);
         }
@@ -453,18 +466,10 @@ pub fn open(vm: &mut Vm) {
     // package
     let package = new_table();
     let loaded = new_table();
-    package
-        .borrow_mut()
-        .set(Value::interned("loaded"), Value::Tab(loaded.clone()));
-    package
-        .borrow_mut()
-        .set(Value::interned("path"), Value::str("./?.lua;./?/init.lua"));
-    package
-        .borrow_mut()
-        .set(Value::interned("cpath"), Value::str(""));
-    package
-        .borrow_mut()
-        .set(Value::interned("preload"), Value::Tab(new_table()));
+    package.set(Value::interned("loaded"), Value::Tab(loaded));
+    package.set(Value::interned("path"), Value::str("./?.lua;./?/init.lua"));
+    package.set(Value::interned("cpath"), Value::str(""));
+    package.set(Value::interned("preload"), Value::Tab(new_table()));
     vm.set_global("package", Value::Tab(package));
 }
 
@@ -473,14 +478,12 @@ pub fn fill_loaded(vm: &mut Vm) {
     let Value::Tab(package) = vm.get_global("package") else {
         return;
     };
-    let Value::Tab(loaded) = package.borrow().get(&Value::str("loaded")) else {
+    let Value::Tab(loaded) = package.get(&Value::str("loaded")) else {
         return;
     };
     for name in ["string", "table", "math", "io", "os", "package"] {
         let v = vm.get_global(name);
-        loaded.borrow_mut().set(Value::str(name), v);
+        loaded.set(Value::str(name), v);
     }
-    loaded
-        .borrow_mut()
-        .set(Value::interned("_G"), Value::Tab(vm.globals.clone()));
+    loaded.set(Value::interned("_G"), Value::Tab(vm.globals));
 }

@@ -148,41 +148,39 @@ fn file_object(to_err: bool) -> Value {
     } else {
         "file (stdout)"
     };
-    methods.borrow_mut().set(
+    methods.set(
         Value::interned("write"),
         Vm::native("write", move |vm, args| {
             write_values(vm, args, 1, to_err)?;
-            Ok(vec![args[0].clone()])
+            Ok(vec![args[0]])
         }),
     );
-    methods.borrow_mut().set(
+    methods.set(
         Value::interned("read"),
         Vm::native("read", |vm, args| read(vm, args, 1)),
     );
-    methods.borrow_mut().set(
+    methods.set(
         Value::interned("flush"),
         Vm::native("flush", |vm, args| {
             let _ = vm.out.flush();
-            Ok(vec![arg(args, 0).clone()])
+            Ok(vec![*arg(args, 0)])
         }),
     );
-    methods.borrow_mut().set(
+    methods.set(
         Value::interned("close"),
         Vm::native("close", |_vm, _a| Ok(vec![Value::Boolean(true)])),
     );
-    methods.borrow_mut().set(
+    methods.set(
         Value::interned("setvbuf"),
         Vm::native("setvbuf", |_vm, _a| Ok(vec![Value::Boolean(true)])),
     );
-    meta.borrow_mut()
-        .set(Value::interned("__index"), Value::Tab(methods));
-    meta.borrow_mut()
-        .set(Value::interned("__name"), Value::str("FILE*"));
-    meta.borrow_mut().set(
+    meta.set(Value::interned("__index"), Value::Tab(methods));
+    meta.set(Value::interned("__name"), Value::str("FILE*"));
+    meta.set(
         Value::interned("__tostring"),
         Vm::native("tostring", move |_vm, _a| Ok(vec![Value::str(name)])),
     );
-    t.borrow_mut().meta = Some(meta);
+    t.meta.set(Some(meta));
     Value::Tab(t)
 }
 
@@ -191,18 +189,11 @@ pub fn open(vm: &mut Vm) {
     let stdout = file_object(false);
     let stderr = file_object(true);
     let stdin = file_object(false);
-    let out2 = stdout.clone();
+    let out2 = stdout;
     let io = register(
         vm,
         "io",
         vec![
-            (
-                "write",
-                nf(move |vm, args| {
-                    write_values(vm, args, 0, false)?;
-                    Ok(vec![out2.clone()])
-                }),
-            ),
             ("read", nf(|vm, args| read(vm, args, 0))),
             (
                 "lines",
@@ -223,9 +214,15 @@ pub fn open(vm: &mut Vm) {
             ),
         ],
     );
-    io.borrow_mut().set(Value::interned("stdout"), stdout);
-    io.borrow_mut().set(Value::interned("stderr"), stderr);
-    io.borrow_mut().set(Value::interned("stdin"), stdin);
+    // `io.write` returns `io.stdout` as it was at startup: the native keeps it.
+    let write = Vm::native_keeping("io.write", vec![out2], move |vm, args| {
+        write_values(vm, args, 0, false)?;
+        Ok(vec![out2])
+    });
+    io.set(Value::interned("write"), write);
+    io.set(Value::interned("stdout"), stdout);
+    io.set(Value::interned("stderr"), stderr);
+    io.set(Value::interned("stdin"), stdin);
     let start = std::time::Instant::now();
     register(
         vm,

@@ -244,7 +244,7 @@ pub fn open(vm: &mut Vm) {
             ),
         ],
     );
-    let mut tb = t.borrow_mut();
+    let tb = t;
     tb.set(Value::interned("pi"), Value::Num(std::f64::consts::PI));
     tb.set(Value::interned("huge"), Value::Num(f64::INFINITY));
     tb.set(Value::interned("maxinteger"), Value::Int(i64::MAX));

@@ -12,8 +12,7 @@ pub mod table;
 
 use crate::value::{LStr, TRef, Value};
 use crate::vm::{LResult, LuaError, Vm};
-use std::cell::RefCell;
-use std::rc::Rc;
+use meta_jit::hints::Gc;
 
 /// Loads every library into the VM's globals.
 pub fn open_libs(vm: &mut Vm) {
@@ -26,20 +25,21 @@ pub fn open_libs(vm: &mut Vm) {
 
 /// A new empty table value.
 pub fn new_table() -> TRef {
-    Rc::new(RefCell::new(crate::table::Table::default()))
+    crate::table::Table::new_gc(0, 0)
 }
 
 /// Registers `funcs` as fields of a new global table `lib`.
 pub fn register(vm: &mut Vm, lib: &str, funcs: Vec<(&str, crate::value::NativeFn)>) -> TRef {
     let t = new_table();
     for (name, f) in funcs {
-        let v = Value::Builtin(Rc::new(crate::value::Native {
+        let v = Value::Builtin(Gc::new(crate::value::Native {
             name: format!("{lib}.{name}"),
             f,
+            keep: vec![],
         }));
-        t.borrow_mut().set(Value::interned(name), v);
+        t.set(Value::interned(name), v);
     }
-    vm.set_global(lib, Value::Tab(t.clone()));
+    vm.set_global(lib, Value::Tab(t));
     t
 }
 
@@ -67,7 +67,7 @@ pub fn type_error(vm: &Vm, args: &[Value], i: usize, expected: &str) -> LuaError
 /// A table argument.
 pub fn check_table(vm: &Vm, args: &[Value], i: usize) -> LResult<TRef> {
     match args.get(i) {
-        Some(Value::Tab(t)) => Ok(t.clone()),
+        Some(Value::Tab(t)) => Ok(*t),
         _ => Err(type_error(vm, args, i, "table")),
     }
 }
@@ -109,9 +109,9 @@ pub fn check_f64(vm: &Vm, args: &[Value], i: usize) -> LResult<f64> {
 }
 
 /// A string argument (numbers converted).
-pub fn check_str(vm: &Vm, args: &[Value], i: usize) -> LResult<Rc<LStr>> {
+pub fn check_str(vm: &Vm, args: &[Value], i: usize) -> LResult<Gc<LStr>> {
     match arg(args, i) {
-        Value::Str(s) => Ok(s.clone()),
+        Value::Str(s) => Ok(*s),
         v @ (Value::Int(_) | Value::Num(_)) => {
             Ok(LStr::new(&crate::value::to_str_bytes(v).unwrap()))
         }
@@ -120,7 +120,7 @@ pub fn check_str(vm: &Vm, args: &[Value], i: usize) -> LResult<Rc<LStr>> {
 }
 
 /// An optional string argument.
-pub fn opt_str(vm: &Vm, args: &[Value], i: usize) -> LResult<Option<Rc<LStr>>> {
+pub fn opt_str(vm: &Vm, args: &[Value], i: usize) -> LResult<Option<Gc<LStr>>> {
     match arg(args, i) {
         Value::Nil => Ok(None),
         _ => Ok(Some(check_str(vm, args, i)?)),

@@ -136,7 +136,8 @@ fn gmatch(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         start
     });
     let last: Cell<Option<usize>> = Cell::new(None);
-    let f = Vm::native("gmatch_iter", move |vm, _args| {
+    let keep = vec![Value::Str(s), Value::Str(p)];
+    let f = Vm::native_keeping("gmatch_iter", keep, move |vm, _args| {
         let src = &s.bytes[..];
         let mut m = Matcher::new(src, &p.bytes);
         let mut st = pos.get();
@@ -230,7 +231,7 @@ fn add_value(
 fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let s = check_str(vm, args, 0)?;
     let p = check_str(vm, args, 1)?;
-    let repl = arg(args, 2).clone();
+    let repl = *arg(args, 2);
     if !matches!(
         repl,
         Value::Str(_)
@@ -371,7 +372,6 @@ pub fn open(vm: &mut Vm) {
         ],
     );
     let meta = super::new_table();
-    meta.borrow_mut()
-        .set(Value::interned("__index"), Value::Tab(t));
+    meta.set(Value::interned("__index"), Value::Tab(t));
     vm.string_meta = Some(meta);
 }

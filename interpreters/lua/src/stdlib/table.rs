@@ -6,25 +6,25 @@ use crate::value::{TRef, Value};
 use crate::vm::{debug_none, LResult, Vm};
 
 fn geti(vm: &mut Vm, t: &TRef, i: i64) -> LResult<Value> {
-    if t.borrow().meta.is_none() {
-        return Ok(t.borrow().get_int(i));
+    if t.meta.get().is_none() {
+        return Ok(t.get_int(i));
     }
-    vm.index(&Value::Tab(t.clone()), &Value::Int(i), debug_none())
+    vm.index(&Value::Tab(*t), &Value::Int(i), debug_none())
 }
 
 fn seti(vm: &mut Vm, t: &TRef, i: i64, v: Value) -> LResult<()> {
-    if t.borrow().meta.is_none() {
-        t.borrow_mut().set_int(i, v);
+    if t.meta.get().is_none() {
+        t.set_int(i, v);
         return Ok(());
     }
-    vm.setindex(&Value::Tab(t.clone()), Value::Int(i), v, debug_none())
+    vm.setindex(&Value::Tab(*t), Value::Int(i), v, debug_none())
 }
 
 fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
-    if t.borrow().meta.is_none() {
-        return Ok(t.borrow().len());
+    if t.meta.get().is_none() {
+        return Ok(t.len());
     }
-    match vm.len_of(&Value::Tab(t.clone()), debug_none())? {
+    match vm.len_of(&Value::Tab(*t), debug_none())? {
         Value::Int(n) => Ok(n),
         _ => Err(vm.native_error("object length is not an integer")),
     }
@@ -34,14 +34,14 @@ fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, args, 0)?;
     let e = len(vm, &t)?.wrapping_add(1);
     match args.len() {
-        2 => seti(vm, &t, e, args[1].clone())?,
+        2 => seti(vm, &t, e, args[1])?,
         3 => {
             let pos = check_int(vm, args, 1)?;
             if (pos as u64).wrapping_sub(1) >= e as u64 {
                 return Err(vm.arg_error(2, "position out of bounds"));
             }
-            let all_in_array = t.borrow().arr.len() as i64 == e - 1;
-            if all_in_array && t.borrow_mut().insert_at(pos, args[2].clone()) {
+            let all_in_array = t.arr_len() as i64 == e - 1;
+            if all_in_array && t.insert_at(pos, args[2]) {
                 return Ok(vec![]);
             }
             let mut i = e;
@@ -50,7 +50,7 @@ fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
                 seti(vm, &t, i, v)?;
                 i -= 1;
             }
-            seti(vm, &t, pos, args[2].clone())?;
+            seti(vm, &t, pos, args[2])?;
         }
         _ => return Err(vm.native_error("wrong number of arguments to 'insert'")),
     }
@@ -64,9 +64,9 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     if args.len() > 1 && pos != size && (pos as u64).wrapping_sub(1) > size as u64 {
         return Err(vm.arg_error(1, "position out of bounds"));
     }
-    let all_in_array = t.borrow().arr.len() as i64 == size;
+    let all_in_array = t.arr_len() as i64 == size;
     if all_in_array {
-        let removed = t.borrow_mut().remove_at(pos);
+        let removed = t.remove_at(pos);
         if let Some(r) = removed {
             return Ok(vec![r]);
         }
@@ -123,7 +123,7 @@ fn sort_lt(vm: &mut Vm, cmp: &Value, a: &Value, b: &Value) -> LResult<bool> {
     if matches!(cmp, Value::Nil) {
         vm.less_than(a, b)
     } else {
-        Ok(vm.call1(cmp, vec![a.clone(), b.clone()])?.truthy())
+        Ok(vm.call1(cmp, vec![*a, *b])?.truthy())
     }
 }
 
@@ -145,7 +145,7 @@ fn auxsort(vm: &mut Vm, a: &mut [Value], mut lo: i64, mut up: i64, cmp: &Value) 
         if up - lo == 2 {
             break;
         }
-        let pivot = a[p as usize].clone();
+        let pivot = a[p as usize];
         a.swap(p as usize, (up - 1) as usize);
         let mut i = lo;
         let mut j = up - 1;
@@ -184,7 +184,7 @@ fn auxsort(vm: &mut Vm, a: &mut [Value], mut lo: i64, mut up: i64, cmp: &Value) 
 fn sort(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = check_table(vm, args, 0)?;
     let n = len(vm, &t)?;
-    let cmp = arg(args, 1).clone();
+    let cmp = *arg(args, 1);
     if !matches!(cmp, Value::Nil | Value::LFunc(_) | Value::Builtin(_)) {
         return Err(type_error(vm, args, 1, "function"));
     }
@@ -207,9 +207,9 @@ fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let t = super::new_table();
     let n = args.len();
     {
-        let mut tb = t.borrow_mut();
+        let tb = t;
         for (i, v) in args.iter().enumerate() {
-            tb.set_int(i as i64 + 1, v.clone());
+            tb.set_int(i as i64 + 1, *v);
         }
         tb.set(Value::interned("n"), Value::Int(n as i64));
     }
@@ -222,7 +222,7 @@ fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let e = check_int(vm, args, 2)?;
     let tpos = check_int(vm, args, 3)?;
     let a2 = match arg(args, 4) {
-        Value::Nil => a1.clone(),
+        Value::Nil => a1,
         _ => check_table(vm, args, 4)?,
     };
     if e >= f {
@@ -232,7 +232,7 @@ fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         if tpos > i64::MAX - (e - f) {
             return Err(vm.arg_error(4, "destination wrap around"));
         }
-        if tpos > e || tpos <= f || !std::rc::Rc::ptr_eq(&a1, &a2) {
+        if tpos > e || tpos <= f || !meta_jit::hints::Gc::ptr_eq(a1, a2) {
             for i in 0..=(e - f) {
                 let v = geti(vm, &a1, f + i)?;
                 seti(vm, &a2, tpos + i, v)?;
@@ -267,6 +267,6 @@ pub fn open(vm: &mut Vm) {
             ("move", nf(move_)),
         ],
     );
-    let u = t.borrow().get(&Value::str("unpack"));
+    let u = t.get(&Value::str("unpack"));
     vm.set_global("unpack", u);
 }

@@ -83,7 +83,7 @@ pub fn shl(x: i64, y: i64) -> i64 {
 /// A value as a number for arithmetic: numbers, and strings that convert.
 pub fn tonum(v: &Value) -> Option<Value> {
     match v {
-        Value::Int(_) | Value::Num(_) => Some(v.clone()),
+        Value::Int(_) | Value::Num(_) => Some(*v),
         Value::Str(s) => str_to_number(&s.bytes),
         _ => None,
     }
@@ -114,7 +114,7 @@ pub fn arith(op: ArOp, a: &Value, b: &Value) -> Result<Value, ArithErr> {
     }
     let x = tonum(a).ok_or(ArithErr::NotNumber)?;
     let y = if matches!(op, ArOp::Unm | ArOp::BNot) {
-        x.clone()
+        x
     } else {
         tonum(b).ok_or(ArithErr::NotNumber)?
     };

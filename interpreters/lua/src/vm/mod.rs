@@ -13,9 +13,9 @@ pub use arith::ArOp;
 use crate::proto::Proto;
 use crate::table::Table;
 use crate::value::{Native, TRef, Value};
+use meta_jit::gc::{self, Trace, Tracer};
 use meta_jit::hints::*;
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::cell::Cell;
 
 /// Lua frames allowed at once (deeper recursion is a "stack overflow" error).
 pub const MAX_FRAMES: usize = 200_000;
@@ -23,6 +23,7 @@ pub const MAX_FRAMES: usize = 200_000;
 pub const MAX_NATIVE_DEPTH: u32 = 195;
 
 /// An upvalue: open (a stack slot) or closed (its own value).
+#[derive(Clone, Copy, Trace)]
 pub enum Up {
     /// Lives in this stack slot.
     Open(usize),
@@ -30,19 +31,41 @@ pub enum Up {
     Shut(Value),
 }
 
-/// A shared upvalue cell.
-pub type UpCell = RefCell<Up>;
+/// A shared upvalue cell: a plain object of the heap (no header, no drop).
+#[derive(Trace)]
+pub struct UpVal {
+    /// Where the value is.
+    pub v: Cell<Up>,
+}
+
+impl UpVal {
+    /// A new cell.
+    pub fn new(u: Up) -> Gc<UpVal> {
+        Gc::new(UpVal { v: Cell::new(u) })
+    }
+}
 
 /// A Lua function: a prototype and its upvalues.
 pub struct Closure {
     /// The code.
     pub proto: &'static Proto,
     /// The upvalue cells.
-    pub upvals: Vec<Rc<UpCell>>,
+    pub upvals: Vec<Gc<UpVal>>,
+}
+
+// SAFETY: a closure's `Gc`s are its upvalue cells and the constants of its prototype (and of
+// the prototypes nested in it), all reported. No `Drop` of its own.
+unsafe impl Trace for Closure {
+    const NO_GC: bool = false;
+    const INLINE: bool = false;
+    fn trace(&self, t: &mut Tracer) {
+        self.upvals.trace(t);
+        self.proto.trace(t);
+    }
 }
 
 /// An error on its way up: the error value and, for uncaught errors, a traceback.
-#[derive(Clone)]
+#[derive(Clone, Trace)]
 pub struct LuaError {
     /// The value passed to `error` (or the message string).
     pub value: Value,
@@ -54,9 +77,10 @@ pub struct LuaError {
 pub type LResult<T> = Result<T, LuaError>;
 
 /// A guest frame.
+#[derive(Trace)]
 pub struct Frame {
     /// The running function.
-    pub cl: Rc<Closure>,
+    pub cl: Gc<Closure>,
     /// Stack index of register 0.
     pub base: usize,
     /// The next instruction.
@@ -78,6 +102,7 @@ pub struct Frame {
 }
 
 /// Metamethod names, interned once.
+#[derive(Trace)]
 pub struct TmNames {
     pub index: Value,
     pub newindex: Value,
@@ -93,8 +118,48 @@ pub struct TmNames {
     pub arith: Vec<Value>,
 }
 
-/// The interpreter state.
-#[derive(JitLayout)]
+/// The buffered standard output of a VM.
+pub struct Out(pub std::io::BufWriter<std::io::Stdout>);
+
+impl std::ops::Deref for Out {
+    type Target = std::io::BufWriter<std::io::Stdout>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Out {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+// SAFETY: a writer of bytes holds no `Gc`.
+unsafe impl Trace for Out {
+    const NO_GC: bool = true;
+    const INLINE: bool = true;
+    fn trace(&self, _: &mut Tracer) {}
+}
+
+/// The roots every VM of a thread shares: the interned strings (so that the intern table
+/// never holds a freed string, and the prototypes' string constants, which are all interned,
+/// stay alive) and the tables' shared empty array part.
+#[derive(Default)]
+pub struct ThreadRoots;
+
+// SAFETY: reports every `Gc` the thread-locals of `value` and `table` hold.
+unsafe impl Trace for ThreadRoots {
+    const NO_GC: bool = false;
+    const INLINE: bool = false;
+    fn trace(&self, t: &mut Tracer) {
+        crate::value::trace_interned(t);
+    }
+}
+
+/// The interpreter state. Every `Gc` the interpreter uses is reachable from it through
+/// `Trace` (the roots of a collection), except while a native function that holds values in
+/// its Rust locals has called back into Lua (`Vm::gc_holds`).
+#[derive(JitLayout, Trace)]
 pub struct Vm {
     /// The value stack.
     pub stack: Vec<Value>,
@@ -107,7 +172,7 @@ pub struct Vm {
     /// `Frame::va_start`).
     pub varargs: Vec<Value>,
     /// Open upvalues, by ascending stack slot.
-    open_upvals: Vec<(usize, Rc<UpCell>)>,
+    open_upvals: Vec<(usize, Gc<UpVal>)>,
     /// End of the values of the last open-result call or `...`.
     pub top: usize,
     /// The global table.
@@ -119,11 +184,11 @@ pub struct Vm {
     /// Active `pcall`s: errors raised with none active take a traceback.
     pub pcall_depth: u32,
     /// The native running now and whether it was called from Lua (for messages).
-    pub cur_native: (Option<Rc<Native>>, bool),
+    pub cur_native: (Option<Gc<Native>>, bool),
     /// Metamethod names.
     pub tm: TmNames,
     /// Buffered standard output.
-    pub out: std::io::BufWriter<std::io::Stdout>,
+    pub out: Out,
     /// The directory of the main script, for `require`.
     pub script_dir: String,
     /// Random generator state.
@@ -132,6 +197,24 @@ pub struct Vm {
     pub mode: crate::Mode,
     /// An error raised inside the portal's generic step, on its way out.
     pub pending: Option<LuaError>,
+    /// Calls into Lua made by native code that holds values in Rust locals, which the
+    /// collector cannot see (`Vm::call`, metamethods called by the VM's slow paths, a sort's
+    /// comparator): while one is active the plain loop does not collect. `pcall`, `xpcall`
+    /// and the main chunk's call keep everything they use on the VM's stack and do not
+    /// count.
+    pub gc_holds: u32,
+    /// The plain loop asked for a collection and was refused because part of the JIT is
+    /// running (the loop runs inside a residual call): it does not ask again until the
+    /// portal's next `step`.
+    pub gc_refused: bool,
+    /// The interned strings and other thread-wide roots.
+    pub thread_roots: ThreadRoots,
+    /// Test mode (`LUA_GC_STRESS=N`): the plain loop also collects at every `N`-th call or
+    /// return, not only when the heap asks, so that a value the roots miss is freed soon (0:
+    /// off).
+    pub gc_stress: u32,
+    /// Safe points left until the stress mode's next collection.
+    gc_stress_left: Cell<u32>,
 }
 
 impl Vm {
@@ -149,7 +232,7 @@ impl Vm {
             native_args: Vec::with_capacity(8),
             open_upvals: vec![],
             top: 0,
-            globals: Rc::new(RefCell::new(Table::default())),
+            globals: Table::new_gc(0, 0),
             string_meta: None,
             native_depth: 0,
             pcall_depth: 0,
@@ -168,7 +251,10 @@ impl Vm {
                 metatable: s("__metatable"),
                 arith: arith.iter().map(|n| s(n)).collect(),
             },
-            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+            out: Out(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout(),
+            )),
             script_dir: String::new(),
             rng: [
                 0x9E3779B97F4A7C15,
@@ -178,6 +264,11 @@ impl Vm {
             ],
             mode: crate::Mode::NoJit,
             pending: None,
+            gc_holds: 0,
+            gc_refused: false,
+            thread_roots: ThreadRoots,
+            gc_stress: 0,
+            gc_stress_left: Cell::new(0),
         };
         crate::stdlib::open_libs(&mut vm);
         vm
@@ -187,8 +278,8 @@ impl Vm {
     pub fn load(&mut self, src: &[u8], chunk: &str) -> Result<Value, String> {
         let body = crate::parser::parse_chunk(src, chunk)?;
         let proto = crate::compile::compile_chunk(&body, chunk)?;
-        let env = Rc::new(RefCell::new(Up::Shut(Value::Tab(self.globals.clone()))));
-        Ok(Value::LFunc(Rc::new(Closure {
+        let env = UpVal::new(Up::Shut(Value::Tab(self.globals)));
+        Ok(Value::LFunc(Gc::new(Closure {
             proto,
             upvals: vec![env],
         })))
@@ -257,31 +348,53 @@ impl Vm {
         }
     }
 
-    /// Calls `f` with `args` from native code and returns all its results.
+    /// Calls `f` with `args` from native code and returns all its results. The caller may
+    /// hold values in Rust locals across the call: no collection happens in the plain loop
+    /// until it returns.
     pub fn call(&mut self, f: &Value, args: Vec<Value>) -> LResult<Vec<Value>> {
-        let slot = self.call_in_place(f, &args)?;
+        let slot = self.call_in_place(f, &args, true)?;
+        let res = self.stack[slot..self.top].to_vec();
+        self.top = slot;
+        Ok(res)
+    }
+
+    /// [`Vm::call`] for a caller that keeps every value it uses after the call on the VM's
+    /// stack (its own arguments, which stay in their slots while a native runs) or in the
+    /// VM: collections may happen during the call.
+    pub fn call_rooted(&mut self, f: &Value, args: Vec<Value>) -> LResult<Vec<Value>> {
+        let slot = self.call_in_place(f, &args, false)?;
         let res = self.stack[slot..self.top].to_vec();
         self.top = slot;
         Ok(res)
     }
 
     /// Calls `f` with `args` and leaves its results on the stack from the returned slot up to
-    /// `self.top` (the caller resets `top` to that slot).
-    fn call_in_place(&mut self, f: &Value, args: &[Value]) -> LResult<usize> {
+    /// `self.top` (the caller resets `top` to that slot). `holds`: the caller holds values
+    /// in Rust locals that the collector cannot see (counted in `gc_holds` during the call).
+    fn call_in_place(&mut self, f: &Value, args: &[Value], holds: bool) -> LResult<usize> {
         if self.native_depth >= MAX_NATIVE_DEPTH {
             return Err(self.rt_error("C stack overflow"));
         }
         let slot = self.free_slot();
         self.ensure_stack(slot + args.len() + 1);
         let nargs = args.len();
-        self.stack[slot] = f.clone();
-        for (i, a) in args.iter().enumerate() {
-            self.stack[slot + 1 + i] = a.clone();
-        }
+        self.stack[slot] = *f;
+        self.stack[slot + 1..slot + 1 + nargs].copy_from_slice(args);
+        // The callee and its arguments are live until the call returns: a call made while it
+        // runs (a native's own call into Lua) starts above them.
+        self.top = slot + 1 + nargs;
         let depth = self.frames.len();
         let from_native = self.cur_native.0.is_some();
         let saved_native = std::mem::take(&mut self.cur_native);
+        // Outside every other call (a message's `__tostring` after the main chunk ended), the
+        // JIT portal this call enters is the outermost one, whose safe points collect
+        // whatever `gc_holds` says: a caller that holds values stops collection meanwhile.
+        let pause = holds && self.native_depth == 0 && gc::collection_enabled();
+        if pause {
+            gc::disable_collection();
+        }
         self.native_depth += 1;
+        self.gc_holds += holds as u32;
         let r = match self.precall(slot, nargs, -1, false) {
             Ok(true) => {
                 let f = self.frames.last_mut().unwrap();
@@ -293,6 +406,12 @@ impl Vm {
             Err(e) => Err(e),
         };
         self.native_depth -= 1;
+        self.gc_holds -= holds as u32;
+        if pause {
+            // SAFETY: collection was enabled when this call began (by `run_chunk`, under its
+            // contract); the call is over, so the caller is back in the state it was in.
+            unsafe { gc::enable_collection() };
+        }
         self.cur_native = saved_native;
         match r {
             Ok(()) => Ok(slot),
@@ -331,7 +450,7 @@ impl Vm {
     /// Calls `f` with the arguments in a slice and returns its first result (no vectors: the
     /// metamethod calls of the VM).
     pub fn call1s(&mut self, f: &Value, args: &[Value]) -> LResult<Value> {
-        let slot = self.call_in_place(f, args)?;
+        let slot = self.call_in_place(f, args, true)?;
         let v = if self.top > slot {
             std::mem::take(&mut self.stack[slot])
         } else {
@@ -387,13 +506,13 @@ impl Vm {
                     return Ok(true);
                 }
                 Value::Builtin(n) => {
-                    let n = n.clone();
-                    // The arguments move out of the caller's temporaries (dead after the
-                    // call: the results overwrite them) into a buffer kept for the next call.
+                    let n = *n;
+                    // The arguments are copied into a buffer kept for the next call; they
+                    // also stay in their slots (dead after the call: the results overwrite
+                    // them), where the collector sees them while the native runs.
                     let mut args = std::mem::take(&mut self.native_args);
-                    let slots = &mut self.stack[func + 1..func + 1 + nargs];
-                    args.extend(slots.iter_mut().map(std::mem::take));
-                    self.cur_native = (Some(n.clone()), from_lua);
+                    args.extend_from_slice(&self.stack[func + 1..func + 1 + nargs]);
+                    self.cur_native = (Some(n), from_lua);
                     let r = (n.f)(self, &args);
                     self.cur_native.0 = None;
                     args.clear();
@@ -469,12 +588,12 @@ impl Vm {
     }
 
     /// Finds or creates the open upvalue for stack slot `idx`.
-    pub(crate) fn find_upval(&mut self, idx: usize) -> Rc<UpCell> {
+    pub(crate) fn find_upval(&mut self, idx: usize) -> Gc<UpVal> {
         match self.open_upvals.binary_search_by_key(&idx, |u| u.0) {
-            Ok(i) => self.open_upvals[i].1.clone(),
+            Ok(i) => self.open_upvals[i].1,
             Err(i) => {
-                let c = Rc::new(RefCell::new(Up::Open(idx)));
-                self.open_upvals.insert(i, (idx, c.clone()));
+                let c = UpVal::new(Up::Open(idx));
+                self.open_upvals.insert(i, (idx, c));
                 c
             }
         }
@@ -488,34 +607,102 @@ impl Vm {
                 break;
             }
             let (idx, cell) = self.open_upvals.pop().unwrap();
-            *cell.borrow_mut() = Up::Shut(self.stack[idx].clone());
+            cell.v.set(Up::Shut(self.stack[idx]));
         }
     }
 
-    /// Runs a loaded main chunk with `args` as its varargs.
+    /// Runs a loaded main chunk with `args` as its varargs. The caller holds `f` and
+    /// `args` in no place that it uses afterwards: collections may happen during the run.
     pub fn run_main(&mut self, f: &Value, args: Vec<Value>) -> LResult<Vec<Value>> {
-        self.call(f, args)
+        self.call_rooted(f, args)
     }
 
     /// Reads a global.
     pub fn get_global(&self, name: &str) -> Value {
-        self.globals.borrow().get(&Value::interned(name))
+        self.globals.get(&Value::interned(name))
     }
 
     /// Sets a global.
     pub fn set_global(&mut self, name: &str, v: Value) {
-        self.globals.borrow_mut().set(Value::interned(name), v);
+        self.globals.set(Value::interned(name), v);
     }
 
-    /// Registers a native function as a global or a field of `table`.
+    /// A native function value whose body captures no value of the heap.
     pub fn native(
         name: &str,
         f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
     ) -> Value {
-        Value::Builtin(Rc::new(Native {
+        Vm::native_keeping(name, vec![], f)
+    }
+
+    /// A native function value whose body captured the values in `keep` (all of those it
+    /// captured that hold a `Gc`: the collector traces `keep`, not the closure).
+    pub fn native_keeping(
+        name: &str,
+        keep: Vec<Value>,
+        f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
+    ) -> Value {
+        Value::Builtin(Gc::new(Native {
             name: name.to_string(),
             f: Box::new(f),
+            keep,
         }))
+    }
+
+    /// Whether a backward jump of the plain loop should try to collect: the heap asks for
+    /// it (one thread-local load).
+    #[inline(always)]
+    pub(crate) fn gc_wanted(&self) -> bool {
+        gc::collection_wanted()
+    }
+
+    /// Whether a call or return of the plain loop should try to collect: the heap asks for
+    /// it, or the stress mode's count ran out (checked here only: at backward jumps the
+    /// stress mode's test cost mandelbrot 15% with `--no-jit`).
+    #[inline(always)]
+    pub(crate) fn gc_wanted_at_call(&self) -> bool {
+        gc::collection_wanted() || (self.gc_stress != 0 && self.stress_tick())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn stress_tick(&self) -> bool {
+        let left = self.gc_stress_left.get();
+        if left > 1 {
+            self.gc_stress_left.set(left - 1);
+            return false;
+        }
+        self.gc_stress_left.set(self.gc_stress);
+        true
+    }
+
+    /// A safe point of the plain loop (a backward jump, a call), when the heap asks for a
+    /// collection: collects with the VM as the only root unless a native function that holds
+    /// values the VM does not reach is active (`gc_holds`), or part of the JIT is running
+    /// (then it does not ask again until the portal's next `step`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn collect_garbage(&mut self) {
+        if self.gc_holds > 0 || self.gc_refused {
+            return;
+        }
+        let mut roots = Tracer::new();
+        roots.root(&*self);
+        // SAFETY: every `Gc` the interpreter uses again is reachable from the VM: its stack
+        // (with the arguments of running natives, which stay in their slots), frames (which
+        // own their closures), open upvalues, varargs, globals, metatables, pending error,
+        // the running native and, through `thread_roots`, the interned strings (the
+        // prototypes' string constants among them) and the shared empty array part. The
+        // Rust frames below this one hold no other `Gc`: the dispatch loop keeps only
+        // prototypes (never freed) and a closure that its frame owns; natives that hold
+        // values in Rust locals across a call into Lua raise `gc_holds`, and then this does
+        // not run; the only natives that do not (`pcall`, `xpcall`, the main chunk's call)
+        // use afterwards only their arguments, which stay on the stack. Constants of compiled
+        // traces are pinned by the framework, and `collect_in_interpreter` refuses while the
+        // JIT's own frames (compiled code, tracer, blackhole, jitcode) are on the stack.
+        if !unsafe { gc::collect_in_interpreter(&roots) } {
+            self.gc_refused = true;
+        }
     }
 }
 

@@ -18,8 +18,8 @@ impl Vm {
     /// The metatable of a value.
     pub fn metatable(&self, v: &Value) -> Option<TRef> {
         match v {
-            Value::Tab(t) => t.borrow().meta.clone(),
-            Value::Str(_) => self.string_meta.clone(),
+            Value::Tab(t) => t.meta.get(),
+            Value::Str(_) => self.string_meta,
             _ => None,
         }
     }
@@ -27,7 +27,7 @@ impl Vm {
     /// A metamethod of a value (nil if none).
     pub fn metamethod(&self, v: &Value, event: &Value) -> Value {
         match self.metatable(v) {
-            Some(mt) => mt.borrow().get_str(event),
+            Some(mt) => mt.get_str(event),
             None => Value::Nil,
         }
     }
@@ -60,18 +60,17 @@ impl Vm {
 
     /// `obj[key]` with `__index`.
     pub fn index(&mut self, obj: &Value, key: &Value, d: Desc) -> LResult<Value> {
-        let mut o = obj.clone();
+        let mut o = *obj;
         for _ in 0..2000 {
             let h = if let Value::Tab(t) = &o {
-                let tb = t.borrow();
-                let v = tb.get(key);
+                let v = t.get(key);
                 if !matches!(v, Value::Nil) {
                     return Ok(v);
                 }
-                match &tb.meta {
+                match t.meta.get() {
                     None => return Ok(Value::Nil),
                     Some(mt) => {
-                        let h = mt.borrow().get_str(&self.tm.index);
+                        let h = mt.get_str(&self.tm.index);
                         if matches!(h, Value::Nil) {
                             return Ok(Value::Nil);
                         }
@@ -95,7 +94,7 @@ impl Vm {
                 h
             };
             if matches!(h, Value::LFunc(_) | Value::Builtin(_)) {
-                return self.call1s(&h, &[o, key.clone()]);
+                return self.call1s(&h, &[o, *key]);
             }
             o = h;
         }
@@ -104,16 +103,15 @@ impl Vm {
 
     /// `obj[key] = val` with `__newindex`.
     pub fn setindex(&mut self, obj: &Value, key: Value, val: Value, d: Desc) -> LResult<()> {
-        let mut o = obj.clone();
+        let mut o = *obj;
         for _ in 0..2000 {
             let h = if let Value::Tab(t) = &o {
                 let h = {
-                    let tb = t.borrow();
-                    match &tb.meta {
+                    match t.meta.get() {
                         None => Value::Nil,
                         Some(mt) => {
-                            let h = mt.borrow().get_str(&self.tm.newindex);
-                            if matches!(h, Value::Nil) || !matches!(tb.get(&key), Value::Nil) {
+                            let h = mt.get_str(&self.tm.newindex);
+                            if matches!(h, Value::Nil) || !matches!(t.get(&key), Value::Nil) {
                                 Value::Nil
                             } else {
                                 h
@@ -157,7 +155,7 @@ impl Vm {
             Value::Num(f) if f.is_nan() => return Err(self.rt_error("table index is NaN")),
             _ => {}
         }
-        t.borrow_mut().set(key, val);
+        t.set(key, val);
         Ok(())
     }
 
@@ -175,7 +173,7 @@ impl Vm {
             Err(ArithErr::Msg(m)) => return Err(self.rt_error(m)),
             Err(_) => {}
         }
-        let ev = self.tm.arith[op as usize].clone();
+        let ev = self.tm.arith[op as usize];
         let ha = self.metamethod(a, &ev);
         let a_str = matches!(a, Value::Str(_));
         let b_str = matches!(b, Value::Str(_));
@@ -183,7 +181,7 @@ impl Vm {
             // The string library's arithmetic metamethods.
             let hb = self.metamethod(b, &ev);
             if a_str && !b_str && !matches!(hb, Value::Nil) {
-                return self.call1s(&hb, &[a.clone(), b.clone()]);
+                return self.call1s(&hb, &[*a, *b]);
             }
             let name = ARITH_NAMES[op as usize];
             return Err(self.rt_error(&format!(
@@ -199,7 +197,7 @@ impl Vm {
             ha
         };
         if !matches!(h, Value::Nil) {
-            return self.call1s(&h, &[a.clone(), b.clone()]);
+            return self.call1s(&h, &[*a, *b]);
         }
         if op.is_bitwise() {
             let an = matches!(a, Value::Int(_) | Value::Num(_));
@@ -246,7 +244,7 @@ impl Vm {
             (Value::Num(x), Value::Int(y)) => Ok(lt_float_int(*x, *y)),
             (Value::Str(x), Value::Str(y)) => Ok(x.bytes < y.bytes),
             _ => {
-                let ev = self.tm.lt.clone();
+                let ev = self.tm.lt;
                 self.order_tm(a, b, &ev)
             }
         }
@@ -261,7 +259,7 @@ impl Vm {
             (Value::Num(x), Value::Int(y)) => Ok(le_float_int(*x, *y)),
             (Value::Str(x), Value::Str(y)) => Ok(x.bytes <= y.bytes),
             _ => {
-                let ev = self.tm.le.clone();
+                let ev = self.tm.le;
                 self.order_tm(a, b, &ev)
             }
         }
@@ -275,7 +273,7 @@ impl Vm {
         if matches!(h, Value::Nil) {
             return Err(self.order_error(a, b));
         }
-        Ok(self.call1s(&h, &[a.clone(), b.clone()])?.truthy())
+        Ok(self.call1s(&h, &[*a, *b])?.truthy())
     }
 
     /// `a == b` with `__eq`.
@@ -284,13 +282,13 @@ impl Vm {
             return Ok(true);
         }
         if let (Value::Tab(_), Value::Tab(_)) = (a, b) {
-            let ev = self.tm.eq.clone();
+            let ev = self.tm.eq;
             let mut h = self.metamethod(a, &ev);
             if matches!(h, Value::Nil) {
                 h = self.metamethod(b, &ev);
             }
             if !matches!(h, Value::Nil) {
-                return Ok(self.call1s(&h, &[a.clone(), b.clone()])?.truthy());
+                return Ok(self.call1s(&h, &[*a, *b])?.truthy());
             }
         }
         Ok(false)
@@ -306,7 +304,7 @@ impl Vm {
                     return self.call1s(&h, std::slice::from_ref(v));
                 }
                 if let Value::Tab(t) = v {
-                    return Ok(Value::Int(t.borrow().len()));
+                    return Ok(Value::Int(t.len()));
                 }
                 Err(self.rt_error(&format!(
                     "attempt to get length of a {} value{}",
@@ -342,7 +340,7 @@ impl Vm {
             } else {
                 let b = vals.pop().unwrap();
                 let a = vals.pop().unwrap();
-                let ev = self.tm.concat.clone();
+                let ev = self.tm.concat;
                 let mut h = self.metamethod(&a, &ev);
                 if matches!(h, Value::Nil) {
                     h = self.metamethod(&b, &ev);
@@ -380,7 +378,7 @@ impl Vm {
             return Ok(r);
         }
         Ok(match v {
-            Value::Str(_) => v.clone(),
+            Value::Str(_) => *v,
             Value::Nil => Value::str("nil"),
             Value::Boolean(b) => Value::str(if *b { "true" } else { "false" }),
             Value::Int(i) => Value::str(&i.to_string()),

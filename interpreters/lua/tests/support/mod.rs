@@ -193,3 +193,47 @@ pub fn take_jit_summary(run: &mut Run) -> bool {
         .iter()
         .any(|l| count(l, "loops:") + count(l, "bridges:") > 0)
 }
+
+/// What the interpreter's `LUA_GC_STATS=1` line said (see `lua::run_chunk`).
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(dead_code)]
+pub struct GcStats {
+    pub collections: u64,
+    pub in_compiled_code: u64,
+    pub abandoned: u64,
+    pub skipped_untraceable: u64,
+    pub live_bytes: u64,
+    pub peak_rss_kb: u64,
+}
+
+/// Takes the `gc: ...` line that `LUA_GC_STATS=1` writes out of the run's stderr (so that the
+/// rest compares as usual) and parses it; `None` when there is none.
+#[allow(dead_code)]
+pub fn take_gc_stats(run: &mut Run) -> Option<GcStats> {
+    let text = String::from_utf8_lossy(&run.stderr).into_owned();
+    let mut stats = None;
+    let mut rest = Vec::new();
+    for l in text.split_inclusive('\n') {
+        match l.strip_prefix("gc: ") {
+            Some(line) => {
+                let field = |key: &str| -> u64 {
+                    line.split_whitespace()
+                        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0)
+                };
+                stats = Some(GcStats {
+                    collections: field("collections"),
+                    in_compiled_code: field("in_compiled_code"),
+                    abandoned: field("abandoned"),
+                    skipped_untraceable: field("skipped_untraceable"),
+                    live_bytes: field("live_bytes"),
+                    peak_rss_kb: field("peak_rss_kb"),
+                });
+            }
+            None => rest.push(l),
+        }
+    }
+    run.stderr = rest.concat().into_bytes();
+    stats
+}

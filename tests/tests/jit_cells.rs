@@ -96,6 +96,9 @@ pub fn run(code: &Code, t: &Table, obj: Gc<Obj>, mut i: i64, mut acc: i64) -> i6
                     Some(o) => acc = acc.wrapping_add(o.hits.get()),
                     None => acc -= 2,
                 }
+                if obj.link.get().is_none() {
+                    acc -= 5;
+                }
             }
             Ins::LoopLt(n, to) => {
                 i += 1;

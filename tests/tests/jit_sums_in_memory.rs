@@ -61,6 +61,14 @@ pub fn run(code: &Code, st: &mut State, mut i: i64, mut acc: i64) -> i64 {
                     Some(x) => acc = acc.wrapping_add(x),
                     None => acc -= 1,
                 }
+                // `is_some`/`is_none` on a place and on a value.
+                if st.cache[(i as usize + 2) % n].is_none() {
+                    acc -= 3;
+                }
+                let v = st.cache[i as usize % n];
+                if v.is_some() {
+                    acc ^= 1;
+                }
             }
             Ins::Try(k) => {
                 st.res = if i % k == 0 { Err(-i) } else { Ok(i as u32) };
@@ -70,6 +78,9 @@ pub fn run(code: &Code, st: &mut State, mut i: i64, mut acc: i64) -> i64 {
                 }
                 if let Err(e) = st.res {
                     acc = acc.wrapping_sub(e);
+                }
+                if st.res.is_ok() {
+                    acc = acc.wrapping_add(5);
                 }
             }
             Ins::Halve => {

@@ -86,8 +86,6 @@ pub fn hot_loops(code: &[Op]) -> Vec<bool> {
 fn step(vm: &mut Vm, pc: usize, stop: usize) -> i64 {
     let fi = vm.frames.len() - 1;
     vm.frames[fi].pc = pc;
-    // The plain loop may ask the collector again (see `Vm::collect_garbage`).
-    vm.gc_refused = false;
     match vm.run(stop, true) {
         Err(e) => {
             vm.pending = Some(e);

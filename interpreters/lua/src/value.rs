@@ -108,52 +108,16 @@ pub fn trace_interned(t: &mut Tracer) {
     crate::table::trace_empty_part(t);
 }
 
-thread_local! {
-    /// Bytes of out-of-line memory (tables' array parts) allocated since the last
-    /// request for a collection ([`note_out_of_line`]).
-    static OUT_OF_LINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Out-of-line bytes after which [`note_out_of_line`] asks for a collection.
-const OUT_OF_LINE_LIMIT: usize = 16 << 20;
-
 /// Counts `bytes` of memory that an object of the heap owns out of line (a table's array
-/// part; strings' bytes are not counted: with them, strbuild's filler cells raised its peak
-/// from 69 MB to 77 MB and its time from 0.17 s to 0.20 s). The heap's threshold counts only its cells, so a program whose
-/// garbage is mostly such memory (the sieve's array parts, 16 MB and 32 MB, replaced when they
-/// grow) would never make it ask for a collection: the sieve's peak went from 35 MB to 266 MB
-/// with no collection at all. The framework has no way to be told of this memory, so past
-/// [`OUT_OF_LINE_LIMIT`] bytes this allocates throwaway cells until the heap asks (at most
-/// 4 MiB of them: a heap whose threshold is higher holds that much live, and is asked less
-/// urgently), and the next safe point collects.
+/// part) toward the next collection (`meta_jit::gc::note_external_bytes`). The heap's own
+/// threshold counts only its cells, so a program whose garbage is mostly such memory (the
+/// sieve's array parts, 16 MB and 32 MB, replaced when they grow) would never make it ask for
+/// a collection: the sieve's peak went from 35 MB to 266 MB with no collection at all.
+/// Strings' bytes are not counted: with them, strbuild's peak went from 69 MB to 77 MB and its
+/// time from 0.17 s to 0.20 s (measured with the first version of this counting).
 #[inline]
 pub fn note_out_of_line(bytes: usize) {
-    OUT_OF_LINE.with(|c| {
-        let n = c.get() + bytes;
-        if n < OUT_OF_LINE_LIMIT {
-            c.set(n);
-        } else {
-            c.set(0);
-            ask_for_collection();
-        }
-    })
-}
-
-/// A cell of the largest plain size class, allocated only to make the heap ask.
-#[derive(Trace)]
-struct Filler([u64; 32]);
-
-#[cold]
-#[inline(never)]
-fn ask_for_collection() {
-    if !meta_jit::gc::collection_enabled() {
-        return;
-    }
-    let mut n = 0;
-    while !meta_jit::gc::collection_wanted() && n < 1 << 14 {
-        let _ = Gc::new(Filler([0; 32]));
-        n += 1;
-    }
+    meta_jit::gc::note_external_bytes(bytes);
 }
 
 /// A shared, mutable table.

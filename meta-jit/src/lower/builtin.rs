@@ -2,7 +2,8 @@
 //! `checked_*`, `wrapping_*`, `saturating_*`, `pow`, `count_ones`, `leading_zeros` and their
 //! kin; on `f64` `sqrt`, `floor`, `min`, `max`, `to_bits`, `is_nan` and their kin (and
 //! `f64::from_bits` as a path call, see [`prims`]); `len` and `is_empty` on anything indexable;
-//! `get`, `set` and `replace` on a `Cell` (see [`super::cell`], re-exported here).
+//! `get`, `set` and `replace` on a `Cell` (see [`super::cell`], re-exported here); `is_some`
+//! and `is_none` on an `Option` of a scalar or a `Gc`, `is_ok` and `is_err` on a `Result`.
 //! Lowered code imports these traits, so `x.wrapping_add(y)` resolves to them by ordinary method
 //! lookup on the handle. Those jitcode has no op for are elidable calls of the shims of
 //! [`super::builtin_ops`].
@@ -13,9 +14,11 @@
 #![deny(unsafe_code)]
 
 use super::builtin_ops::{self as bo, FloatOp, IntOp};
+use super::nullable::OptGc;
 use super::ops::{self, Integer};
 use super::place::{self, Indexable};
-use super::sum::{option_from, OptionH};
+use super::sum::{option_from, OptionH, ResultH};
+use super::types::Scalar;
 use super::types::Stored;
 use super::{Ptr, Reg};
 use crate::jitcode::{Builder, IntBinOp};
@@ -510,5 +513,78 @@ impl<C: Indexable> LenMethods for C {
         let n = place::len(b, self);
         let z = ops::konst(b, 0usize);
         ops::eq(b, n, z)
+    }
+}
+
+/// `is_some` and `is_none` on an `Option` held in registers (of a scalar, or a `Gc`).
+#[allow(clippy::wrong_self_convention)]
+pub trait OptionMethods {
+    /// `o.is_some()`.
+    fn is_some(self, b: &mut Builder) -> Reg<bool>;
+    /// `o.is_none()`.
+    fn is_none(self, b: &mut Builder) -> Reg<bool>;
+}
+impl<T: Scalar> OptionMethods for OptionH<T> {
+    fn is_some(self, _b: &mut Builder) -> Reg<bool> {
+        // The tag is 0 or 1.
+        Reg::new(self.tag)
+    }
+    fn is_none(self, b: &mut Builder) -> Reg<bool> {
+        let z = ops::konst(b, 0i64);
+        ops::eq(b, Reg::<i64>::new(self.tag), z)
+    }
+}
+impl<T> OptionMethods for OptGc<T> {
+    fn is_some(self, b: &mut Builder) -> Reg<bool> {
+        Reg::new(self.non_null(b))
+    }
+    fn is_none(self, b: &mut Builder) -> Reg<bool> {
+        let some = Reg::<i64>::new(self.non_null(b));
+        let z = ops::konst(b, 0i64);
+        ops::eq(b, some, z)
+    }
+}
+
+/// On a place holding one: loaded, then asked.
+impl<O: Stored> OptionMethods for Ptr<O>
+where
+    O::Handle: OptionMethods,
+{
+    fn is_some(self, b: &mut Builder) -> Reg<bool> {
+        O::load(b, self).is_some(b)
+    }
+    fn is_none(self, b: &mut Builder) -> Reg<bool> {
+        O::load(b, self).is_none(b)
+    }
+}
+
+/// `is_ok` and `is_err` on a `Result` of scalars held in registers.
+#[allow(clippy::wrong_self_convention)]
+pub trait ResultMethods {
+    /// `r.is_ok()`.
+    fn is_ok(self, b: &mut Builder) -> Reg<bool>;
+    /// `r.is_err()`.
+    fn is_err(self, b: &mut Builder) -> Reg<bool>;
+}
+impl<T: Scalar, E: Scalar> ResultMethods for ResultH<T, E> {
+    fn is_ok(self, _b: &mut Builder) -> Reg<bool> {
+        Reg::new(self.tag)
+    }
+    fn is_err(self, b: &mut Builder) -> Reg<bool> {
+        let z = ops::konst(b, 0i64);
+        ops::eq(b, Reg::<i64>::new(self.tag), z)
+    }
+}
+
+/// On a place holding one: loaded, then asked.
+impl<R: Stored> ResultMethods for Ptr<R>
+where
+    R::Handle: ResultMethods,
+{
+    fn is_ok(self, b: &mut Builder) -> Reg<bool> {
+        R::load(b, self).is_ok(b)
+    }
+    fn is_err(self, b: &mut Builder) -> Reg<bool> {
+        R::load(b, self).is_err(b)
     }
 }

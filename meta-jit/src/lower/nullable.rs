@@ -50,7 +50,7 @@ impl<T> OptGc<T> {
     }
 
     /// 1 when `Some`: the register compared with null.
-    fn is_some(self, b: &mut Builder) -> Register {
+    pub(crate) fn non_null(self, b: &mut Builder) -> Register {
         let null = b.const_ref(0);
         let dst = b.fresh(Kind::Int);
         b.emit(Op::RefCompare {
@@ -146,7 +146,7 @@ impl<T: 'static> MatchTarget for Option<Gc<T>> {
 
 impl<T> Scrutinee for OptGc<T> {
     fn discriminant(self, b: &mut Builder) -> Reg<i64> {
-        Reg::new(self.is_some(b))
+        Reg::new(self.non_null(b))
     }
 }
 
@@ -180,7 +180,7 @@ impl<T> Payload for OptGc<T> {
 impl<T> TryHandle for OptGc<T> {
     type Output = Ptr<T>;
     fn is_continue(self, b: &mut Builder) -> Reg<bool> {
-        Reg::new(self.is_some(b))
+        Reg::new(self.non_null(b))
     }
     fn output(self) -> Ptr<T> {
         Ptr::new(self.reg)

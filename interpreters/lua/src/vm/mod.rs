@@ -203,10 +203,6 @@ pub struct Vm {
     /// and the main chunk's call keep everything they use on the VM's stack and do not
     /// count.
     pub gc_holds: u32,
-    /// The plain loop asked for a collection and was refused because part of the JIT is
-    /// running (the loop runs inside a residual call): it does not ask again until the
-    /// portal's next `step`.
-    pub gc_refused: bool,
     /// The interned strings and other thread-wide roots.
     pub thread_roots: ThreadRoots,
     /// Test mode (`LUA_GC_STRESS=N`): the plain loop also collects at every `N`-th call or
@@ -265,7 +261,6 @@ impl Vm {
             mode: crate::Mode::NoJit,
             pending: None,
             gc_holds: 0,
-            gc_refused: false,
             thread_roots: ThreadRoots,
             gc_stress: 0,
             gc_stress_left: Cell::new(0),
@@ -679,11 +674,12 @@ impl Vm {
     /// A safe point of the plain loop (a backward jump, a call), when the heap asks for a
     /// collection: collects with the VM as the only root unless a native function that holds
     /// values the VM does not reach is active (`gc_holds`), or part of the JIT is running
-    /// (then it does not ask again until the portal's next `step`).
+    /// (the plain loop runs inside a residual call of compiled code, the tracer or jitcode:
+    /// compiled code's own safe point after the call takes the heap's request).
     #[cold]
     #[inline(never)]
     pub(crate) fn collect_garbage(&mut self) {
-        if self.gc_holds > 0 || self.gc_refused {
+        if self.gc_holds > 0 || gc::jit_active() {
             return;
         }
         let mut roots = Tracer::new();
@@ -700,9 +696,8 @@ impl Vm {
         // use afterwards only their arguments, which stay on the stack. Constants of compiled
         // traces are pinned by the framework, and `collect_in_interpreter` refuses while the
         // JIT's own frames (compiled code, tracer, blackhole, jitcode) are on the stack.
-        if !unsafe { gc::collect_in_interpreter(&roots) } {
-            self.gc_refused = true;
-        }
+        // (It can still decline: a `RefCell` borrowed mutably abandons the collection.)
+        let _ = unsafe { gc::collect_in_interpreter(&roots) };
     }
 }
 

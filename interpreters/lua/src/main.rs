@@ -50,13 +50,14 @@ fn main() -> ExitCode {
         }
     }
     let rest: Vec<String> = args.collect();
-    if let Err(e) = lua::jit::configure(mode, &params) {
-        eprintln!("lua: {e}");
-        return ExitCode::from(2);
-    }
     // Deep recursion in the parser and in nested native calls needs more than the default
-    // main-thread stack.
+    // main-thread stack. The JIT's driver is per thread: it is configured on the thread that
+    // runs the program.
     let run = move || -> i32 {
+        if let Err(e) = lua::jit::configure(mode, &params) {
+            eprintln!("lua: {e}");
+            return 2;
+        }
         if let Some(c) = chunk {
             return lua::run_chunk(c.as_bytes(), "(command line)", None, &rest, mode);
         }

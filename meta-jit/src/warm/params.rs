@@ -55,8 +55,8 @@ pub struct Params {
     /// RPython's tests keep their loops and its translated JITs do not).
     pub keep_optimized: bool,
     /// Whether a portal call's first merge point counts, so that a function entered often
-    /// gets a function-entry trace from there to the portal's return (on by default;
-    /// `function_entry=0` turns it off).
+    /// gets a function-entry trace from there to the portal's return (off by default;
+    /// `function_entry=1`).
     pub function_entry: bool,
 }
 
@@ -76,7 +76,7 @@ impl Default for Params {
             keep_recorded: false,
             keep_optimized: false,
             check_hints: false,
-            function_entry: true,
+            function_entry: false,
         }
     }
 }

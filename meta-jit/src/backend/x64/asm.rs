@@ -166,6 +166,12 @@ pub(crate) fn mov(a: &mut Asm, d: u8, s: Src) {
     }
 }
 
+/// `lea dst, [base + disp]`: `base + disp` in another register, in one instruction. Does not
+/// touch the flags.
+pub(crate) fn lea(a: &mut Asm, d: u8, base: u8, disp: i32) {
+    x64!(a ; lea Rq(d), [Rq(base) + disp]);
+}
+
 /// `mov dst, imm` with the shortest encoding that keeps the flags.
 pub(crate) fn mov_imm(a: &mut Asm, d: u8, v: u64) {
     if v <= u32::MAX as u64 {

@@ -37,8 +37,52 @@ impl Gen<'_> {
             std::mem::swap(&mut x, &mut y);
         }
         let s = self.src(y);
+        // `x + c` into a new register while `x` lives on: one `lea` instead of a `mov` and
+        // an `add`, unless the next ops compare the sum with 0, which the `add`'s flags say.
+        if let (Alu::Add | Alu::Sub, Src::I(c), false) = (alu, s, op.opcode.is_ovf()) {
+            let c = if alu == Alu::Sub { c.checked_neg() } else { Some(c) };
+            let xr = x.is_op().then(|| self.ra.reg_of(x.index())).flatten();
+            if let (Some(c), Some(xr)) = (c, xr) {
+                if self.ra.reusable(x.index()).is_none() && !self.zero_test_follows(i) {
+                    self.ra.pin(xr);
+                    let d = self.def(i);
+                    asm::lea(&mut self.a, d, xr.n(), c);
+                    return;
+                }
+            }
+        }
         let d = self.def_from(i, x);
         asm::alu(&mut self.a, alu, d, s);
+        if alu != Alu::Imul {
+            // ZF and SF now say how the result compares with 0.
+            self.flags = Some(i);
+        }
+    }
+
+    /// Whether op `i + 1` is a comparison of op `i` with 0 fused with its guard, which can
+    /// read the flags op `i` leaves ([`Self::flags_compare_zero`]).
+    fn zero_test_follows(&self, i: usize) -> bool {
+        let Some(next) = self.t.ops.get(i + 1) else {
+            return false;
+        };
+        self.ra.live.fused.get(i + 1) == Some(&true)
+            && next.args.len() == 2
+            && next.args[0].is_op()
+            && next.args[0].index() == i
+            && self.const_bits(next.args[1]) == Some(0)
+            && int_cond(next.opcode).and_then(zero_cond).is_some()
+    }
+
+    /// If the flags say how `x` compares with 0 (the op that made `x` was the last to set
+    /// them), the condition that holds when `x op 0` does, for the comparisons whose
+    /// condition does not read OF or CF (an `add` leaves those as its carry and overflow,
+    /// not as a `test` would).
+    fn flags_compare_zero(&self, x: OpRef, cond: Cond) -> Option<Cond> {
+        if x.is_op() && self.flags == Some(x.index()) {
+            zero_cond(cond)
+        } else {
+            None
+        }
     }
 
     /// Whether a commutative op should take its operands the other way round: to reuse the
@@ -241,6 +285,11 @@ impl Gen<'_> {
             std::mem::swap(&mut x, &mut y);
             cond = cond.swap();
         }
+        if self.const_bits(y) == Some(0) {
+            if let Some(c) = self.flags_compare_zero(x, cond) {
+                return Flag::C(c);
+            }
+        }
         self.cmp(x, y);
         Flag::C(cond)
     }
@@ -283,8 +332,11 @@ impl Gen<'_> {
         sy
     }
 
-    /// Sets ZF from whether `x` is zero.
+    /// Sets ZF from whether `x` is zero (nothing if the flags say it already).
     pub(super) fn test_zero(&mut self, x: OpRef) {
+        if self.flags_compare_zero(x, Cond::E).is_some() {
+            return;
+        }
         match self.src(x) {
             Src::R(r) => asm::alu(&mut self.a, Alu::Test, r, Src::R(r)),
             Src::M(m) => asm::cmp_mem(&mut self.a, m, Src::I(0)),
@@ -325,5 +377,28 @@ impl Gen<'_> {
             }
         }
         asm::zext8(&mut self.a, d);
+    }
+}
+
+/// For `cmp x, 0` then `jcc cond`, the condition that reads only ZF and SF and holds exactly
+/// when `cond` does, if there is one: `==`, `!=`, `< 0` (SF) and `>= 0` (not SF). (After
+/// `test x, x` OF is 0, so `L` is SF; after an `add`, OF is the addition's overflow.)
+fn zero_cond(cond: Cond) -> Option<Cond> {
+    match cond {
+        Cond::E | Cond::Ne => Some(cond),
+        Cond::L => Some(Cond::S),
+        Cond::Ge => Some(Cond::Ns),
+        _ => None,
+    }
+}
+
+/// The condition of a signed integer comparison `x op y` as `cmp x, y` sets the flags for it.
+fn int_cond(opcode: Opcode) -> Option<Cond> {
+    match opcode {
+        Opcode::IntLt => Some(Cond::L),
+        Opcode::IntGe => Some(Cond::Ge),
+        Opcode::IntEq => Some(Cond::E),
+        Opcode::IntNe => Some(Cond::Ne),
+        _ => None,
     }
 }

@@ -60,6 +60,11 @@ pub(crate) struct Gen<'t> {
     pub input_locs: Vec<Option<Loc>>,
     pool: HashMap<u64, DynamicLabel>,
     pool_order: Vec<(u64, DynamicLabel)>,
+    /// The value whose comparison with 0 the flags hold (ZF and SF; OF and CF as the `add`,
+    /// `sub`, `and`, `or` or `xor` that made it left them), so that a guard's test of it need
+    /// not emit a `test`. Set by the op that makes the value; kept only across ops that emit
+    /// nothing that writes the flags (see [`keeps_flags`]), forgotten after any other.
+    pub flags: Option<usize>,
 }
 
 /// Compiles a verified trace.
@@ -92,6 +97,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         frame_patches: Vec::new(),
         placed_entry: None,
         input_locs: Vec::new(),
+        flags: None,
     };
     asm::prologue(&mut g.a);
     asm::bind(&mut g.a, inner_entry);
@@ -103,6 +109,9 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         op_starts.push((i, g.a.offset().0));
         g.ra.begin(i);
         g.lower(i)?;
+        if g.flags != Some(i) && !keeps_flags(&g, i) {
+            g.flags = None;
+        }
         g.end_op(i);
     }
     let ops_end = g.a.offset().0;
@@ -469,4 +478,18 @@ impl Gen<'_> {
 pub(super) fn fits_i32(b: u64) -> bool {
     let v = b as i64;
     v >= i32::MIN as i64 && v <= i32::MAX as i64
+}
+
+/// Whether the code of op `i` leaves the flags as they were: a comparison fused with its
+/// guard emits nothing where it stands, and a load or a store moves only (unless its address
+/// needs an `add`, which forgets the flags itself, see `Gen::address`). The register
+/// allocator's spills, reloads and moves between ops are `mov`s, which keep the flags too.
+fn keeps_flags(g: &Gen, i: usize) -> bool {
+    use Opcode::*;
+    let op = &g.t.ops[i];
+    match op.opcode {
+        GetfieldI | GetfieldF | GetfieldR | GetarrayitemI | GetarrayitemF | GetarrayitemR
+        | Setfield | Setarrayitem => true,
+        o => liveness::is_fusable_compare(o) && g.ra.live.fused[i],
+    }
 }

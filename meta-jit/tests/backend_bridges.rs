@@ -231,3 +231,23 @@ fn a_bridge_jumps_into_the_loop_with_its_values_in_registers() {
     assert!(jump.iter().all(|ins| !ins.contains('[')), "{jump:#?}");
     assert!(jump.last().unwrap().starts_with("jmp"), "{jump:#?}");
 }
+
+#[test]
+fn a_guards_stub_reaches_its_bridge_in_one_indirect_jump() {
+    // The stub's first two instructions load the address of the guard's bridge word and jump
+    // through it; while no bridge is attached the word points right after that jump, at the
+    // code that saves the values and leaves. (It was five, with a test and a branch on 0.)
+    let lp = parse(LOOP);
+    let (b, l) = compile_loop(&lp);
+    let listing = b.disassemble(l, &lp);
+    let stub: Vec<&str> = listing
+        .lines()
+        .skip_while(|s| !s.starts_with("; exit 0:"))
+        .skip(1)
+        .take(3)
+        .map(|s| s.trim())
+        .collect();
+    assert!(stub[0].contains("mov ") && stub[0].contains("r11"), "{listing}");
+    assert!(stub[1].ends_with("jmp     qword ptr [r11]"), "{listing}");
+    assert!(!stub[2].contains("test") && !stub[2].starts_with("je"), "{listing}");
+}

@@ -91,8 +91,9 @@ pub struct Ended {
 /// One compiled trace.
 struct Compiled {
     code: CodeMemory,
-    /// Word 0: invalidated flag; word 1 + k: bridge entry address of guard slot k (0: none).
-    /// Shared with the [`Invalidation`] handles of the trace.
+    /// Word 0: invalidated flag; word 1 + k: where the stub of guard slot k jumps: its
+    /// bridge's entry, or its own code for "no bridge" (`no_bridge`). Shared with the
+    /// [`Invalidation`] handles of the trace.
     data: Arc<[AtomicU64]>,
     exits: Vec<ExitInfo>,
     inner_entry: usize,
@@ -115,6 +116,8 @@ struct Compiled {
     epilogue: usize,
     pool: usize,
     slots: u32,
+    /// For each guard slot, the offset of its stub's code for "no bridge attached".
+    no_bridge: Box<[u32]>,
 }
 
 /// A set of compiled traces that may jump into each other.
@@ -323,6 +326,9 @@ impl Backend {
             .place(&asm.code)
             .map_err(|e| CompileError(format!("mmap: {e}")))?;
         let inner_entry = code.addr() + asm.inner_entry;
+        for (k, &at) in asm.no_bridge.iter().enumerate() {
+            data[1 + k].store((code.addr() + at as usize) as u64, Ordering::Release);
+        }
         self.frame_values = self.frame_values.max(asm.frame_values);
         for to in linked {
             if let Some(c) = self.get_mut(to) {
@@ -357,6 +363,7 @@ impl Backend {
             epilogue: asm.epilogue,
             pool: asm.pool,
             slots: asm.slots,
+            no_bridge: std::mem::take(&mut asm.no_bridge).into_boxed_slice(),
         }));
         Ok(id)
     }
@@ -550,7 +557,8 @@ impl Backend {
             };
             if let Some((p, slot)) = c.parent {
                 if let Some(pc) = self.get_mut(p) {
-                    pc.data[1 + slot].store(0, Ordering::Release);
+                    let back = pc.code.addr() + pc.no_bridge[slot] as usize;
+                    pc.data[1 + slot].store(back as u64, Ordering::Release);
                     pc.entered_from.retain(|&x| x != t);
                 }
             }

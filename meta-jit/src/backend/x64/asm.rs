@@ -522,6 +522,11 @@ pub(crate) fn jmp_r(a: &mut Asm, r: u8) {
     x64!(a ; jmp Rq(r));
 }
 
+/// `jmp qword [r]`: to the address held in the word `r` points at.
+pub(crate) fn jmp_at(a: &mut Asm, r: u8) {
+    x64!(a ; jmp QWORD [Rq(r)]);
+}
+
 /// `cqo; idiv src` (src a register or a slot).
 pub(crate) fn cqo_idiv(a: &mut Asm, s: Src) {
     match s {

@@ -65,6 +65,8 @@ pub(crate) struct Gen<'t> {
     /// not emit a `test`. Set by the op that makes the value; kept only across ops that emit
     /// nothing that writes the flags (see [`keeps_flags`]), forgotten after any other.
     pub flags: Option<usize>,
+    /// For each bridge slot, the offset of its stub's code for "no bridge attached".
+    pub no_bridge: Vec<u32>,
 }
 
 /// Compiles a verified trace.
@@ -98,6 +100,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         placed_entry: None,
         input_locs: Vec::new(),
         flags: None,
+        no_bridge: Vec::new(),
     };
     asm::prologue(&mut g.a);
     asm::bind(&mut g.a, inner_entry);
@@ -162,6 +165,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         pool: pool_at,
         frame_values: g.frame_values,
         slots,
+        no_bridge: g.no_bridge,
     })
 }
 
@@ -427,14 +431,15 @@ impl Gen<'_> {
         consts: bool,
     ) {
         if let Some(k) = bridge_slot {
-            let no_bridge = self.a.new_dynamic_label();
+            // The slot's word holds the bridge's placed entry, or the address of the code
+            // right after this jump (`Assembled::no_bridge`) while there is no bridge.
             let slot_addr = self.link.data + 8 * (1 + k);
             asm::mov_imm(&mut self.a, SCRATCH, slot_addr as u64);
-            asm::load_r_at(&mut self.a, SCRATCH, SCRATCH, 0);
-            asm::alu(&mut self.a, asm::Alu::Test, SCRATCH, Src::R(SCRATCH));
-            asm::jcc(&mut self.a, asm::Cond::E, no_bridge);
-            asm::jmp_r(&mut self.a, SCRATCH);
-            asm::bind(&mut self.a, no_bridge);
+            asm::jmp_at(&mut self.a, SCRATCH);
+            if self.no_bridge.len() <= k {
+                self.no_bridge.resize(k + 1, 0);
+            }
+            self.no_bridge[k] = self.a.offset().0 as u32;
         }
         self.store_frame(locs, consts);
         let code = self.exit_code(exit);

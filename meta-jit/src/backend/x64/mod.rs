@@ -132,6 +132,10 @@ pub(crate) struct Assembled {
     pub frame_values: usize,
     /// Spill slots used.
     pub slots: u32,
+    /// For each bridge slot, the offset of the code its guard's stub goes on with while no
+    /// bridge is attached: the slot's data word holds that address then, the bridge's entry
+    /// once one is (the stub is one indirect jump through the word).
+    pub no_bridge: Vec<u32>,
 }
 
 /// An error that stops compilation.

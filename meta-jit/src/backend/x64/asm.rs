@@ -306,6 +306,11 @@ pub(crate) fn and8(a: &mut Asm, d: u8, s: u8) {
     x64!(a ; and Rb(d), Rb(s));
 }
 
+/// `add d8, imm8`: the low byte of `d` only; the other bytes keep their value.
+pub(crate) fn add8_imm(a: &mut Asm, d: u8, imm: i8) {
+    x64!(a ; add Rb(d), BYTE imm);
+}
+
 /// `or d8, s8`.
 pub(crate) fn or8(a: &mut Asm, d: u8, s: u8) {
     x64!(a ; or Rb(d), Rb(s));

@@ -38,6 +38,14 @@ fn dynamic_registers_encode_as_named() {
             format!("setl {}", BYTE[r as usize])
         );
         assert_eq!(
+            one(|a| add8_imm(a, r, -1)),
+            format!("add {},0FFh", BYTE[r as usize])
+        );
+        assert_eq!(
+            one(|a| lea(a, r, 13, -9)),
+            format!("lea {},[r13-9]", NAMES[r as usize])
+        );
+        assert_eq!(
             one(|a| zext8(a, r)),
             format!("movzx {},{}", DWORD[r as usize], BYTE[r as usize])
         );

@@ -36,6 +36,9 @@ impl Gen<'_> {
         if op.opcode.flags().has(crate::ir::Flags::COMMUTATIVE) && self.prefer_swap(x, y) {
             std::mem::swap(&mut x, &mut y);
         }
+        if self.byte_sum(i, op) || self.byte_mask(i, op) {
+            return;
+        }
         let s = self.src(y);
         // `x + c` into a new register while `x` lives on: one `lea` instead of a `mov` and
         // an `add`, unless the next ops compare the sum with 0, which the `add`'s flags say.
@@ -56,6 +59,73 @@ impl Gen<'_> {
         if alu != Alu::Imul {
             // ZF and SF now say how the result compares with 0.
             self.flags = Some(i);
+            self.zf_only = false;
+        }
+    }
+
+    /// `x + c` (or `x - c`) whose only use is the next op, `& 255`, with `x` in `[0, 255]`:
+    /// a one-byte `add`, which leaves the masked sum in the register (its upper bytes stay 0);
+    /// the mask then emits nothing ([`Self::byte_mask`]). ZF says whether the masked sum is 0.
+    fn byte_sum(&mut self, i: usize, op: &Op) -> bool {
+        let (x, c) = (op.args[0], op.args[1]);
+        let c = match (op.opcode, self.const_bits(c)) {
+            (Opcode::IntAdd, Some(c)) => c,
+            (Opcode::IntSub, Some(c)) => c.wrapping_neg(),
+            _ => return false,
+        };
+        let masked = self.t.ops.get(i + 1).is_some_and(|next| {
+            next.opcode == Opcode::IntAnd
+                && next.args.iter().any(|a| a.is_op() && a.index() == i)
+                && next.args.iter().any(|&a| self.const_bits(a) == Some(255))
+        });
+        if !masked || self.ra.live.last_use[i] as usize != i + 1 || !self.is_byte(x) {
+            return false;
+        }
+        let d = self.def_from(i, x);
+        asm::add8_imm(&mut self.a, d, c as u8 as i8);
+        self.byte_sum = Some(i);
+        true
+    }
+
+    /// `v & 255` of a [`Self::byte_sum`]: the value is in `v`'s register already.
+    fn byte_mask(&mut self, i: usize, op: &Op) -> bool {
+        let Some(v) = self.byte_sum.take() else {
+            return false;
+        };
+        if op.opcode != Opcode::IntAnd || v + 1 != i {
+            return false;
+        }
+        let arg = op.args.iter().copied().find(|a| a.is_op() && a.index() == v);
+        let Some(arg) = arg else {
+            return false;
+        };
+        self.def_from(i, arg);
+        self.zf_only = true;
+        self.flags = Some(i);
+        true
+    }
+
+    /// Whether `v` is known to be in `[0, 255]` from the op that made it: a one-byte unsigned
+    /// load, or `x & c` with `0 <= c <= 255`.
+    fn is_byte(&self, v: OpRef) -> bool {
+        if !v.is_op() {
+            return false;
+        }
+        let op = &self.t.ops[v.index()];
+        match op.opcode {
+            Opcode::GetfieldI | Opcode::GetarrayitemI => {
+                let d = &self.t.get_descr(op.descr.expect("verified")).kind;
+                match d {
+                    crate::ir::DescrKind::Field(f) => f.size == 1 && !f.signed,
+                    crate::ir::DescrKind::Array(a) => a.item_size == 1 && !a.signed,
+                    _ => false,
+                }
+            }
+            Opcode::IntAnd => op
+                .args
+                .iter()
+                .any(|&a| self.const_bits(a).is_some_and(|c| c <= 255)),
+            _ => false,
         }
     }
 
@@ -79,7 +149,7 @@ impl Gen<'_> {
     /// not as a `test` would).
     fn flags_compare_zero(&self, x: OpRef, cond: Cond) -> Option<Cond> {
         if x.is_op() && self.flags == Some(x.index()) {
-            zero_cond(cond)
+            zero_cond(cond).filter(|c| !self.zf_only || matches!(c, Cond::E | Cond::Ne))
         } else {
             None
         }

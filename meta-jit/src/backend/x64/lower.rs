@@ -65,6 +65,11 @@ pub(crate) struct Gen<'t> {
     /// not emit a `test`. Set by the op that makes the value; kept only across ops that emit
     /// nothing that writes the flags (see [`keeps_flags`]), forgotten after any other.
     pub flags: Option<usize>,
+    /// The flags hold ZF only for `flags` (SF is the sign of its low byte, see
+    /// `Gen::byte_mask`).
+    pub zf_only: bool,
+    /// The op just lowered as a one-byte `add` whose mask, the next op, emits nothing.
+    pub byte_sum: Option<usize>,
     /// For each bridge slot, the offset of its stub's code for "no bridge attached".
     pub no_bridge: Vec<u32>,
 }
@@ -100,6 +105,8 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         placed_entry: None,
         input_locs: Vec::new(),
         flags: None,
+        zf_only: false,
+        byte_sum: None,
         no_bridge: Vec::new(),
     };
     asm::prologue(&mut g.a);

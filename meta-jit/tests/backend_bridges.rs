@@ -247,7 +247,13 @@ fn a_guards_stub_reaches_its_bridge_in_one_indirect_jump() {
         .take(3)
         .map(|s| s.trim())
         .collect();
-    assert!(stub[0].contains("mov ") && stub[0].contains("r11"), "{listing}");
+    assert!(
+        stub[0].contains("mov ") && stub[0].contains("r11"),
+        "{listing}"
+    );
     assert!(stub[1].ends_with("jmp     qword ptr [r11]"), "{listing}");
-    assert!(!stub[2].contains("test") && !stub[2].starts_with("je"), "{listing}");
+    assert!(
+        !stub[2].contains("test") && !stub[2].starts_with("je"),
+        "{listing}"
+    );
 }

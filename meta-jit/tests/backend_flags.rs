@@ -7,7 +7,17 @@ use meta_jit::backend::check::Compiled;
 use meta_jit::backend::{Backend, CompileOptions};
 use meta_jit::ir::{parse::parse, Value};
 
-const EDGES: [i64; 9] = [0, 1, -1, 2, -2, i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1];
+const EDGES: [i64; 9] = [
+    0,
+    1,
+    -1,
+    2,
+    -2,
+    i64::MAX,
+    i64::MIN,
+    i64::MAX - 1,
+    i64::MIN + 1,
+];
 
 /// The instructions of op `i` of `text`, compiled.
 fn code(text: &str, i: usize) -> Vec<String> {
@@ -34,7 +44,8 @@ fn a_guard_on_a_sum_compared_with_zero_reads_the_adds_flags() {
         assert!(guard[0].starts_with(jcc), "{cmp}: {guard:?}");
     }
     // `x > 0` reads OF: it keeps its `test`.
-    let text = "[i0, i1]\ni2 = int_add(i0, i1)\ni3 = int_gt(i2, 0)\nguard_true(i3) [i2]\nfinish(i2)";
+    let text =
+        "[i0, i1]\ni2 = int_add(i0, i1)\ni3 = int_gt(i2, 0)\nguard_true(i3) [i2]\nfinish(i2)";
     assert_eq!(code(text, 4).len(), 2);
     // A store between the sum and the guard leaves the flags alone; a call does not.
     let store = "descr x = field(offset=0, size=8, kind=i, signed)
@@ -51,10 +62,16 @@ fn a_sum_into_a_new_register_is_one_lea() {
     let text = "[i0]\ni1 = int_add(i0, 9)\ni2 = int_sub(i0, 3)\nfinish(i0, i1, i2)";
     let add = code(text, 1);
     assert_eq!(add.len(), 1, "{add:?}");
-    assert!(add[0].starts_with("lea ") && add[0].ends_with("+9]"), "{add:?}");
+    assert!(
+        add[0].starts_with("lea ") && add[0].ends_with("+9]"),
+        "{add:?}"
+    );
     let sub = code(text, 2);
     assert_eq!(sub.len(), 1, "{sub:?}");
-    assert!(sub[0].starts_with("lea ") && sub[0].ends_with("-3]"), "{sub:?}");
+    assert!(
+        sub[0].starts_with("lea ") && sub[0].ends_with("-3]"),
+        "{sub:?}"
+    );
 }
 
 #[test]
@@ -122,7 +139,10 @@ guard_true(i5) [i4]
 finish(i4)";
     let add = code(text, 3);
     assert_eq!(add.len(), 1, "{add:?}");
-    assert!(add[0].starts_with("add ") && add[0].ends_with(",0FFh"), "{add:?}");
+    assert!(
+        add[0].starts_with("add ") && add[0].ends_with(",0FFh"),
+        "{add:?}"
+    );
     assert!(code(text, 4).is_empty());
     let guard = code(text, 7);
     assert_eq!(guard.len(), 1, "{guard:?}");
@@ -132,9 +152,25 @@ finish(i4)";
 fn byte_sums_agree_with_the_interpreter() {
     let mut runs = 0;
     let mut cell = [0u8; 2];
-    let consts = [0i64, 1, -1, 127, 128, 255, 256, 1000, -1000, i64::MAX, i64::MIN];
+    let consts = [
+        0i64,
+        1,
+        -1,
+        127,
+        128,
+        255,
+        256,
+        1000,
+        -1000,
+        i64::MAX,
+        i64::MIN,
+    ];
     for c in consts {
-        for (op, mask) in [("int_add", "int_and(i3, 255)"), ("int_sub", "int_and(255, i3)"), ("int_add", "int_and(i3, 127)")] {
+        for (op, mask) in [
+            ("int_add", "int_and(i3, 255)"),
+            ("int_sub", "int_and(255, i3)"),
+            ("int_add", "int_and(i3, 127)"),
+        ] {
             for cmp in ["int_ne", "int_eq", "int_lt", "int_ge"] {
                 // From a byte load (dying at the sum, or read again after it), and from a mask.
                 let forms = [

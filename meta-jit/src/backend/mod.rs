@@ -300,7 +300,7 @@ impl Backend {
             returns: opts.returns,
             inputs_at: parent.map(|p| p.2),
         };
-        let asm = x64::compile(t, &link)?;
+        let mut asm = x64::compile(t, &link)?;
         if let Some(&least) = self.running.borrow().iter().min() {
             // A `call_assembler` of a waiting run may have a deadframe on the stack.
             let least = least.min(ASSEMBLER_FRAME_WORDS);
@@ -321,9 +321,13 @@ impl Backend {
                 }
             }
         }
+        let far = std::mem::take(&mut asm.far_jumps);
+        let mut bytes = std::mem::take(&mut asm.code);
         let code = self
             .arena
-            .place(&asm.code)
+            .place_with(&mut bytes, |addr, code| {
+                x64::patch_far_jumps(addr, code, &far)
+            })
             .map_err(|e| CompileError(format!("mmap: {e}")))?;
         let inner_entry = code.addr() + asm.inner_entry;
         for (k, &at) in asm.no_bridge.iter().enumerate() {

@@ -72,6 +72,8 @@ pub(crate) struct Gen<'t> {
     pub byte_sum: Option<usize>,
     /// For each bridge slot, the offset of its stub's code for "no bridge attached".
     pub no_bridge: Vec<u32>,
+    /// Jumps to other traces: offset of the `mov r11, target; jmp r11` and the target.
+    pub far_jumps: Vec<(u32, u64)>,
 }
 
 /// Compiles a verified trace.
@@ -108,6 +110,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         zf_only: false,
         byte_sum: None,
         no_bridge: Vec::new(),
+        far_jumps: Vec::new(),
     };
     asm::prologue(&mut g.a);
     asm::bind(&mut g.a, inner_entry);
@@ -173,6 +176,7 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         frame_values: g.frame_values,
         slots,
         no_bridge: g.no_bridge,
+        far_jumps: g.far_jumps,
     })
 }
 

@@ -60,7 +60,8 @@ pub(crate) struct CodeArena {
 }
 
 impl CodeArena {
-    /// Places `code` in executable memory.
+    /// Places `code` in executable memory (as it is: see [`CodeArena::place_with`]).
+    #[cfg(test)]
     pub fn place(&mut self, code: &[u8]) -> io::Result<CodeMemory> {
         self.place_with(&mut code.to_vec(), |_, _| {})
     }

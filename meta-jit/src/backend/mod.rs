@@ -348,7 +348,6 @@ impl Backend {
             pc.data[1 + slot].store(entry as u64, Ordering::Release);
         }
         let placed_entry = asm.placed_entry.map(|at| code.addr() + at);
-        let mut asm = asm;
         asm.exits.shrink_to_fit();
         self.traces.push(Some(Compiled {
             placed_entry,

@@ -220,7 +220,9 @@ fn a_bridge_takes_the_values_its_guard_kept_in_spill_slots() {
 }
 
 /// The bridge's `jump` into the loop puts its arguments in the registers the loop's placed
-/// entry takes them in: nothing goes through memory (`r11` only holds the address).
+/// entry takes them in: nothing goes through memory, and the jump is a direct `jmp rel32`
+/// (the loop's code is within 2 GiB: the backend's arena), padded with a `nop` that never
+/// runs.
 #[test]
 fn a_bridge_jumps_into_the_loop_with_its_values_in_registers() {
     let (lp, br) = (parse(LOOP), parse(BRIDGE));
@@ -228,6 +230,38 @@ fn a_bridge_jumps_into_the_loop_with_its_values_in_registers() {
     let opts = CompileOptions::default();
     let bridge = b.compile_bridge(l, 7, &br, &opts).unwrap();
     let jump = b.op_code(bridge, br.ops.len() - 1);
-    assert!(jump.iter().all(|ins| !ins.contains('[')), "{jump:#?}");
-    assert!(jump.last().unwrap().starts_with("jmp"), "{jump:#?}");
+    let code: Vec<&String> = jump.iter().filter(|i| !i.starts_with("nop")).collect();
+    assert!(code.iter().all(|ins| !ins.contains('[')), "{jump:#?}");
+    let last = code.last().unwrap();
+    assert!(
+        last.starts_with("jmp ") && !last.contains("r11"),
+        "{jump:#?}"
+    );
+    assert!(!code.iter().any(|i| i.contains("r11")), "{jump:#?}");
+}
+
+#[test]
+fn a_guards_stub_reaches_its_bridge_in_one_indirect_jump() {
+    // The stub's first two instructions load the address of the guard's bridge word and jump
+    // through it; while no bridge is attached the word points right after that jump, at the
+    // code that saves the values and leaves. (It was five, with a test and a branch on 0.)
+    let lp = parse(LOOP);
+    let (b, l) = compile_loop(&lp);
+    let listing = b.disassemble(l, &lp);
+    let stub: Vec<&str> = listing
+        .lines()
+        .skip_while(|s| !s.starts_with("; exit 0:"))
+        .skip(1)
+        .take(3)
+        .map(|s| s.trim())
+        .collect();
+    assert!(
+        stub[0].contains("mov ") && stub[0].contains("r11"),
+        "{listing}"
+    );
+    assert!(stub[1].ends_with("jmp     qword ptr [r11]"), "{listing}");
+    assert!(
+        !stub[2].contains("test") && !stub[2].starts_with("je"),
+        "{listing}"
+    );
 }

@@ -34,11 +34,13 @@ fn a_copy_loop_compiles_to_its_own_work_only() {
     }
     assert_eq!(body.matches("setarrayitem").count(), 2, "{text}");
     assert_eq!(body.matches("guard_").count(), 1, "{text}");
-    // A counted loop: the body first computes the turn at which the counter reaches 0 (an
-    // `int_mul` by the inverse of its step) and moves the other cell (step 1) there by the
-    // turn; the counter itself is 1 at its last turn whatever the turn is, so the body's
-    // store of it writes the constant 0 (it used to be moved by a second `int_mul`, of the
-    // turn and its step, then decremented). Then the body runs once and exits.
-    assert_eq!(body.matches("int_mul").count(), 1, "{text}");
+    // A counted loop: the body first computes the turn at which the counter reaches 0 and
+    // moves the other cell (step 1) there by the turn; the counter itself is 1 at its last
+    // turn whatever the turn is, so the body's store of it writes the constant 0 (it used to
+    // be moved by a second `int_mul`, of the turn and its step, then decremented). The
+    // counter's step, -1, is its own inverse: the turn is `counter - 1 mod 256`, an
+    // `int_add`, with no `int_mul` by the inverse (there was one). Then the body runs once
+    // and exits.
+    assert_eq!(body.matches("int_mul").count(), 0, "{text}");
     assert!(body.contains(", 0, descr=u8_items1)"), "{text}");
 }

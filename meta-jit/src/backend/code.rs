@@ -60,8 +60,19 @@ pub(crate) struct CodeArena {
 }
 
 impl CodeArena {
-    /// Places `code` in executable memory.
+    /// Places `code` in executable memory (as it is: see [`CodeArena::place_with`]).
+    #[cfg(test)]
     pub fn place(&mut self, code: &[u8]) -> io::Result<CodeMemory> {
+        self.place_with(&mut code.to_vec(), |_, _| {})
+    }
+
+    /// Places `code` in executable memory after `patch` has been given the address it goes to
+    /// and the bytes, to fix what depends on the address (jumps relative to it).
+    pub fn place_with(
+        &mut self,
+        code: &mut [u8],
+        patch: impl FnOnce(usize, &mut [u8]),
+    ) -> io::Result<CodeMemory> {
         let len = code.len().max(1);
         let fits = |c: &Chunk| c.used.next_multiple_of(16) + len <= c.size;
         let k = match self.current {
@@ -87,6 +98,7 @@ impl CodeArena {
         let first = (at / PAGE) * PAGE;
         let end = (at + len).next_multiple_of(PAGE);
         let pages = c.base + first;
+        patch(c.base + at, code);
         protect(pages, end - first, libc::PROT_READ | libc::PROT_WRITE)?;
         // SAFETY: `[base + at, base + at + code.len())` lies in this chunk's mapping (checked
         // by `fits`), whose pages there were just made writable; no other reference to them

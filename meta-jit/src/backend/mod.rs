@@ -91,8 +91,9 @@ pub struct Ended {
 /// One compiled trace.
 struct Compiled {
     code: CodeMemory,
-    /// Word 0: invalidated flag; word 1 + k: bridge entry address of guard slot k (0: none).
-    /// Shared with the [`Invalidation`] handles of the trace.
+    /// Word 0: invalidated flag; word 1 + k: where the stub of guard slot k jumps: its
+    /// bridge's entry, or its own code for "no bridge" (`no_bridge`). Shared with the
+    /// [`Invalidation`] handles of the trace.
     data: Arc<[AtomicU64]>,
     exits: Vec<ExitInfo>,
     inner_entry: usize,
@@ -115,6 +116,8 @@ struct Compiled {
     epilogue: usize,
     pool: usize,
     slots: u32,
+    /// For each guard slot, the offset of its stub's code for "no bridge attached".
+    no_bridge: Box<[u32]>,
     /// The heap objects the code and the resume data name, alive as long as this trace.
     _pins: crate::gc::Pins,
 }
@@ -299,7 +302,7 @@ impl Backend {
             returns: opts.returns,
             inputs_at: parent.map(|p| p.2),
         };
-        let asm = x64::compile(t, &link)?;
+        let mut asm = x64::compile(t, &link)?;
         if let Some(&least) = self.running.borrow().iter().min() {
             // A `call_assembler` of a waiting run may have a deadframe on the stack.
             let least = least.min(ASSEMBLER_FRAME_WORDS);
@@ -320,11 +323,18 @@ impl Backend {
                 }
             }
         }
+        let far = std::mem::take(&mut asm.far_jumps);
+        let mut bytes = std::mem::take(&mut asm.code);
         let code = self
             .arena
-            .place(&asm.code)
+            .place_with(&mut bytes, |addr, code| {
+                x64::patch_far_jumps(addr, code, &far)
+            })
             .map_err(|e| CompileError(format!("mmap: {e}")))?;
         let inner_entry = code.addr() + asm.inner_entry;
+        for (k, &at) in asm.no_bridge.iter().enumerate() {
+            data[1 + k].store((code.addr() + at as usize) as u64, Ordering::Release);
+        }
         self.frame_values = self.frame_values.max(asm.frame_values);
         for to in linked {
             if let Some(c) = self.get_mut(to) {
@@ -340,7 +350,6 @@ impl Backend {
             pc.data[1 + slot].store(entry as u64, Ordering::Release);
         }
         let placed_entry = asm.placed_entry.map(|at| code.addr() + at);
-        let mut asm = asm;
         asm.exits.shrink_to_fit();
         self.traces.push(Some(Compiled {
             placed_entry,
@@ -359,6 +368,7 @@ impl Backend {
             epilogue: asm.epilogue,
             pool: asm.pool,
             slots: asm.slots,
+            no_bridge: std::mem::take(&mut asm.no_bridge).into_boxed_slice(),
             _pins: pins,
         }));
         Ok(id)
@@ -553,7 +563,8 @@ impl Backend {
             };
             if let Some((p, slot)) = c.parent {
                 if let Some(pc) = self.get_mut(p) {
-                    pc.data[1 + slot].store(0, Ordering::Release);
+                    let back = pc.code.addr() + pc.no_bridge[slot] as usize;
+                    pc.data[1 + slot].store(back as u64, Ordering::Release);
                     pc.entered_from.retain(|&x| x != t);
                 }
             }

@@ -77,12 +77,16 @@ pub struct Frame<'a> {
 impl<'a> Frame<'a> {
     /// A frame of `code` at pc 0 with every ordinary register zero.
     pub fn new(code: &'a JitCode) -> Frame<'a> {
-        let mut ints = vec![0; usize::from(code.num_regs[0])];
-        ints.extend(&code.consts_int);
-        let mut floats = vec![0.0; usize::from(code.num_regs[1])];
-        floats.extend(&code.consts_float);
-        let mut refs = vec![0; usize::from(code.num_regs[2])];
-        refs.extend(&code.consts_ref);
+        // One allocation each (a frame is made on every guard failure).
+        fn regs<T: Copy>(n: u16, zero: T, consts: &[T]) -> Vec<T> {
+            let mut v = Vec::with_capacity(usize::from(n) + consts.len());
+            v.resize(usize::from(n), zero);
+            v.extend_from_slice(consts);
+            v
+        }
+        let ints = regs(code.num_regs[0], 0, &code.consts_int);
+        let floats = regs(code.num_regs[1], 0.0, &code.consts_float);
+        let refs = regs(code.num_regs[2], 0, &code.consts_ref);
         Frame {
             code,
             pc: 0,

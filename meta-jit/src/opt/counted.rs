@@ -296,9 +296,19 @@ fn rewrite(t: &Trace, label_at: usize, steps: &[Induction], exit: Exit) -> Trace
         *k.get_or_insert_with(|| {
             let x = args[exit.arg];
             let s = steps[exit.arg].step;
-            let base = out.int(exit.target.wrapping_sub(exit.add) as i64);
-            let diff = out.push(Op::new(Opcode::IntSub, &[base, x]));
-            let k = emit(out, Opcode::IntMul, diff, inverse(s) & mask(exit.bits));
+            let base = exit.target.wrapping_sub(exit.add);
+            let inv = inverse(s) & mask(exit.bits);
+            // A step of 1 or -1 (mod 2^v) is its own inverse: no multiplication.
+            let k = if inv == 1 {
+                let base = out.int(base as i64);
+                out.push(Op::new(Opcode::IntSub, &[base, x]))
+            } else if inv == mask(exit.bits) {
+                emit(out, Opcode::IntAdd, x, base.wrapping_neg())
+            } else {
+                let base = out.int(base as i64);
+                let diff = out.push(Op::new(Opcode::IntSub, &[base, x]));
+                emit(out, Opcode::IntMul, diff, inv)
+            };
             if exit.bits < 64 {
                 emit(out, Opcode::IntAnd, k, mask(exit.bits))
             } else {
@@ -404,9 +414,10 @@ jump(i8, i10)";
     #[test]
     fn a_move_loop_skips_to_its_last_turn() {
         let got = skip_to_last_turn(&trace(MOVE)).expect("a counted loop");
-        // k = (0 - 255 - i5) * 255^-1 mod 256; the other counter moves k steps. The exit
-        // counter is 1 at its last turn whatever k is (its `- 1` then gives the exit's 0),
-        // so the body's ops on it fold: the store writes 0 and the guard always fails.
+        // k = (0 - 255 - i5) * 255^-1 mod 256, which is i5 + 255 mod 256 (255 is its own
+        // inverse, -1); the other counter moves k steps. The exit counter is 1 at its last
+        // turn whatever k is (its `- 1` then gives the exit's 0), so the body's ops on it
+        // fold: the store writes 0 and the guard always fails.
         let want = trace(
             "[p0, i1, i2]
 i3 = int_and(i1, 255)
@@ -414,17 +425,16 @@ i4 = int_and(i2, 255)
 i5 = same_as_i(i3)
 i6 = same_as_i(i4)
 label(i5, i6)
-i7 = int_sub(-255, i5)
-i8 = int_mul(i7, 255)
-i9 = int_and(i8, 255)
-i10 = int_add(i6, i9)
-i11 = int_and(i10, 255)
+i7 = int_add(i5, 255)
+i8 = int_and(i7, 255)
+i9 = int_add(i6, i8)
+i10 = int_and(i9, 255)
 setarrayitem(p0, 0, 0, descr=bytes)
-i12 = int_add(i11, 1)
-i13 = int_and(i12, 255)
-setarrayitem(p0, 1, i13, descr=bytes)
-guard_true(0) [1, i11]
-jump(0, i13)",
+i11 = int_add(i10, 1)
+i12 = int_and(i11, 255)
+setarrayitem(p0, 1, i12, descr=bytes)
+guard_true(0) [1, i10]
+jump(0, i12)",
         );
         assert_eq!(print(&got), print(&want));
     }

@@ -166,6 +166,12 @@ pub(crate) fn mov(a: &mut Asm, d: u8, s: Src) {
     }
 }
 
+/// `lea dst, [base + disp]`: `base + disp` in another register, in one instruction. Does not
+/// touch the flags.
+pub(crate) fn lea(a: &mut Asm, d: u8, base: u8, disp: i32) {
+    x64!(a ; lea Rq(d), [Rq(base) + disp]);
+}
+
 /// `mov dst, imm` with the shortest encoding that keeps the flags.
 pub(crate) fn mov_imm(a: &mut Asm, d: u8, v: u64) {
     if v <= u32::MAX as u64 {
@@ -298,6 +304,11 @@ pub(crate) fn setcc(a: &mut Asm, c: Cond, d: u8) {
 /// `and d8, s8`.
 pub(crate) fn and8(a: &mut Asm, d: u8, s: u8) {
     x64!(a ; and Rb(d), Rb(s));
+}
+
+/// `add d8, imm8`: the low byte of `d` only; the other bytes keep their value.
+pub(crate) fn add8_imm(a: &mut Asm, d: u8, imm: i8) {
+    x64!(a ; add Rb(d), BYTE imm);
 }
 
 /// `or d8, s8`.
@@ -514,6 +525,11 @@ pub(crate) fn call_r(a: &mut Asm, r: u8) {
 /// `jmp r`.
 pub(crate) fn jmp_r(a: &mut Asm, r: u8) {
     x64!(a ; jmp Rq(r));
+}
+
+/// `jmp qword [r]`: to the address held in the word `r` points at.
+pub(crate) fn jmp_at(a: &mut Asm, r: u8) {
+    x64!(a ; jmp QWORD [Rq(r)]);
 }
 
 /// `cqo; idiv src` (src a register or a slot).

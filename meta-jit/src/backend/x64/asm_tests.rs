@@ -38,6 +38,14 @@ fn dynamic_registers_encode_as_named() {
             format!("setl {}", BYTE[r as usize])
         );
         assert_eq!(
+            one(|a| add8_imm(a, r, -1)),
+            format!("add {},0FFh", BYTE[r as usize])
+        );
+        assert_eq!(
+            one(|a| lea(a, r, 13, -9)),
+            format!("lea {},[r13-9]", NAMES[r as usize])
+        );
+        assert_eq!(
             one(|a| zext8(a, r)),
             format!("movzx {},{}", DWORD[r as usize], BYTE[r as usize])
         );
@@ -90,4 +98,35 @@ fn immediates_keep_their_value() {
         "cmp r13,0FFFFFFFFFFFFFFFFh"
     );
     assert_eq!(one(|a| alu(a, Alu::Imul, 8, Src::I(3))), "imul r8,3");
+}
+
+#[test]
+fn far_jumps_in_reach_become_direct() {
+    use crate::backend::x64::patch_far_jumps;
+    let seq = |to: u64| {
+        let mut a = Asm::new(0);
+        mov_imm(&mut a, 11, to);
+        jmp_r(&mut a, 11);
+        a.finalize().unwrap()
+    };
+    // Placed at 0x1000, a jump to 0x800: `jmp rel32` to 0x800, then a `nop` over the rest.
+    let mut code = seq(0x800);
+    patch_far_jumps(0x1000, &mut code, &[(0, 0x800)]);
+    let ins = instructions(&code);
+    assert_eq!(ins.len(), 2, "{ins:?}");
+    assert!(ins[0].starts_with("jmp ") && ins[1].starts_with("nop"), "{ins:?}");
+    let rel = i32::from_le_bytes(code[1..5].try_into().unwrap());
+    assert_eq!(0x1000 + 5 + rel as i64, 0x800);
+    // A 64-bit target, also in reach.
+    let far = 0x7f00_0000_1000u64;
+    let mut code = seq(far);
+    patch_far_jumps(far as usize + 0x40, &mut code, &[(0, far)]);
+    assert_eq!(code[0], 0xE9);
+    let rel = i32::from_le_bytes(code[1..5].try_into().unwrap());
+    assert_eq!(far as i64 + 0x40 + 5 + rel as i64, far as i64);
+    // Out of reach: left as it is.
+    let mut code = seq(far);
+    let before = code.clone();
+    patch_far_jumps(0x1000, &mut code, &[(0, far)]);
+    assert_eq!(code, before);
 }

@@ -18,7 +18,7 @@ use super::moves::parallel_move;
 use super::regs::*;
 use super::{CompileError, ExitKind, Saved};
 use crate::ir::{DescrKind, Op, Opcode, Type};
-use dynasmrt::DynamicLabel;
+use dynasmrt::{DynamicLabel, DynasmApi};
 
 impl Gen<'_> {
     /// Creates the exit of guard `i` with the current locations of its live values.
@@ -192,16 +192,21 @@ impl Gen<'_> {
                     asm::jmp(&mut self.a, self.inner_entry);
                 }
             } else if let Some(entry) = (self.link.targets)(n) {
-                if let Some((addr, at)) = entry.placed {
+                let to = if let Some((addr, at)) = entry.placed {
                     let moves = moves_to_inputs(&at, &locs);
                     parallel_move(&mut self.a, &moves);
-                    asm::mov_imm(&mut self.a, SCRATCH, addr as u64);
+                    addr
                 } else {
                     self.frame_values = self.frame_values.max(locs.len());
                     self.store_frame(&locs, true);
-                    asm::mov_imm(&mut self.a, SCRATCH, entry.inner as u64);
-                }
+                    entry.inner
+                };
+                // An absolute jump, made a direct `jmp rel32` once the code's address is
+                // known if the target is in reach (`Assembled::far_jumps`).
+                let at = self.a.offset().0;
+                asm::mov_imm(&mut self.a, SCRATCH, to as u64);
                 asm::jmp_r(&mut self.a, SCRATCH);
+                self.far_jumps.push((at as u32, to as u64));
             } else {
                 let values = self.saved_of(&op.args);
                 let exit = self.add_exit(ExitKind::Jump { target: n }, values);

@@ -36,9 +36,123 @@ impl Gen<'_> {
         if op.opcode.flags().has(crate::ir::Flags::COMMUTATIVE) && self.prefer_swap(x, y) {
             std::mem::swap(&mut x, &mut y);
         }
+        if self.byte_sum(i, op) || self.byte_mask(i, op) {
+            return;
+        }
         let s = self.src(y);
+        // `x + c` into a new register while `x` lives on: one `lea` instead of a `mov` and
+        // an `add`, unless the next ops compare the sum with 0, which the `add`'s flags say.
+        if let (Alu::Add | Alu::Sub, Src::I(c), false) = (alu, s, op.opcode.is_ovf()) {
+            let c = if alu == Alu::Sub { c.checked_neg() } else { Some(c) };
+            let xr = x.is_op().then(|| self.ra.reg_of(x.index())).flatten();
+            if let (Some(c), Some(xr)) = (c, xr) {
+                if self.ra.reusable(x.index()).is_none() && !self.zero_test_follows(i) {
+                    self.ra.pin(xr);
+                    let d = self.def(i);
+                    asm::lea(&mut self.a, d, xr.n(), c);
+                    return;
+                }
+            }
+        }
         let d = self.def_from(i, x);
         asm::alu(&mut self.a, alu, d, s);
+        if alu != Alu::Imul {
+            // ZF and SF now say how the result compares with 0.
+            self.flags = Some(i);
+            self.zf_only = false;
+        }
+    }
+
+    /// `x + c` (or `x - c`) whose only use is the next op, `& 255`, with `x` in `[0, 255]`:
+    /// a one-byte `add`, which leaves the masked sum in the register (its upper bytes stay 0);
+    /// the mask then emits nothing ([`Self::byte_mask`]). ZF says whether the masked sum is 0.
+    fn byte_sum(&mut self, i: usize, op: &Op) -> bool {
+        let (x, c) = (op.args[0], op.args[1]);
+        let c = match (op.opcode, self.const_bits(c)) {
+            (Opcode::IntAdd, Some(c)) => c,
+            (Opcode::IntSub, Some(c)) => c.wrapping_neg(),
+            _ => return false,
+        };
+        let masked = self.t.ops.get(i + 1).is_some_and(|next| {
+            next.opcode == Opcode::IntAnd
+                && next.args.iter().any(|a| a.is_op() && a.index() == i)
+                && next.args.iter().any(|&a| self.const_bits(a) == Some(255))
+        });
+        if !masked || self.ra.live.last_use[i] as usize != i + 1 || !self.is_byte(x) {
+            return false;
+        }
+        let d = self.def_from(i, x);
+        asm::add8_imm(&mut self.a, d, c as u8 as i8);
+        self.byte_sum = Some(i);
+        true
+    }
+
+    /// `v & 255` of a [`Self::byte_sum`]: the value is in `v`'s register already.
+    fn byte_mask(&mut self, i: usize, op: &Op) -> bool {
+        let Some(v) = self.byte_sum.take() else {
+            return false;
+        };
+        if op.opcode != Opcode::IntAnd || v + 1 != i {
+            return false;
+        }
+        let arg = op.args.iter().copied().find(|a| a.is_op() && a.index() == v);
+        let Some(arg) = arg else {
+            return false;
+        };
+        self.def_from(i, arg);
+        self.zf_only = true;
+        self.flags = Some(i);
+        true
+    }
+
+    /// Whether `v` is known to be in `[0, 255]` from the op that made it: a one-byte unsigned
+    /// load, or `x & c` with `0 <= c <= 255`.
+    fn is_byte(&self, v: OpRef) -> bool {
+        if !v.is_op() {
+            return false;
+        }
+        let op = &self.t.ops[v.index()];
+        match op.opcode {
+            Opcode::GetfieldI | Opcode::GetarrayitemI => {
+                let d = &self.t.get_descr(op.descr.expect("verified")).kind;
+                match d {
+                    crate::ir::DescrKind::Field(f) => f.size == 1 && !f.signed,
+                    crate::ir::DescrKind::Array(a) => a.item_size == 1 && !a.signed,
+                    _ => false,
+                }
+            }
+            Opcode::IntAnd => op
+                .args
+                .iter()
+                .any(|&a| self.const_bits(a).is_some_and(|c| c <= 255)),
+            _ => false,
+        }
+    }
+
+    /// Whether op `i + 1` is a comparison of op `i` with 0 fused with its guard, which can
+    /// read the flags op `i` leaves ([`Self::flags_compare_zero`]).
+    fn zero_test_follows(&self, i: usize) -> bool {
+        let Some(next) = self.t.ops.get(i + 1) else {
+            return false;
+        };
+        self.ra.live.fused.get(i + 1) == Some(&true)
+            && next.args.len() == 2
+            && next.args[0].is_op()
+            && next.args[0].index() == i
+            && self.const_bits(next.args[1]) == Some(0)
+            && int_cond(next.opcode).and_then(zero_cond).is_some()
+    }
+
+    /// If the flags say how `x` compares with 0 (the op that made `x` was the last to set
+    /// them), the condition that holds when `x op 0` does, for the comparisons whose
+    /// condition does not read OF or CF (an `add` leaves those as its carry and overflow,
+    /// not as a `test` would).
+    fn flags_compare_zero(&self, x: OpRef, cond: Cond) -> Option<Cond> {
+        if x.is_op() && self.flags == Some(x.index()) {
+            zero_cond(cond).filter(|c| !self.zf_only || matches!(c, Cond::E | Cond::Ne))
+        } else {
+            None
+        }
     }
 
     /// Whether a commutative op should take its operands the other way round: to reuse the
@@ -306,6 +420,11 @@ impl Gen<'_> {
             std::mem::swap(&mut x, &mut y);
             cond = cond.swap();
         }
+        if self.const_bits(y) == Some(0) {
+            if let Some(c) = self.flags_compare_zero(x, cond) {
+                return Flag::C(c);
+            }
+        }
         self.cmp(x, y);
         Flag::C(cond)
     }
@@ -348,8 +467,11 @@ impl Gen<'_> {
         sy
     }
 
-    /// Sets ZF from whether `x` is zero.
+    /// Sets ZF from whether `x` is zero (nothing if the flags say it already).
     pub(super) fn test_zero(&mut self, x: OpRef) {
+        if self.flags_compare_zero(x, Cond::E).is_some() {
+            return;
+        }
         match self.src(x) {
             Src::R(r) => asm::alu(&mut self.a, Alu::Test, r, Src::R(r)),
             Src::M(m) => asm::cmp_mem(&mut self.a, m, Src::I(0)),
@@ -427,4 +549,27 @@ pub(super) fn magic(d: i64) -> (i64, u8) {
     }
     let m = q2.wrapping_add(1) as i64;
     (if d < 0 { m.wrapping_neg() } else { m }, (p - 64) as u8)
+}
+
+/// For `cmp x, 0` then `jcc cond`, the condition that reads only ZF and SF and holds exactly
+/// when `cond` does, if there is one: `==`, `!=`, `< 0` (SF) and `>= 0` (not SF). (After
+/// `test x, x` OF is 0, so `L` is SF; after an `add`, OF is the addition's overflow.)
+fn zero_cond(cond: Cond) -> Option<Cond> {
+    match cond {
+        Cond::E | Cond::Ne => Some(cond),
+        Cond::L => Some(Cond::S),
+        Cond::Ge => Some(Cond::Ns),
+        _ => None,
+    }
+}
+
+/// The condition of a signed integer comparison `x op y` as `cmp x, y` sets the flags for it.
+fn int_cond(opcode: Opcode) -> Option<Cond> {
+    match opcode {
+        Opcode::IntLt => Some(Cond::L),
+        Opcode::IntGe => Some(Cond::Ge),
+        Opcode::IntEq => Some(Cond::E),
+        Opcode::IntNe => Some(Cond::Ne),
+        _ => None,
+    }
 }

@@ -60,6 +60,20 @@ pub(crate) struct Gen<'t> {
     pub input_locs: Vec<Option<Loc>>,
     pool: HashMap<u64, DynamicLabel>,
     pool_order: Vec<(u64, DynamicLabel)>,
+    /// The value whose comparison with 0 the flags hold (ZF and SF; OF and CF as the `add`,
+    /// `sub`, `and`, `or` or `xor` that made it left them), so that a guard's test of it need
+    /// not emit a `test`. Set by the op that makes the value; kept only across ops that emit
+    /// nothing that writes the flags (see [`keeps_flags`]), forgotten after any other.
+    pub flags: Option<usize>,
+    /// The flags hold ZF only for `flags` (SF is the sign of its low byte, see
+    /// `Gen::byte_mask`).
+    pub zf_only: bool,
+    /// The op just lowered as a one-byte `add` whose mask, the next op, emits nothing.
+    pub byte_sum: Option<usize>,
+    /// For each bridge slot, the offset of its stub's code for "no bridge attached".
+    pub no_bridge: Vec<u32>,
+    /// Jumps to other traces: offset of the `mov r11, target; jmp r11` and the target.
+    pub far_jumps: Vec<(u32, u64)>,
 }
 
 /// Compiles a verified trace.
@@ -92,6 +106,11 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         frame_patches: Vec::new(),
         placed_entry: None,
         input_locs: Vec::new(),
+        flags: None,
+        zf_only: false,
+        byte_sum: None,
+        no_bridge: Vec::new(),
+        far_jumps: Vec::new(),
     };
     asm::prologue(&mut g.a);
     asm::bind(&mut g.a, inner_entry);
@@ -103,6 +122,9 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         op_starts.push((i, g.a.offset().0));
         g.ra.begin(i);
         g.lower(i)?;
+        if g.flags != Some(i) && !keeps_flags(&g, i) {
+            g.flags = None;
+        }
         g.end_op(i);
     }
     let ops_end = g.a.offset().0;
@@ -153,6 +175,8 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         pool: pool_at,
         frame_values: g.frame_values,
         slots,
+        no_bridge: g.no_bridge,
+        far_jumps: g.far_jumps,
     })
 }
 
@@ -418,14 +442,15 @@ impl Gen<'_> {
         consts: bool,
     ) {
         if let Some(k) = bridge_slot {
-            let no_bridge = self.a.new_dynamic_label();
+            // The slot's word holds the bridge's placed entry, or the address of the code
+            // right after this jump (`Assembled::no_bridge`) while there is no bridge.
             let slot_addr = self.link.data + 8 * (1 + k);
             asm::mov_imm(&mut self.a, SCRATCH, slot_addr as u64);
-            asm::load_r_at(&mut self.a, SCRATCH, SCRATCH, 0);
-            asm::alu(&mut self.a, asm::Alu::Test, SCRATCH, Src::R(SCRATCH));
-            asm::jcc(&mut self.a, asm::Cond::E, no_bridge);
-            asm::jmp_r(&mut self.a, SCRATCH);
-            asm::bind(&mut self.a, no_bridge);
+            asm::jmp_at(&mut self.a, SCRATCH);
+            if self.no_bridge.len() <= k {
+                self.no_bridge.resize(k + 1, 0);
+            }
+            self.no_bridge[k] = self.a.offset().0 as u32;
         }
         self.store_frame(locs, consts);
         let code = self.exit_code(exit);
@@ -469,4 +494,18 @@ impl Gen<'_> {
 pub(super) fn fits_i32(b: u64) -> bool {
     let v = b as i64;
     v >= i32::MIN as i64 && v <= i32::MAX as i64
+}
+
+/// Whether the code of op `i` leaves the flags as they were: a comparison fused with its
+/// guard emits nothing where it stands, and a load or a store moves only (unless its address
+/// needs an `add`, which forgets the flags itself, see `Gen::address`). The register
+/// allocator's spills, reloads and moves between ops are `mov`s, which keep the flags too.
+fn keeps_flags(g: &Gen, i: usize) -> bool {
+    use Opcode::*;
+    let op = &g.t.ops[i];
+    match op.opcode {
+        GetfieldI | GetfieldF | GetfieldR | GetarrayitemI | GetarrayitemF | GetarrayitemR
+        | Setfield | Setarrayitem => true,
+        o => liveness::is_fusable_compare(o) && g.ra.live.fused[i],
+    }
 }

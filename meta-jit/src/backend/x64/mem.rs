@@ -89,6 +89,7 @@ impl Gen<'_> {
             Base::Reg(rp) => {
                 asm::mov_imm(&mut self.a, SCRATCH, disp);
                 asm::alu(&mut self.a, asm::Alu::Add, SCRATCH, Src::R(rp));
+                self.flags = None;
                 (scratch(ri), true)
             }
         }

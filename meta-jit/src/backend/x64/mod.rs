@@ -132,6 +132,43 @@ pub(crate) struct Assembled {
     pub frame_values: usize,
     /// Spill slots used.
     pub slots: u32,
+    /// For each bridge slot, the offset of the code its guard's stub goes on with while no
+    /// bridge is attached: the slot's data word holds that address then, the bridge's entry
+    /// once one is (the stub is one indirect jump through the word).
+    pub no_bridge: Vec<u32>,
+    /// Jumps to other traces, each the offset of a `mov r11, target; jmp r11` (at least 9
+    /// bytes) and the target: [`patch_far_jumps`] makes them `jmp rel32` where they reach.
+    pub far_jumps: Vec<(u32, u64)>,
+}
+
+/// Rewrites each jump of `far_jumps` in `code`, placed at `addr`, as a direct `jmp rel32`
+/// (then a `nop` to the end of the old sequence) when the target is within 2 GiB of it.
+pub(crate) fn patch_far_jumps(addr: usize, code: &mut [u8], far_jumps: &[(u32, u64)]) {
+    for &(at, to) in far_jumps {
+        let at = at as usize;
+        let next = (addr + at + 5) as i128;
+        let Ok(rel) = i32::try_from(to as i128 - next) else {
+            continue;
+        };
+        // `mov r11d, imm32` (41 BB) is 6 bytes, `mov r11, imm64` (49 BB) 10, `jmp r11` 3.
+        let len = match (code[at], code[at + 1]) {
+            (0x41, 0xBB) => 9,
+            (0x49, 0xBB) => 13,
+            _ => continue,
+        };
+        if code[at + len - 3..at + len] != [0x41, 0xFF, 0xE3] {
+            continue;
+        }
+        code[at] = 0xE9;
+        code[at + 1..at + 5].copy_from_slice(&rel.to_le_bytes());
+        // One long `nop` for the rest (never executed: it reads better in a listing).
+        let pad: &[u8] = if len == 9 {
+            &[0x0F, 0x1F, 0x40, 0x00]
+        } else {
+            &[0x0F, 0x1F, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00]
+        };
+        code[at + 5..at + len].copy_from_slice(pad);
+    }
 }
 
 /// An error that stops compilation.

@@ -151,6 +151,28 @@ fn array_get(t: Gc<Table>, i: i64) -> Value {
     Value::Nil
 }
 
+/// `vm.stack[dst] = t[i]` for an integer key the array part does not hold (a key in the hash
+/// part, as `t[0]`), when no metamethod can apply: the key holds a value or the table has no
+/// metatable. False (nothing done) otherwise. Natively: a hash lookup the trace calls instead
+/// of leaving the loop for the plain loop's `step`.
+#[dont_look_inside]
+fn get_int_hash(vm: &mut Vm, dst: usize, t: Gc<Table>, i: i64) -> bool {
+    let v = t.get_int(i);
+    if matches!(v, Value::Nil) && t.meta.get().is_some() {
+        return false;
+    }
+    vm.stack[dst] = v;
+    true
+}
+
+/// `t[i] = rk(c)` for an integer key outside the array part, when no metamethod can apply
+/// (`Table::set_int_fast`). False (nothing done) otherwise, and for a nil value.
+#[dont_look_inside]
+fn set_int_hash(vm: &mut Vm, proto: &Proto, base: usize, t: Gc<Table>, i: i64, c: u16) -> bool {
+    let v = rk(vm, proto, base, c);
+    t.set_int_fast(i, v).is_ok()
+}
+
 /// `t[i] = v` in the array part when no metamethod can apply (as `Table::set_int_fast`):
 /// `i` is a key of the array part that holds a value or the table has no metatable, or `i`
 /// is the key after the last one, the table has no metatable and no hash part, and the array
@@ -412,7 +434,12 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     if let Some(i) = rk_int(vm, proto, base, c) {
                         let v = array_get(t, i);
                         match v {
-                            Value::Nil => {}
+                            Value::Nil => {
+                                if get_int_hash(vm, base + a as usize, t, i) {
+                                    pc += 1;
+                                    continue;
+                                }
+                            }
                             _ => {
                                 vm.stack[base + a as usize] = v;
                                 pc += 1;
@@ -426,6 +453,10 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 if let Value::Tab(t) = vm.stack[base + a as usize] {
                     if let Some(i) = rk_int(vm, proto, base, b) {
                         if array_set(t, i, rk(vm, proto, base, c)) {
+                            pc += 1;
+                            continue;
+                        }
+                        if set_int_hash(vm, proto, base, t, i, c) {
                             pc += 1;
                             continue;
                         }

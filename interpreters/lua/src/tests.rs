@@ -355,3 +355,29 @@ fn array_fast_paths_leave_metatables_to_the_plain_loop() {
     }
     assert_eq!(r, s * 1000 + (5..=40).sum::<i64>());
 }
+
+/// An integer key the array part does not hold (`t[0]`, as fannkuch's arrays start at 0) is
+/// read and written by a call of a hash lookup in the trace (`get_int_hash`,
+/// `set_int_hash`), not by leaving the loop for the plain loop's `step`.
+#[test]
+fn hash_part_integer_keys_stay_in_the_loop() {
+    let (traces, _, r) = jit_loops(
+        "local t = {}
+         for i = 0, 9 do t[i] = i end
+         local s = 0
+         for k = 1, 300 do t[0] = t[0] + k s = s + t[0] + t[5] end
+         R = s",
+    );
+    let mut t0 = 0i64;
+    let mut s = 0i64;
+    for k in 1..=300i64 {
+        t0 += k;
+        s += t0 + 5;
+    }
+    assert_eq!(r, s);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let all = traces.join("\n");
+    assert!(all.contains("get_int_hash"), "{all}");
+    assert!(all.contains("set_int_hash"), "{all}");
+    assert!(!all.contains("ConstFn(step)"), "{all}");
+}

@@ -42,6 +42,8 @@ fn portal_inline(op: &Op) -> bool {
             | Op::Add(..)
             | Op::Sub(..)
             | Op::Mul(..)
+            | Op::Mod(..)
+            | Op::Eq(..)
             | Op::Lt(..)
             | Op::Le(..)
             | Op::Mov(..)
@@ -351,6 +353,47 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                             pc += 1;
                             continue;
                         }
+                    }
+                }
+            }
+            Op::Mod(a, b, c) => {
+                // Integers: Lua's floored remainder (the sign of the divisor); a zero
+                // divisor (an error) and floats go to the plain loop.
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if y != 0 {
+                            if let Value::Int(d) = &mut vm.stack[base + a as usize] {
+                                // `MIN % -1` overflows in Rust; its remainder is 0.
+                                let r = if y == -1 { 0 } else { x % y };
+                                *d = if r != 0 && (r ^ y) < 0 { r + y } else { r };
+                                pc += 1;
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+            Op::Eq(b, c, k) => {
+                // Two integers, or two floats; anything else (strings, tables, mixed numbers,
+                // `__eq`) goes to the plain loop.
+                if let Some(x) = rk_int(vm, proto, base, b) {
+                    if let Some(y) = rk_int(vm, proto, base, c) {
+                        if (x == y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
+                    }
+                }
+                if let Some(x) = rk_num(vm, proto, base, b) {
+                    if let Some(y) = rk_num(vm, proto, base, c) {
+                        if (x == y) == k {
+                            pc += 1;
+                        } else {
+                            pc += 2;
+                        }
+                        continue;
                     }
                 }
             }

@@ -381,3 +381,36 @@ fn hash_part_integer_keys_stay_in_the_loop() {
     assert!(all.contains("set_int_hash"), "{all}");
     assert!(!all.contains("ConstFn(step)"), "{all}");
 }
+
+/// `%` on integers (Lua's floored remainder) and `==` on two integers or two floats run in
+/// the portal: a loop made of them compiles with no call, and keeps Lua's semantics for
+/// negative operands.
+#[test]
+fn mod_and_eq_loops_compile_without_calls() {
+    let (traces, calls, r) = jit_loops(
+        "local s = 0
+         for i = -150, 150 do
+           local m = i % 7
+           if m == 3 then s = s + 1000 end
+           s = s + m + (i % -4)
+         end
+         R = s",
+    );
+    let mut s = 0i64;
+    for i in -150i64..=150 {
+        let m = i.rem_euclid(7);
+        if m == 3 {
+            s += 1000;
+        }
+        // Lua's floored remainder by -4 takes the divisor's sign.
+        let r = i % -4;
+        s += m + if r != 0 && (r ^ -4) < 0 { r - 4 } else { r };
+    }
+    assert_eq!(r, s);
+    assert!(!traces.is_empty(), "no loop compiled");
+    assert!(
+        calls.iter().all(|&c| c == 0),
+        "calls {calls:?} in\n{}",
+        traces.join("\n")
+    );
+}

@@ -258,17 +258,22 @@ fn a_trace_thrown_away_while_it_waits_in_a_call_still_resumes() {
     assert!(s.loops() >= 2, "{}", s.summary());
 }
 
-#[test]
-fn guest_recursion_ten_thousand_deep_runs_compiled_code_at_every_depth() {
-    // Each level calls itself in the first turn of a 6-turn loop, then runs the other turns
-    // in the loop's compiled code: 10,000 levels, 10,000 entries into compiled code.
-    let f0 = vec![
+/// A function that calls itself in the first turn of a 6-turn loop.
+fn descend_in_first_turn() -> Vec<Op> {
+    vec![
         Op::Count(6),
         Op::Mix(3),
         Op::DescendAt { f: 0, k: 6 },
         Op::Again(1),
         Op::Ret,
-    ];
+    ]
+}
+
+#[test]
+fn guest_recursion_ten_thousand_deep_runs_compiled_code_at_every_depth() {
+    // Each level calls itself in the first turn of a 6-turn loop, then runs the other turns
+    // in the loop's compiled code: 10,000 levels, 10,000 entries into compiled code.
+    let f0 = descend_in_first_turn();
     let (loops, entries, _, summary) = agree_deep(vec![f0], vec![10_000]);
     assert_eq!(loops, 1, "{summary}");
     assert!(entries >= 9_000, "{summary}");
@@ -279,13 +284,7 @@ fn guest_recursion_with_function_entries_agrees() {
     // The deep recursion above with function-entry traces: the entry is traced from inside
     // the recursion, and the levels below run natively while the driver traces (the portal's
     // native resume), then in compiled code.
-    let f0 = vec![
-        Op::Count(6),
-        Op::Mix(3),
-        Op::DescendAt { f: 0, k: 6 },
-        Op::Again(1),
-        Op::Ret,
-    ];
+    let f0 = descend_in_first_turn();
     let params = "on,threshold=3,trace_eagerness=3,function_entry=1";
     let (loops, _, _, summary) = agree_deep_with(params, vec![f0], vec![10_000]);
     assert!(loops >= 1, "{summary}");

@@ -138,12 +138,8 @@ fn free_fn_impl(policy: Policy, f: &ItemFn, portal: Option<Portal>) -> syn::Resu
     let mut resume = None;
     if let Some(p) = &mut portal {
         (p.pinned, p.greens_pinned) = pinned::pinned(f, &p.greens);
-        if let Some((mut r, decls)) = resume::resume_fn(f, p) {
-            native::rewrite(&mut r, p, Some(&f.sig.ident));
-            r.block.stmts.splice(0..0, decls);
-            p.resume = true;
-            resume = Some(r);
-        }
+        resume = resume::resume_fn(f, p);
+        p.resume = resume.is_some();
         native::rewrite(&mut native, p, None);
     }
     let items = companion_items(policy, &sig, &f.block, &target, portal)?;

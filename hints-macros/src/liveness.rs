@@ -11,7 +11,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr, Ident, Pat, Stmt};
 
 /// Whether `s` is the `jit_merge_point!()` statement.
-fn is_merge_point(s: &Stmt) -> bool {
+pub(crate) fn is_merge_point(s: &Stmt) -> bool {
     let mac = match s {
         Stmt::Macro(m) => &m.mac,
         Stmt::Expr(Expr::Macro(m), _) => &m.mac,

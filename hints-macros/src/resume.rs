@@ -18,7 +18,9 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{parse_quote, Expr, FnArg, Ident, ItemFn, Pat, Stmt, Type};
 
+use crate::liveness::is_merge_point;
 use crate::lower::Portal;
+use crate::native;
 
 /// The names a pattern binds, with their type when the pattern is `name: Type`.
 fn bound(p: &Pat, out: &mut Vec<(Ident, Option<Type>)>) {
@@ -65,16 +67,10 @@ fn mentioned(stmts: &[Stmt]) -> Vec<String> {
     out
 }
 
-/// Whether `s` is `jit_merge_point!()`.
-fn is_merge_point(s: &Stmt) -> bool {
-    matches!(s, Stmt::Macro(m) if m.mac.path.segments.last().is_some_and(|p| p.ident == "jit_merge_point"))
-}
-
 /// The resume function of portal `f` (named `__jit_resume_<name>`, taking the values and
-/// returning the portal's result), before the native rewrite, and the statements to put at
-/// its top after that rewrite (the declarations of the greens, reds and other variables);
+/// returning the portal's result), rewritten as the native portal is (`crate::native`);
 /// `None` when the portal's shape does not allow one.
-pub fn resume_fn(f: &ItemFn, portal: &Portal) -> Option<(ItemFn, Vec<Stmt>)> {
+pub fn resume_fn(f: &ItemFn, portal: &Portal) -> Option<ItemFn> {
     let stmts = &f.block.stmts;
     let k = stmts.iter().position(|s| {
         matches!(s, Stmt::Expr(Expr::Loop(l), _) if l.body.stmts.first().is_some_and(is_merge_point))
@@ -105,8 +101,12 @@ pub fn resume_fn(f: &ItemFn, portal: &Portal) -> Option<(ItemFn, Vec<Stmt>)> {
         }
     }
     let rest = &stmts[k..];
-    let live: Vec<&Ident> = portal.greens.iter().chain(&portal.reds).collect();
-    let live_names: Vec<String> = live.iter().map(|i| i.to_string()).collect();
+    let live_names: Vec<String> = portal
+        .greens
+        .iter()
+        .chain(&portal.reds)
+        .map(ToString::to_string)
+        .collect();
     let mentions = mentioned(rest);
     if types
         .keys()
@@ -136,7 +136,7 @@ pub fn resume_fn(f: &ItemFn, portal: &Portal) -> Option<(ItemFn, Vec<Stmt>)> {
     let output = &f.sig.output;
     let body: TokenStream = quote!(#(#items)* #(#rest)*);
     let jc = quote!(#mj::jitcode);
-    let inner: ItemFn = parse_quote! {
+    let mut inner: ItemFn = parse_quote! {
         /// The portal resumed at its merge point (see `meta_jit::warm::ResumeFn`).
         ///
         /// # Safety
@@ -147,5 +147,9 @@ pub fn resume_fn(f: &ItemFn, portal: &Portal) -> Option<(ItemFn, Vec<Stmt>)> {
             #body
         }
     };
-    Some((inner, decls))
+    native::rewrite(&mut inner, portal, Some(&f.sig.ident));
+    // The declarations go first: the rewrite's own first statement (the portal call's start)
+    // reads the pinned greens.
+    inner.block.stmts.splice(0..0, decls);
+    Some(inner)
 }

@@ -55,11 +55,11 @@
 //! and red implements [`Trace`] (otherwise it skips, and counts it in [`HeapStats`]), and never
 //! while an allocation `crate::alloc::Tracker` is alive. The constants of compiled traces
 //! (in machine code and resume data) are pinned while their trace's code lives (from when the
-//! backend compiles it until it is freed). Inside a plain object every `Gc` is a word of the object, so the collector
-//! scans it word by word with no type information, and compiled code's inline allocation
-//! writes no header; inside a typed object, its `Trace` impl finds them. A `RefCell` that is
-//! mutably borrowed while the collector marks cannot be read: the collection is then abandoned
-//! and frees nothing ([`HeapStats`]'s `abandoned`).
+//! backend compiles it until it is freed). Inside a plain object every `Gc` is a word of the
+//! object, so the collector scans it word by word with no type information, and compiled
+//! code's inline allocation writes no header; inside a typed object, its `Trace` impl finds
+//! them. A `RefCell` that is mutably borrowed while the collector marks cannot be read: the
+//! collection is then abandoned and frees nothing ([`HeapStats`]'s `abandoned`).
 //!
 //! Compiled code collects too, in its allocation slow path (`alloc::jit_alloc`), under the
 //! same conditions and one more compiled run active: its roots are the portal's greens and
@@ -435,7 +435,6 @@ pub(crate) fn pin_constants(consts: &[crate::ir::Const]) -> Pins {
 
 /// The heap objects a compiled trace names, kept alive until it is dropped (with the trace's
 /// code).
-#[derive(Default)]
 pub(crate) struct Pins(Vec<usize>);
 
 impl Drop for Pins {

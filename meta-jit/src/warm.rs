@@ -464,19 +464,20 @@ impl JitDriver {
         };
         let _active = crate::gc::JitActive::enter();
         let params = self.params.borrow().clone();
+        // The cell key on the stack: the greens' bits, and for a function entry the `ENTRY`
+        // mark (see `entry::entry_key`).
+        let mut buf = [0u64; 17];
+        for (k, v) in greens.iter().enumerate() {
+            buf[k] = to_ir(*v).bits();
+        }
+        let mut len = greens.len();
+        if entry {
+            buf[len] = entry::ENTRY;
+            len += 1;
+        }
         {
-            // The common case, a compiled loop or function entry, without allocating: the key
-            // on the stack (an entry's ends with the `ENTRY` mark, see `entry::entry_key`) and
-            // the reds handed to the code as they are.
-            let mut buf = [0u64; 17];
-            for (k, v) in greens.iter().enumerate() {
-                buf[k] = to_ir(*v).bits();
-            }
-            let mut len = greens.len();
-            if entry {
-                buf[len] = entry::ENTRY;
-                len += 1;
-            }
+            // The common case, a compiled loop or function entry, without allocating: the
+            // reds are handed to the code as they are.
             if let Some(&CellState::Compiled { loop_no }) = state.cells.get(&buf[..len]) {
                 state.stats.hot_calls += 1;
                 state.stats.entries += 1;
@@ -493,11 +494,7 @@ impl JitDriver {
                 return Some(unsafe { self.drive(&params, next) });
             }
         }
-        let key = if entry {
-            entry::entry_key(greens)
-        } else {
-            Self::key(greens)
-        };
+        let key = buf[..len].to_vec();
         // SAFETY: forwarded.
         let cell = unsafe { self.counted(&mut state, &params, &key, slot) }?;
         let next = match cell {

@@ -101,6 +101,24 @@ fn err(span: &dyn ToTokens, msg: &str) -> syn::Error {
     syn::Error::new_spanned(span, msg)
 }
 
+/// The call of `lower::field` for member `member` (a field, or an element of a tuple) of the
+/// place or value `base`: the macro-written projection computes the member's address from a
+/// pointer to the struct, and the struct type is inferred from `base`'s handle.
+pub fn field_call(base: TokenStream, member: &syn::Member, span: Span) -> TokenStream {
+    let (bb, ll) = (b(), l());
+    // At the user's span, where an error about the base's type points.
+    let base = respan(base, span);
+    let (name, access) = match member {
+        syn::Member::Named(i) => (i.to_string(), quote!(#i)),
+        syn::Member::Unnamed(idx) => (idx.index.to_string(), quote!(#idx)),
+    };
+    quote_spanned!(span=> #ll::field(#bb, #base, #name, |__jit_p| {
+        // SAFETY: only the address of the field is computed (no reference to the
+        // uninitialized value is created); see `meta_jit::lower::field`.
+        unsafe { ::core::ptr::addr_of!((*__jit_p).#access) }
+    }))
+}
+
 /// Whether `e` is a place expression whose address traced code computes (field, index, deref).
 pub fn is_place(e: &Expr) -> bool {
     match e {
@@ -457,17 +475,10 @@ impl Lowerer {
             Expr::Field(f) => {
                 let base = self.place(&f.base)?;
                 let bt = base.ts;
-                let (name, access) = match &f.member {
-                    syn::Member::Named(i) => (i.to_string(), quote!(#i)),
-                    syn::Member::Unnamed(idx) => (idx.index.to_string(), quote!(#idx)),
-                };
+                let field = field_call(quote!(__jit_base), &f.member, span);
                 Ok(Lowered::value(quote_spanned!(span=> {
                     let __jit_base = #bt;
-                    #ll::field(#bb, __jit_base, #name, |__jit_p| {
-                        // SAFETY: only the address of the field is computed (no reference to
-                        // the uninitialized value is created); see `meta_jit::lower::field`.
-                        unsafe { ::core::ptr::addr_of!((*__jit_p).#access) }
-                    })
+                    #field
                 })))
             }
             Expr::Index(ix) => {
@@ -559,17 +570,10 @@ impl Lowerer {
         };
         let mut inits = TokenStream::new();
         for (f, v) in s.fields.iter().zip(&names) {
-            let (name, access) = match &f.member {
-                syn::Member::Named(i) => (i.to_string(), quote!(#i)),
-                syn::Member::Unnamed(idx) => (idx.index.to_string(), quote!(#idx)),
-            };
             let fspan = f.span();
+            let field = field_call(quote!(__jit_o), &f.member, fspan);
             inits.extend(quote_spanned!(fspan=> {
-                let __jit_f = #ll::field(#bb, __jit_o, #name, |__jit_p| {
-                    // SAFETY: only the address of the field is computed (no reference to
-                    // the uninitialized value is created); see `meta_jit::lower::field`.
-                    unsafe { ::core::ptr::addr_of!((*__jit_p).#access) }
-                });
+                let __jit_f = #field;
                 #ll::init_field(#bb, __jit_f, #v);
             }));
         }

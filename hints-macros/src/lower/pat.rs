@@ -16,7 +16,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat};
 
-use super::expr::is_place;
+use super::expr::{field_call, is_place};
 use super::{b, l, Lowered, Lowerer};
 use crate::sig::FixSuper;
 
@@ -186,13 +186,8 @@ impl Lowerer {
                 pre = quote_spanned!(span=> let #whole = #vt;);
             }
             for i in 0..n {
-                let name = i.to_string();
-                let i = syn::Index::from(i);
-                let elem = quote_spanned!(span=> #ll::field(#bb, #whole, #name, |__jit_p| {
-                    // SAFETY: only the address of the element is computed (no reference to
-                    // the uninitialized value is created); see `meta_jit::lower::field`.
-                    unsafe { ::core::ptr::addr_of!((*__jit_p).#i) }
-                }));
+                let member = syn::Member::Unnamed(syn::Index::from(i));
+                let elem = field_call(quote!(#whole), &member, span);
                 let ts = if by_value {
                     quote_spanned!(span=> { let __jit_p = #elem; #ll::scrutinee_place(#bb, __jit_p) })
                 } else {

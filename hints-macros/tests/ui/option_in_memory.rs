@@ -12,11 +12,8 @@ struct Slot {
 }
 
 #[look_inside]
-fn f(s: &Slot) -> i64 {
-    match s.value {
-        Some(p) => p.x,
-        None => 0,
-    }
+fn f(s: &Slot, d: &mut Slot) {
+    d.value = s.value;
 }
 
 fn main() {}

@@ -179,8 +179,6 @@ fn set_int_hash(vm: &mut Vm, proto: &Proto, base: usize, t: Gc<Table>, i: i64, c
 /// `i` is a key of the array part that holds a value or the table has no metatable, or `i`
 /// is the key after the last one, the table has no metatable and no hash part, and the array
 /// part has a free slot. False (nothing done) otherwise, and for a nil `v`.
-// `is_some`/`is_none` have no JIT policy: traced code matches the option instead.
-#[allow(clippy::redundant_pattern_matching)]
 #[look_inside]
 fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     if let Value::Nil = v {
@@ -189,7 +187,7 @@ fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     let n = t.len.get() as i64;
     let part = t.arr.get();
     if i >= 1 && i <= n {
-        if let Some(_) = t.meta.get() {
+        if t.meta.get().is_some() {
             if let Value::Nil = part.items[(i - 1) as usize].get() {
                 return false;
             }
@@ -197,14 +195,11 @@ fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
         part.items[(i - 1) as usize].set(v);
         return true;
     }
-    if i == n + 1 && i <= part.items.len() as i64 {
-        if let None = t.meta.get() {
-            if t.nhash.get() == 0 {
-                part.items[(i - 1) as usize].set(v);
-                t.len.set(i as u32);
-                return true;
-            }
-        }
+    let room = i == n + 1 && i <= part.items.len() as i64;
+    if room && t.meta.get().is_none() && t.nhash.get() == 0 {
+        part.items[(i - 1) as usize].set(v);
+        t.len.set(i as u32);
+        return true;
     }
     false
 }
@@ -376,23 +371,16 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             Op::Eq(b, c, k) => {
                 // Two integers, or two floats; anything else (strings, tables, mixed numbers,
                 // `__eq`) goes to the plain loop.
+                // The jump after the comparison runs when it gives `k`.
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
-                        if (x == y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
+                        pc += if (x == y) == k { 1 } else { 2 };
                         continue;
                     }
                 }
                 if let Some(x) = rk_num(vm, proto, base, b) {
                     if let Some(y) = rk_num(vm, proto, base, c) {
-                        if (x == y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
+                        pc += if (x == y) == k { 1 } else { 2 };
                         continue;
                     }
                 }

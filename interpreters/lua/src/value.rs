@@ -108,18 +108,6 @@ pub fn trace_interned(t: &mut Tracer) {
     crate::table::trace_empty_part(t);
 }
 
-/// Counts `bytes` of memory that an object of the heap owns out of line (a table's array
-/// part) toward the next collection (`meta_jit::gc::note_external_bytes`). The heap's own
-/// threshold counts only its cells, so a program whose garbage is mostly such memory (the
-/// sieve's array parts, 16 MB and 32 MB, replaced when they grow) would never make it ask for
-/// a collection: the sieve's peak went from 35 MB to 266 MB with no collection at all.
-/// Strings' bytes are not counted: with them, strbuild's peak went from 69 MB to 77 MB and its
-/// time from 0.17 s to 0.20 s (measured with the first version of this counting).
-#[inline]
-pub fn note_out_of_line(bytes: usize) {
-    meta_jit::gc::note_external_bytes(bytes);
-}
-
 /// A shared, mutable table.
 pub type TRef = Gc<Table>;
 

@@ -14,11 +14,9 @@
 #![deny(unsafe_code)]
 
 use super::builtin_ops::{self as bo, FloatOp, IntOp};
-use super::nullable::OptGc;
 use super::ops::{self, Integer};
 use super::place::{self, Indexable};
-use super::sum::{option_from, OptionH, ResultH};
-use super::types::Scalar;
+use super::sum::{option_from, OptionH, TryHandle};
 use super::types::Stored;
 use super::{Ptr, Reg};
 use crate::jitcode::{Builder, IntBinOp};
@@ -516,7 +514,8 @@ impl<C: Indexable> LenMethods for C {
     }
 }
 
-/// `is_some` and `is_none` on an `Option` held in registers (of a scalar, or a `Gc`).
+/// `is_some` and `is_none` on an `Option` (of a scalar, or a `Gc`), in registers or in a place:
+/// the test `?` makes ([`TryHandle::is_continue`]), and its negation.
 #[allow(clippy::wrong_self_convention)]
 pub trait OptionMethods {
     /// `o.is_some()`.
@@ -524,31 +523,19 @@ pub trait OptionMethods {
     /// `o.is_none()`.
     fn is_none(self, b: &mut Builder) -> Reg<bool>;
 }
-impl<T: Scalar> OptionMethods for OptionH<T> {
-    fn is_some(self, _b: &mut Builder) -> Reg<bool> {
-        // The tag is 0 or 1.
-        Reg::new(self.tag)
-    }
-    fn is_none(self, b: &mut Builder) -> Reg<bool> {
-        let z = ops::konst(b, 0i64);
-        ops::eq(b, Reg::<i64>::new(self.tag), z)
-    }
-}
-impl<T> OptionMethods for OptGc<T> {
+impl<H: TryHandle> OptionMethods for H {
     fn is_some(self, b: &mut Builder) -> Reg<bool> {
-        Reg::new(self.non_null(b))
+        self.is_continue(b)
     }
     fn is_none(self, b: &mut Builder) -> Reg<bool> {
-        let some = Reg::<i64>::new(self.non_null(b));
-        let z = ops::konst(b, 0i64);
-        ops::eq(b, some, z)
+        let some = self.is_continue(b);
+        ops::not(b, some)
     }
 }
-
 /// On a place holding one: loaded, then asked.
 impl<O: Stored> OptionMethods for Ptr<O>
 where
-    O::Handle: OptionMethods,
+    O::Handle: TryHandle,
 {
     fn is_some(self, b: &mut Builder) -> Reg<bool> {
         O::load(b, self).is_some(b)
@@ -558,7 +545,8 @@ where
     }
 }
 
-/// `is_ok` and `is_err` on a `Result` of scalars held in registers.
+/// `is_ok` and `is_err` on a `Result` of scalars, in registers or in a place (as
+/// [`OptionMethods`]).
 #[allow(clippy::wrong_self_convention)]
 pub trait ResultMethods {
     /// `r.is_ok()`.
@@ -566,25 +554,11 @@ pub trait ResultMethods {
     /// `r.is_err()`.
     fn is_err(self, b: &mut Builder) -> Reg<bool>;
 }
-impl<T: Scalar, E: Scalar> ResultMethods for ResultH<T, E> {
-    fn is_ok(self, _b: &mut Builder) -> Reg<bool> {
-        Reg::new(self.tag)
-    }
-    fn is_err(self, b: &mut Builder) -> Reg<bool> {
-        let z = ops::konst(b, 0i64);
-        ops::eq(b, Reg::<i64>::new(self.tag), z)
-    }
-}
-
-/// On a place holding one: loaded, then asked.
-impl<R: Stored> ResultMethods for Ptr<R>
-where
-    R::Handle: ResultMethods,
-{
+impl<H: OptionMethods> ResultMethods for H {
     fn is_ok(self, b: &mut Builder) -> Reg<bool> {
-        R::load(b, self).is_ok(b)
+        self.is_some(b)
     }
     fn is_err(self, b: &mut Builder) -> Reg<bool> {
-        R::load(b, self).is_err(b)
+        self.is_none(b)
     }
 }

@@ -50,7 +50,7 @@ impl<T> OptGc<T> {
     }
 
     /// 1 when `Some`: the register compared with null.
-    pub(crate) fn non_null(self, b: &mut Builder) -> Register {
+    fn non_null(self, b: &mut Builder) -> Register {
         let null = b.const_ref(0);
         let dst = b.fresh(Kind::Int);
         b.emit(Op::RefCompare {

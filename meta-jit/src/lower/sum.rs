@@ -121,7 +121,8 @@ impl<T: Scalar, E: Scalar> Handle for ResultH<T, E> {
     }
 }
 
-fn zero_value(kind: Kind) -> Value {
+/// The runner value zero of a register kind (the payload of a variant not held).
+pub(super) fn zero_value(kind: Kind) -> Value {
     match kind {
         Kind::Int => Value::Int(0),
         Kind::Float => Value::Float(0.0),

@@ -14,103 +14,84 @@
 //! helper functions and call descriptors, and their `match` on a place.
 //! Must not know: syntax; guest languages.
 
-use std::sync::Arc;
-
 use super::calls::{call_descr, emit_call};
 use super::place::MatchTarget;
-use super::sum::{OptionH, ResultH};
+use super::sum::{zero_value, OptionH, ResultH};
 use super::types::{Scalar, ShimArg, ShimRet, Stored};
 use super::{Handle, Ptr, Reg};
-use crate::jitcode::{Builder, CallDescr, Effect, Kind, Register, Value};
+use crate::jitcode::{Builder, Effect, Kind, Register, Value};
 
-/// A zero of `T`'s register kind as a `T`, for the payload of the variant not held.
+/// A zero of `T`, for the payload of the variant not held.
 fn zero<T: Scalar>() -> T {
-    let z = match <T as Scalar>::KIND {
-        Kind::Int => Value::Int(0),
-        Kind::Float => Value::Float(0.0),
-        Kind::Ref => Value::Ref(0),
-    };
     // SAFETY: zero is a valid value of every scalar type traced code holds (integers, `bool`,
     // `char`, floats).
-    unsafe { T::from_value(z) }
+    unsafe { T::from_value(zero_value(<T as Scalar>::KIND)) }
 }
 
-/// The descriptor of helper `name` (a fresh one per use: these calls are never compared).
-fn descr(
-    name: &'static str,
-    args: Vec<Kind>,
-    ret: Option<Kind>,
-    effect: Effect,
-    shim: usize,
-    dynamic: fn(&[Value]) -> Option<Value>,
-) -> Arc<CallDescr> {
-    call_descr(name, args, ret, effect, shim, dynamic)
-}
-
-/// A value of `T` from a runner value of its kind.
-///
-/// # Safety
-/// `v` is the value of a `T`.
-unsafe fn from_runner<T: Scalar>(v: Value) -> T {
-    // SAFETY: forwarded.
-    unsafe { T::from_value(v) }
-}
+// Each helper is an `extern "C"` function that compiled code calls, and a function on runner
+// values that the jitcode runner, the tracer and the blackhole interpreter call, which
+// converts its arguments and calls the first.
+//
+// # Safety (of every helper)
+// The pointer is the address of a live value of its type that the caller may read (and write,
+// for a store), and a payload argument is the ABI form of a value of its type.
 
 // Option<T>.
 
-extern "C" fn option_tag<T: Scalar>(p: *const Option<T>) -> i64 {
-    // SAFETY: traced code passes the address of a live `Option<T>` it may read.
+unsafe extern "C" fn option_tag<T: Scalar>(p: *const Option<T>) -> i64 {
+    // SAFETY: the helpers' contract.
     i64::from(unsafe { (*p).is_some() })
 }
 fn option_tag_dyn<T: Scalar>(a: &[Value]) -> Option<Value> {
-    Some(Value::Int(option_tag::<T>(a[0].addr() as *const Option<T>)))
+    // SAFETY: the helpers' contract.
+    let tag = unsafe { option_tag::<T>(a[0].addr() as *const Option<T>) };
+    Some(Value::Int(tag))
 }
 
-extern "C" fn option_value<T: Scalar + ShimRet>(p: *const Option<T>) -> <T as ShimRet>::Abi {
-    // SAFETY: as in `option_tag`.
+unsafe extern "C" fn option_value<T: Scalar + ShimRet>(p: *const Option<T>) -> <T as ShimRet>::Abi {
+    // SAFETY: the helpers' contract.
     unsafe { *p }.unwrap_or_else(zero).to_abi()
 }
 fn option_value_dyn<T: Scalar>(a: &[Value]) -> Option<Value> {
-    // SAFETY: as in `option_tag`.
-    Some(
-        unsafe { *(a[0].addr() as *const Option<T>) }
-            .unwrap_or_else(zero)
-            .to_value(),
-    )
+    // SAFETY: the helpers' contract.
+    let v = unsafe { *(a[0].addr() as *const Option<T>) };
+    Some(v.unwrap_or_else(zero).to_value())
 }
 
-extern "C" fn option_store<T: Scalar + ShimArg>(
+unsafe extern "C" fn option_store<T: Scalar + ShimArg>(
     p: *mut Option<T>,
     tag: i64,
     v: <T as ShimArg>::Abi,
 ) {
-    // SAFETY: traced code passes the address of a live `Option<T>` it may write, and the ABI
-    // form of a `T` when the tag says `Some`.
+    // SAFETY: the helpers' contract; the payload is a `T` when the tag says `Some`.
     unsafe { *p = (tag != 0).then(|| T::from_abi(v)) }
 }
-fn option_store_dyn<T: Scalar>(a: &[Value]) -> Option<Value> {
-    // SAFETY: as in `option_store`.
-    unsafe { *(a[0].addr() as *mut Option<T>) = (a[1].int() != 0).then(|| from_runner(a[2])) };
+fn option_store_dyn<T: Scalar + ShimArg>(a: &[Value]) -> Option<Value> {
+    // SAFETY: the helpers' contract; the runner's value is a `T`.
+    unsafe {
+        let v = T::from_value(a[2]).to_abi();
+        option_store::<T>(a[0].addr() as *mut Option<T>, a[1].int(), v);
+    }
     None
 }
 
 impl<T: Scalar + ShimArg + ShimRet> Stored for Option<T> {
     fn load(b: &mut Builder, p: Ptr<Self>) -> OptionH<T> {
         let at = p.regs(b);
-        let tag = descr(
+        let tag = call_descr(
             "meta_jit::option_tag",
             vec![Kind::Ref],
             Some(Kind::Int),
             Effect::ResidualWritesNothing,
-            option_tag::<T> as extern "C" fn(_) -> _ as usize,
+            option_tag::<T> as unsafe extern "C" fn(_) -> _ as usize,
             option_tag_dyn::<T>,
         );
-        let value = descr(
+        let value = call_descr(
             "meta_jit::option_value",
             vec![Kind::Ref],
             Some(<T as Scalar>::KIND),
             Effect::ResidualWritesNothing,
-            option_value::<T> as extern "C" fn(_) -> _ as usize,
+            option_value::<T> as unsafe extern "C" fn(_) -> _ as usize,
             option_value_dyn::<T>,
         );
         let tag: Reg<i64> = emit_call(b, &tag, at.clone());
@@ -120,12 +101,12 @@ impl<T: Scalar + ShimArg + ShimRet> Stored for Option<T> {
     fn store(b: &mut Builder, p: Ptr<Self>, v: OptionH<T>) {
         let mut args = p.regs(b);
         args.extend(v.regs(b));
-        let store = descr(
+        let store = call_descr(
             "meta_jit::option_store",
             vec![Kind::Ref, Kind::Int, <T as Scalar>::KIND],
             None,
             Effect::Residual,
-            option_store::<T> as extern "C" fn(_, _, _) as usize,
+            option_store::<T> as unsafe extern "C" fn(_, _, _) as usize,
             option_store_dyn::<T>,
         );
         emit_call::<()>(b, &store, args)
@@ -134,55 +115,55 @@ impl<T: Scalar + ShimArg + ShimRet> Stored for Option<T> {
 
 // Result<T, E>.
 
-extern "C" fn result_tag<T: Scalar, E: Scalar>(p: *const Result<T, E>) -> i64 {
-    // SAFETY: traced code passes the address of a live `Result<T, E>` it may read.
+unsafe extern "C" fn result_tag<T: Scalar, E: Scalar>(p: *const Result<T, E>) -> i64 {
+    // SAFETY: the helpers' contract.
     i64::from(unsafe { (*p).is_ok() })
 }
 fn result_tag_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
-    Some(Value::Int(result_tag::<T, E>(
-        a[0].addr() as *const Result<T, E>
-    )))
+    // SAFETY: the helpers' contract.
+    let tag = unsafe { result_tag::<T, E>(a[0].addr() as *const Result<T, E>) };
+    Some(Value::Int(tag))
 }
 
-extern "C" fn result_ok<T: Scalar + ShimRet, E: Scalar>(
+/// The value a `Result` holds, and zero for the other variant's payload.
+fn parts<T: Scalar, E: Scalar>(r: Result<T, E>) -> (T, E) {
+    match r {
+        Ok(v) => (v, zero()),
+        Err(e) => (zero(), e),
+    }
+}
+
+unsafe extern "C" fn result_ok<T: Scalar + ShimRet, E: Scalar>(
     p: *const Result<T, E>,
 ) -> <T as ShimRet>::Abi {
-    // SAFETY: as in `result_tag`.
-    unsafe { *p }.unwrap_or_else(|_| zero()).to_abi()
+    // SAFETY: the helpers' contract.
+    parts(unsafe { *p }).0.to_abi()
 }
 fn result_ok_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
-    // SAFETY: as in `result_tag`.
+    // SAFETY: the helpers' contract.
     let r = unsafe { *(a[0].addr() as *const Result<T, E>) };
-    Some(r.unwrap_or_else(|_| zero()).to_value())
+    Some(parts(r).0.to_value())
 }
 
-extern "C" fn result_err<T: Scalar, E: Scalar + ShimRet>(
+unsafe extern "C" fn result_err<T: Scalar, E: Scalar + ShimRet>(
     p: *const Result<T, E>,
 ) -> <E as ShimRet>::Abi {
-    // SAFETY: as in `result_tag`.
-    match unsafe { *p } {
-        Ok(_) => zero::<E>(),
-        Err(e) => e,
-    }
-    .to_abi()
+    // SAFETY: the helpers' contract.
+    parts(unsafe { *p }).1.to_abi()
 }
 fn result_err_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
-    // SAFETY: as in `result_tag`.
-    let e = match unsafe { *(a[0].addr() as *const Result<T, E>) } {
-        Ok(_) => zero::<E>(),
-        Err(e) => e,
-    };
-    Some(e.to_value())
+    // SAFETY: the helpers' contract.
+    let r = unsafe { *(a[0].addr() as *const Result<T, E>) };
+    Some(parts(r).1.to_value())
 }
 
-extern "C" fn result_store<T: Scalar + ShimArg, E: Scalar + ShimArg>(
+unsafe extern "C" fn result_store<T: Scalar + ShimArg, E: Scalar + ShimArg>(
     p: *mut Result<T, E>,
     tag: i64,
     ok: <T as ShimArg>::Abi,
     err: <E as ShimArg>::Abi,
 ) {
-    // SAFETY: traced code passes the address of a live `Result<T, E>` it may write, and the
-    // ABI form of the value the tag says the result holds.
+    // SAFETY: the helpers' contract; the payload the tag names is a value of its type.
     unsafe {
         *p = if tag != 0 {
             Ok(T::from_abi(ok))
@@ -191,43 +172,41 @@ extern "C" fn result_store<T: Scalar + ShimArg, E: Scalar + ShimArg>(
         }
     }
 }
-fn result_store_dyn<T: Scalar, E: Scalar>(a: &[Value]) -> Option<Value> {
-    // SAFETY: as in `result_store`.
+fn result_store_dyn<T: Scalar + ShimArg, E: Scalar + ShimArg>(a: &[Value]) -> Option<Value> {
+    // SAFETY: the helpers' contract; the runner's values are a `T` and an `E` (the one of the
+    // variant not held is zero, a valid value of every scalar).
     unsafe {
-        *(a[0].addr() as *mut Result<T, E>) = if a[1].int() != 0 {
-            Ok(from_runner(a[2]))
-        } else {
-            Err(from_runner(a[3]))
-        }
-    };
+        let (ok, err) = (T::from_value(a[2]).to_abi(), E::from_value(a[3]).to_abi());
+        result_store::<T, E>(a[0].addr() as *mut Result<T, E>, a[1].int(), ok, err);
+    }
     None
 }
 
 impl<T: Scalar + ShimArg + ShimRet, E: Scalar + ShimArg + ShimRet> Stored for Result<T, E> {
     fn load(b: &mut Builder, p: Ptr<Self>) -> ResultH<T, E> {
         let at = p.regs(b);
-        let tag = descr(
+        let tag = call_descr(
             "meta_jit::result_tag",
             vec![Kind::Ref],
             Some(Kind::Int),
             Effect::ResidualWritesNothing,
-            result_tag::<T, E> as extern "C" fn(_) -> _ as usize,
+            result_tag::<T, E> as unsafe extern "C" fn(_) -> _ as usize,
             result_tag_dyn::<T, E>,
         );
-        let ok = descr(
+        let ok = call_descr(
             "meta_jit::result_ok",
             vec![Kind::Ref],
             Some(<T as Scalar>::KIND),
             Effect::ResidualWritesNothing,
-            result_ok::<T, E> as extern "C" fn(_) -> _ as usize,
+            result_ok::<T, E> as unsafe extern "C" fn(_) -> _ as usize,
             result_ok_dyn::<T, E>,
         );
-        let err = descr(
+        let err = call_descr(
             "meta_jit::result_err",
             vec![Kind::Ref],
             Some(<E as Scalar>::KIND),
             Effect::ResidualWritesNothing,
-            result_err::<T, E> as extern "C" fn(_) -> _ as usize,
+            result_err::<T, E> as unsafe extern "C" fn(_) -> _ as usize,
             result_err_dyn::<T, E>,
         );
         let tag: Reg<i64> = emit_call(b, &tag, at.clone());
@@ -239,7 +218,7 @@ impl<T: Scalar + ShimArg + ShimRet, E: Scalar + ShimArg + ShimRet> Stored for Re
     fn store(b: &mut Builder, p: Ptr<Self>, v: ResultH<T, E>) {
         let mut args = p.regs(b);
         args.extend(v.regs(b));
-        let store = descr(
+        let store = call_descr(
             "meta_jit::result_store",
             vec![
                 Kind::Ref,
@@ -249,7 +228,7 @@ impl<T: Scalar + ShimArg + ShimRet, E: Scalar + ShimArg + ShimRet> Stored for Re
             ],
             None,
             Effect::Residual,
-            result_store::<T, E> as extern "C" fn(_, _, _, _) as usize,
+            result_store::<T, E> as unsafe extern "C" fn(_, _, _, _) as usize,
             result_store_dyn::<T, E>,
         );
         emit_call::<()>(b, &store, args)

@@ -8,7 +8,7 @@
 //! handles); the `JitType` and `Stored` impls of tuples, which load and store element by
 //! element at the offsets rustc chose (found by projection, as for a struct's fields, with the
 //! descriptors a field of the tuple type gets); and the place of an element of a tuple held in
-//! registers ([`ElemPlace`]).
+//! registers (a `RegPlace` of [`InRegs`]).
 //! Must not know: syntax; guest languages.
 
 use std::convert::Infallible;
@@ -16,38 +16,13 @@ use std::marker::PhantomData;
 
 use super::place::{field_of_place, JitStruct, PlaceTarget};
 use super::types::{JitType, Stored};
-use super::value::{FieldBase, PlaceOf, MAX_VALUE_REGS};
+use super::value::{FieldBase, PlaceOf, RegPlace};
 use super::{FieldFlags, Handle, Ptr};
 use crate::jitcode::{Builder, Kind, Register, Value};
 
-/// The place of element `t.N` of a tuple `t` held in registers: reads and writes are register
-/// moves. `H` is the element's handle type.
-pub struct ElemPlace<H> {
-    regs: [Register; MAX_VALUE_REGS],
-    n: u8,
-    _h: PhantomData<fn() -> H>,
-}
-impl<H> Clone for ElemPlace<H> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<H> Copy for ElemPlace<H> {}
-
-impl<H: Handle> ElemPlace<H> {
-    fn handle(&self) -> H {
-        let regs = &self.regs[..usize::from(self.n)];
-        assert_eq!(
-            regs.iter().map(|r| r.kind).collect::<Vec<Kind>>(),
-            H::kinds(),
-            "a tuple element's registers do not match its type"
-        );
-        H::from_regs(&mut regs.iter().copied())
-    }
-}
-
-/// The type of a value that only registers hold: what reading an [`ElemPlace`] gives. No
-/// value of it exists, and no place in memory holds one.
+/// The type of a value that only registers hold, with handle `H`: the place of element `t.N`
+/// of a tuple `t` held in registers is a `RegPlace<InRegs<H>>` (reading it gives the element's
+/// handle). No value of it exists, and no place in memory holds one.
 pub enum InRegs<H> {
     #[doc(hidden)]
     Never(Infallible, PhantomData<fn() -> H>),
@@ -73,40 +48,6 @@ impl<H: Handle> Stored for InRegs<H> {
         unreachable!("no place in memory holds a value of registers only")
     }
 }
-
-impl<H: Handle> PlaceOf<InRegs<H>> for ElemPlace<H> {
-    fn read_value(self, _b: &mut Builder) -> H {
-        self.handle()
-    }
-    fn write_value(self, b: &mut Builder, v: H) {
-        self.handle().assign(b, v)
-    }
-}
-
-/// The place of the element named `name` (its index) of a tuple whose elements' registers are
-/// `regs`; `F` is that element's handle type (what [`ElemPlace::handle`] checks).
-fn elem<F>(regs: Vec<Vec<Register>>, name: &str) -> ElemPlace<F> {
-    let i: usize = name.parse().expect("a tuple's field is named by its index");
-    let regs = &regs[i];
-    assert!(
-        regs.len() <= MAX_VALUE_REGS,
-        "a tuple element of {} registers in traced code; at most {MAX_VALUE_REGS} are supported",
-        regs.len()
-    );
-    let mut a = [regs.first().copied().unwrap_or(NO_REG); MAX_VALUE_REGS];
-    a[..regs.len()].copy_from_slice(regs);
-    ElemPlace {
-        regs: a,
-        n: regs.len() as u8,
-        _h: PhantomData,
-    }
-}
-
-/// Filler for the unused registers of an [`ElemPlace`].
-const NO_REG: Register = Register {
-    kind: Kind::Int,
-    index: 0,
-};
 
 macro_rules! tuples {
     ($( ($($T:ident $H:ident $i:tt),+) )*) => {$(
@@ -183,29 +124,32 @@ macro_rules! tuples {
         }
 
         impl<$($H: Handle),+> FieldBase<($($H,)+)> for ($($H,)+) {
-            type Out<F> = ElemPlace<F>;
+            type Out<F> = RegPlace<InRegs<F>>;
             fn project<F>(
                 self,
                 b: &mut Builder,
                 name: &'static str,
                 _proj: impl FnOnce(*const Self) -> *const F,
-            ) -> ElemPlace<F> {
+            ) -> RegPlace<InRegs<F>> {
                 // `F` is the element's handle type: the projection names `(*t).N` of a tuple
-                // of handles.
-                let regs = vec![$( self.$i.regs(b) ),+];
-                elem::<F>(regs, name)
+                // of handles, and `name` is `N`.
+                let regs = match name {
+                    $( stringify!($i) => self.$i.regs(b), )+
+                    _ => unreachable!("a tuple's field is named by its index"),
+                };
+                RegPlace::new(&regs)
             }
         }
 
-        impl<$($H: Handle),+> FieldBase<($($H,)+)> for ElemPlace<($($H,)+)> {
-            type Out<F> = ElemPlace<F>;
+        impl<$($H: Handle),+> FieldBase<($($H,)+)> for RegPlace<InRegs<($($H,)+)>> {
+            type Out<F> = RegPlace<InRegs<F>>;
             fn project<F>(
                 self,
                 b: &mut Builder,
                 name: &'static str,
                 proj: impl FnOnce(*const ($($H,)+)) -> *const F,
-            ) -> ElemPlace<F> {
-                self.handle().project(b, name, proj)
+            ) -> RegPlace<InRegs<F>> {
+                self.read_value(b).project(b, name, proj)
             }
         }
     )*};

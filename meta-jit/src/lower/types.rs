@@ -15,7 +15,9 @@ use crate::jitcode::{ArrayDescr, Builder, IntTy, Kind, Op, Value};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a scalar traced code can hold in a register",
     label = "not a scalar",
-    note = "scalars are the integer types, `bool`, `char` and `f64`"
+    note = "scalars are the integer types, `bool`, `char` and `f64`; an `Option` or `Result` \
+            traced code holds or stores needs scalar payloads (or is an `Option<Gc<T>>`): for \
+            other payloads declare a `#[repr(C, u8)]` enum with `#[derive(JitLayout)]`"
 )]
 pub trait Scalar: Copy + 'static {
     /// The register kind.

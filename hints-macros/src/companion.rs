@@ -208,6 +208,11 @@ pub fn companion_items(
         });
         if let Some(portal) = &lw.portal {
             let greens_pinned = portal.greens_pinned;
+            let with_static = if portal.greens_static {
+                quote!(.with_static_greens())
+            } else {
+                quote!()
+            };
             let (location_fn, with_location) = match &portal.location {
                 Some(f) => {
                     let takes = portal
@@ -258,7 +263,7 @@ pub fn companion_items(
                 pub fn with_driver<R>(f: impl FnOnce(&#mj::warm::JitDriver) -> R) -> R {
                     ::std::thread_local! {
                         static DRIVER: #mj::warm::JitDriver =
-                            #mj::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON, #greens_pinned)#with_location #with_resume;
+                            #mj::warm::JitDriver::new(#name_str, jitcode, &__JIT_ON, #greens_pinned)#with_location #with_resume #with_static;
                     }
                     DRIVER.with(f)
                 }

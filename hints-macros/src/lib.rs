@@ -138,6 +138,7 @@ fn free_fn_impl(policy: Policy, f: &ItemFn, portal: Option<Portal>) -> syn::Resu
     let mut resume = None;
     if let Some(p) = &mut portal {
         (p.pinned, p.greens_pinned) = pinned::pinned(f, &p.greens);
+        p.greens_static = pinned::greens_static(f, &p.greens);
         resume = resume::resume_fn(f, p);
         p.resume = resume.is_some();
         native::rewrite(&mut native, p, None);
@@ -250,6 +251,7 @@ pub fn interpreter(attr: TokenStream, item: TokenStream) -> TokenStream {
             merge_points: 0,
             pinned: Vec::new(),
             greens_pinned: false,
+            greens_static: false,
             location,
             krate: krate_path,
             resume: false,

@@ -49,6 +49,30 @@ const HARMLESS_MACROS: &[&str] = &[
     "record_known_result",
 ];
 
+/// Whether every green that is a parameter of reference type is a shared `&'static`
+/// reference: its object can never be freed, so no other object can take its address while
+/// compiled code exists (see `meta_jit::warm::JitDriver::with_static_greens`). Greens of other
+/// types (integers) do not matter; a green declared in the body has no written type here, and
+/// a reference green of any other lifetime makes it false.
+pub fn greens_static(f: &ItemFn, greens: &[Ident]) -> bool {
+    greens.iter().all(|g| {
+        let ty = f.sig.inputs.iter().find_map(|a| match a {
+            FnArg::Typed(pt) => match &*pt.pat {
+                Pat::Ident(pi) if pi.ident == *g => Some(&*pt.ty),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        });
+        match ty {
+            Some(Type::Reference(r)) => {
+                r.mutability.is_none() && r.lifetime.as_ref().is_some_and(|l| l.ident == "static")
+            }
+            Some(ty) => is_scalar(ty),
+            None => false,
+        }
+    })
+}
+
 /// The pinned greens, and whether the portal's greens are pinned as a whole.
 pub fn pinned(f: &ItemFn, greens: &[Ident]) -> (Vec<Ident>, bool) {
     let mut pinned = Vec::new();

@@ -384,7 +384,10 @@ pub(crate) fn anchors(roots: &dyn Fn(&mut Tracer)) -> Option<Vec<usize>> {
     if !heap::enabled() {
         return None;
     }
-    let mut t = Tracer::new();
+    let mut t = Tracer {
+        shallow: true,
+        ..Tracer::default()
+    };
     roots(&mut t);
     (!t.opaque).then_some(t.anchors)
 }

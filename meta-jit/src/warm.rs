@@ -56,7 +56,7 @@ use crate::log::{self, Located, Selection};
 use crate::opt::optimize_with_report;
 use crate::resume;
 use crate::trace::{
-    from_ir, to_ir, Abort, Close, Codes, Fingerprint, Limits, Mark, Traced, Tracer,
+    from_ir, to_ir, Abort, Close, Codes, Fingerprint, GreenLife, Limits, Mark, Traced, Tracer,
 };
 
 pub use native::{
@@ -212,6 +212,7 @@ pub struct JitDriver {
     portal: fn() -> &'static JitCode,
     on: &'static LocalKey<OnFlag>,
     greens_pinned: bool,
+    greens_static: bool,
     params: RefCell<Params>,
     log: Selection,
     location: Option<log::LocationFn>,
@@ -252,6 +253,7 @@ impl JitDriver {
             portal,
             on,
             greens_pinned,
+            greens_static: false,
             params: RefCell::new(params),
             log: Selection::from_env(),
             location: None,
@@ -275,6 +277,18 @@ impl JitDriver {
     /// call runs at the interpreter's speed, and may enter compiled code again.
     pub fn with_resume(mut self, f: ResumeFn) -> JitDriver {
         self.resume = Some(f);
+        self
+    }
+
+    /// The same driver, for a portal whose reference greens are all `&'static` (what
+    /// `#[jit::interpreter]` passes when every reference green's parameter type says so):
+    /// their objects are never freed, so no other object can later live at their addresses.
+    /// Traces then record no facts about what they fold from them (see
+    /// [`crate::trace::Fingerprint::eternal`]), entries check nothing, and a trace that reaches
+    /// another compiled loop's merge point jumps there even when it computed the greens
+    /// there from values it does not trust (a prototype loaded from a guest closure).
+    pub fn with_static_greens(mut self) -> JitDriver {
+        self.greens_static = true;
         self
     }
 
@@ -593,7 +607,13 @@ impl JitDriver {
             reds,
             limits(params, params.trace_limit),
             first_guard,
-            self.greens_pinned,
+            if self.greens_static {
+                GreenLife::Static
+            } else if self.greens_pinned {
+                GreenLife::Pinned
+            } else {
+                GreenLife::Unpinned
+            },
         );
         if returning {
             tracer = tracer.returning();

@@ -12,7 +12,7 @@ use meta_jit::ir::{self, Trace};
 use meta_jit::jitcode::Value;
 use meta_jit::opt::{optimize, Options};
 use meta_jit::resume;
-use meta_jit::trace::{Close, Codes, Limits, Traced, Tracer};
+use meta_jit::trace::{Close, Codes, GreenLife, Limits, Traced, Tracer};
 
 #[derive(Clone, Copy, Debug, JitLayout)]
 #[repr(C, u8)]
@@ -80,7 +80,7 @@ fn record(code: &Code, regs: &mut Regs, codes: &mut Codes) -> Trace {
             check_hints: false,
         },
         0,
-        true,
+        GreenLife::Pinned,
     );
     // SAFETY: the greens and reds are those of `run` at its merge point, with live objects.
     let traced = unsafe {

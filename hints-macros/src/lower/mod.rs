@@ -44,6 +44,8 @@ pub struct Portal {
     pub pinned: Vec<Ident>,
     /// Whether the greens are pinned as a whole.
     pub greens_pinned: bool,
+    /// Whether every reference among the greens is `&'static` (see `crate::pinned`).
+    pub greens_static: bool,
     /// `location = f`: renders the greens for the JIT log.
     pub location: Option<syn::Path>,
     /// `crate = path`: the path of meta-jit.

@@ -12,7 +12,7 @@
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
 use crate::table::Table;
 use crate::value::Value;
-use crate::vm::Vm;
+use crate::vm::{Up, Vm};
 use crate::Mode;
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
@@ -51,7 +51,27 @@ fn portal_inline(op: &Op) -> bool {
             | Op::ForStep(..)
             | Op::GetTable(..)
             | Op::SetTable(..)
-    )
+            | Op::GetUpval(..)
+            | Op::SetUpval(..)
+            | Op::Div(..)
+            | Op::Unm(..)
+            | Op::Not(..)
+            | Op::LoadK(..)
+            | Op::LoadBool(..)
+            | Op::LoadFalseSkip(..)
+            | Op::LoadNil(..)
+            | Op::TForLoop(..)
+            | Op::GetStr(..)
+            | Op::SetStr(..)
+            | Op::SelfOp(..)
+            | Op::GetTabUp(..)
+            | Op::SetTabUp(..)
+            | Op::NewTable(..)
+            | Op::MkClosure(..)
+            | Op::Len(..)
+            | Op::TForCall(..)
+            | Op::ForPrep(..)
+    ) || matches!(op, Op::CallV(_, b, _) | Op::Ret(_, b) if *b != 0)
 }
 
 /// `Proto::hot` for `code` (empty if no instruction is hot): true for each instruction of a loop (from a backward jump's or a
@@ -74,6 +94,11 @@ pub fn hot_loops(code: &[Op]) -> Vec<bool> {
         if code[t..=j].iter().all(portal_inline) {
             hot[t..=j].fill(true);
         }
+    }
+    // A function made only of such instructions is hot from its entry on: its calls are
+    // followed by the portal (recursion is a loop through the entry).
+    if code.iter().all(portal_inline) {
+        hot.fill(true);
     }
     // Empty when there is no hot loop, so that the plain loop can skip the check.
     if !hot.contains(&true) {
@@ -98,22 +123,196 @@ fn step(vm: &mut Vm, pc: usize, stop: usize) -> i64 {
     }
 }
 
-/// The running frame's prototype.
-#[dont_look_inside]
+/// The running frame's prototype: loads (the frame stack and closures are `JitLayout`).
+#[look_inside]
 fn frame_proto(vm: &Vm) -> &'static Proto {
     vm.frames[vm.frames.len() - 1].cl.proto
 }
 
 /// The running frame's pc.
-#[dont_look_inside]
+#[look_inside]
 fn frame_pc(vm: &Vm) -> usize {
     vm.frames[vm.frames.len() - 1].pc
 }
 
 /// The running frame's base.
-#[dont_look_inside]
+#[look_inside]
 fn frame_base(vm: &Vm) -> usize {
     vm.frames[vm.frames.len() - 1].base
+}
+
+/// A call of the Lua function in `vm.stack[func]` with `nargs` arguments, wanting `nres`
+/// results (`Vm::enter_lua`): saves the caller's next pc `ret` and pushes the callee's frame.
+/// Returns the callee's base, or 0 when the plain loop must make the call (a native, a
+/// vararg function, `__call`, a stack overflow).
+#[dont_look_inside]
+fn call_lua(vm: &mut Vm, func: usize, nargs: usize, nres: i32, ret: usize) -> usize {
+    let fi = vm.frames.len() - 1;
+    vm.frames[fi].pc = ret;
+    if vm.enter_lua(func, nargs, nres) {
+        func + 1
+    } else {
+        0
+    }
+}
+
+/// A return of `n` values from stack slot `from` of the running frame at `base`
+/// (`Vm::leave_lua`). [`DONE`] when the frame at the stop depth returned, 0 when its caller
+/// runs on.
+#[dont_look_inside]
+fn return_lua(vm: &mut Vm, base: usize, from: usize, n: usize, stop: usize) -> i64 {
+    let f = vm.leave_lua(base, from, n);
+    if vm.frames.len() <= stop || f.boundary {
+        DONE
+    } else {
+        0
+    }
+}
+
+/// Sets upvalue `u` of the running frame's closure to `v`.
+#[look_inside]
+fn set_upval(vm: &mut Vm, u: u16, v: Value) {
+    let cl = vm.frames[vm.frames.len() - 1].cl;
+    let cell = &cl.upvals[u as usize].v;
+    match cell.get() {
+        Up::Open(i) => vm.stack[i] = v,
+        Up::Shut(_) => cell.set(Up::Shut(v)),
+    }
+}
+
+/// `simple` result: the instruction needs the plain loop (a metamethod, a Lua function
+/// called through `__call`, a type the fast path does not take); nothing was done.
+const SLOW: i64 = -3;
+
+/// One instruction of the running frame (at `pc`, registers from `base`) that stays in its
+/// frame, run natively on its fast path: string-keyed fields with the instruction's inline
+/// caches, globals, table and closure construction, lengths, calls of natives, the `for`
+/// preparations. Returns the next pc, [`ERROR`] (the error is in `Vm::pending`) or [`SLOW`].
+/// A trace calls it where it would otherwise call [`step`]: one call, with no frame reloaded
+/// and no guard on a new prototype and pc after it.
+#[dont_look_inside]
+fn simple(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> i64 {
+    let fi = vm.frames.len() - 1;
+    // Saved for messages, tracebacks and natives that call Lua.
+    vm.frames[fi].pc = pc + 1;
+    let next = pc as i64 + 1;
+    let k = &proto.consts;
+    let ic = &proto.ic[pc];
+    let r = |x: u16| base + x as usize;
+    match proto.code[pc] {
+        Op::GetStr(a, b, kk) => {
+            let mut v = Value::Nil;
+            let (tm, sm) = (vm.tm.index, vm.string_meta);
+            if !crate::vm::index_str(&vm.stack[r(b)], &k[kk as usize], &tm, sm, ic, &mut v) {
+                return SLOW;
+            }
+            vm.stack[r(a)] = v;
+        }
+        Op::SelfOp(a, b, kk) => {
+            let obj = vm.stack[r(b)];
+            let mut v = Value::Nil;
+            let (tm, sm) = (vm.tm.index, vm.string_meta);
+            if !crate::vm::index_str(&obj, &k[kk as usize], &tm, sm, ic, &mut v) {
+                return SLOW;
+            }
+            vm.stack[r(a) + 1] = obj;
+            vm.stack[r(a)] = v;
+        }
+        Op::SetStr(a, b, c) => {
+            let Value::Tab(t) = vm.stack[r(a)] else {
+                return SLOW;
+            };
+            let v = rk(vm, proto, base, c);
+            if t.set_str_fast_ic(&k[b as usize], v, &ic.key[0]).is_err() {
+                return SLOW;
+            }
+        }
+        Op::GetTabUp(a, u, kk) => {
+            let Value::Tab(t) = upval(vm, u) else {
+                return SLOW;
+            };
+            let v = t.get_str_ic(&k[kk as usize], &ic.key[0]);
+            if matches!(v, Value::Nil) {
+                return SLOW;
+            }
+            vm.stack[r(a)] = v;
+        }
+        Op::SetTabUp(u, kk, c) => {
+            let Value::Tab(t) = upval(vm, u) else {
+                return SLOW;
+            };
+            let v = rk(vm, proto, base, c);
+            if t.set_str_fast(&k[kk as usize], v).is_err() {
+                return SLOW;
+            }
+        }
+        Op::NewTable(a, narr, nhash) => {
+            vm.stack[r(a)] = Value::Tab(Table::new_gc(narr as usize, nhash as usize));
+        }
+        Op::MkClosure(a, idx) => {
+            let cl = vm.frames[fi].cl;
+            let f = vm.make_closure(&cl, proto.protos[idx as usize], base);
+            vm.stack[r(a)] = f;
+        }
+        Op::Len(a, b) => {
+            let v = match vm.stack[r(b)] {
+                Value::Str(s) => s.bytes.len() as i64,
+                Value::Tab(t) if t.meta.get().is_none() => t.len(),
+                _ => return SLOW,
+            };
+            vm.stack[r(a)] = Value::Int(v);
+        }
+        Op::CallV(a, b, c) if b != 0 => {
+            if !matches!(vm.stack[r(a)], Value::Builtin(_)) {
+                return SLOW;
+            }
+            // A native runs now; its results are in place when `precall` returns false.
+            match vm.precall(r(a), b as usize - 1, c as i32 - 1, true) {
+                Ok(false) => {}
+                Ok(true) => unreachable!("a native pushes no frame"),
+                Err(e) => {
+                    vm.pending = Some(e);
+                    return ERROR;
+                }
+            }
+        }
+        Op::TForCall(a, n) => {
+            if !matches!(vm.stack[r(a)], Value::Builtin(_)) {
+                return SLOW;
+            }
+            for i in 0..3 {
+                vm.stack[r(a) + 3 + i] = vm.stack[r(a) + i];
+            }
+            match vm.precall(r(a) + 3, 2, n as i32, true) {
+                Ok(false) => {}
+                Ok(true) => unreachable!("a native pushes no frame"),
+                Err(e) => {
+                    vm.pending = Some(e);
+                    return ERROR;
+                }
+            }
+        }
+        Op::ForPrep(a, off) => match vm.for_prep(r(a)) {
+            Ok(true) => return pc as i64 + 1 + off as i64,
+            Ok(false) => {}
+            Err(e) => {
+                vm.pending = Some(e);
+                return ERROR;
+            }
+        },
+        _ => return SLOW,
+    }
+    next
+}
+
+/// Upvalue `u` of the running frame's closure.
+#[look_inside]
+fn upval(vm: &Vm, u: u16) -> Value {
+    let cl = vm.frames[vm.frames.len() - 1].cl;
+    match cl.upvals[u as usize].v.get() {
+        Up::Open(i) => vm.stack[i],
+        Up::Shut(v) => v,
+    }
 }
 
 /// Operand `r` (a register or an RK constant) if it is an integer.
@@ -204,6 +403,40 @@ fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     false
 }
 
+/// Operand `r` as a float if it is a number (an integer converted as Lua's arithmetic
+/// converts it).
+#[look_inside]
+fn rk_fa(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
+    if let Some(x) = rk_num(vm, proto, base, r) {
+        return Some(x);
+    }
+    if let Some(i) = rk_int(vm, proto, base, r) {
+        return Some(i as f64);
+    }
+    None
+}
+
+/// Stores integer `x` in stack slot `i`: the payload alone when the slot holds an integer
+/// already (the trace then stores no tag), the whole value otherwise.
+#[look_inside]
+fn set_int(vm: &mut Vm, i: usize, x: i64) {
+    if let Value::Int(d) = &mut vm.stack[i] {
+        *d = x;
+    } else {
+        vm.stack[i] = Value::Int(x);
+    }
+}
+
+/// Stores float `x` in stack slot `i`, as [`set_int`].
+#[look_inside]
+fn set_num(vm: &mut Vm, i: usize, x: f64) {
+    if let Value::Num(d) = &mut vm.stack[i] {
+        *d = x;
+    } else {
+        vm.stack[i] = Value::Num(x);
+    }
+}
+
 /// Operand `r` if it is a float.
 #[look_inside]
 fn rk_num(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
@@ -267,88 +500,144 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             Op::Add(a, b, c) => {
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
-                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                            *d = x.wrapping_add(y);
-                            pc += 1;
-                            continue;
-                        }
+                        set_int(vm, base + a as usize, x.wrapping_add(y));
+                        pc += 1;
+                        continue;
                     }
                 }
-                if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_f(vm, proto, base, c) {
-                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
-                            *d = x + y;
-                            pc += 1;
-                            continue;
-                        }
-                    }
-                }
-                if let Some(y) = rk_num(vm, proto, base, c) {
-                    if let Some(x) = rk_f(vm, proto, base, b) {
-                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
-                            *d = x + y;
-                            pc += 1;
-                            continue;
-                        }
+                if let Some(x) = rk_fa(vm, proto, base, b) {
+                    if let Some(y) = rk_fa(vm, proto, base, c) {
+                        set_num(vm, base + a as usize, x + y);
+                        pc += 1;
+                        continue;
                     }
                 }
             }
             Op::Sub(a, b, c) => {
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
-                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                            *d = x.wrapping_sub(y);
-                            pc += 1;
-                            continue;
-                        }
+                        set_int(vm, base + a as usize, x.wrapping_sub(y));
+                        pc += 1;
+                        continue;
                     }
                 }
-                if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_f(vm, proto, base, c) {
-                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
-                            *d = x - y;
-                            pc += 1;
-                            continue;
-                        }
-                    }
-                }
-                if let Some(y) = rk_num(vm, proto, base, c) {
-                    if let Some(x) = rk_f(vm, proto, base, b) {
-                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
-                            *d = x - y;
-                            pc += 1;
-                            continue;
-                        }
+                if let Some(x) = rk_fa(vm, proto, base, b) {
+                    if let Some(y) = rk_fa(vm, proto, base, c) {
+                        set_num(vm, base + a as usize, x - y);
+                        pc += 1;
+                        continue;
                     }
                 }
             }
             Op::Mul(a, b, c) => {
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
-                        if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                            *d = x.wrapping_mul(y);
-                            pc += 1;
-                            continue;
-                        }
+                        set_int(vm, base + a as usize, x.wrapping_mul(y));
+                        pc += 1;
+                        continue;
                     }
                 }
-                if let Some(x) = rk_num(vm, proto, base, b) {
-                    if let Some(y) = rk_f(vm, proto, base, c) {
-                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
-                            *d = x * y;
-                            pc += 1;
-                            continue;
-                        }
+                if let Some(x) = rk_fa(vm, proto, base, b) {
+                    if let Some(y) = rk_fa(vm, proto, base, c) {
+                        set_num(vm, base + a as usize, x * y);
+                        pc += 1;
+                        continue;
                     }
                 }
-                if let Some(y) = rk_num(vm, proto, base, c) {
-                    if let Some(x) = rk_f(vm, proto, base, b) {
-                        if let Value::Num(d) = &mut vm.stack[base + a as usize] {
-                            *d = x * y;
-                            pc += 1;
-                            continue;
-                        }
+            }
+            Op::Div(a, b, c) => {
+                // `/` always divides floats.
+                if let Some(x) = rk_fa(vm, proto, base, b) {
+                    if let Some(y) = rk_fa(vm, proto, base, c) {
+                        set_num(vm, base + a as usize, x / y);
+                        pc += 1;
+                        continue;
                     }
+                }
+            }
+            Op::Unm(a, b) => {
+                match vm.stack[base + b as usize] {
+                    Value::Int(x) => set_int(vm, base + a as usize, 0i64.wrapping_sub(x)),
+                    Value::Num(x) => set_num(vm, base + a as usize, -x),
+                    _ => {
+                        let r = step(vm, pc, stop);
+                        if r < 0 {
+                            return r;
+                        }
+                        proto = frame_proto(vm);
+                        pc = frame_pc(vm);
+                        base = frame_base(vm);
+                        continue;
+                    }
+                }
+                pc += 1;
+                continue;
+            }
+            Op::Not(a, b) => {
+                let t = match vm.stack[base + b as usize] {
+                    Value::Nil => false,
+                    Value::Boolean(b) => b,
+                    _ => true,
+                };
+                vm.stack[base + a as usize] = Value::Boolean(!t);
+                pc += 1;
+                continue;
+            }
+            Op::LoadK(a, kk) => {
+                vm.stack[base + a as usize] = proto.consts[kk as usize];
+                pc += 1;
+                continue;
+            }
+            Op::LoadBool(a, b) => {
+                vm.stack[base + a as usize] = Value::Boolean(b);
+                pc += 1;
+                continue;
+            }
+            Op::LoadFalseSkip(a) => {
+                vm.stack[base + a as usize] = Value::Boolean(false);
+                pc += 2;
+                continue;
+            }
+            Op::LoadNil(a, n) => {
+                for i in 0..n {
+                    vm.stack[base + (a + i) as usize] = Value::Nil;
+                }
+                pc += 1;
+                continue;
+            }
+            Op::SetUpval(a, u) => {
+                set_upval(vm, u, vm.stack[base + a as usize]);
+                pc += 1;
+                continue;
+            }
+            Op::TForLoop(a, off) => {
+                let ra = base + a as usize;
+                if let Value::Nil = vm.stack[ra + 3] {
+                    pc += 1;
+                    continue;
+                }
+                vm.stack[ra + 2] = vm.stack[ra + 3];
+                pc = (pc as i64 + 1 + off as i64) as usize;
+                can_enter_jit!();
+                continue;
+            }
+            Op::GetStr(..)
+            | Op::SetStr(..)
+            | Op::SelfOp(..)
+            | Op::GetTabUp(..)
+            | Op::SetTabUp(..)
+            | Op::NewTable(..)
+            | Op::MkClosure(..)
+            | Op::Len(..)
+            | Op::TForCall(..)
+            | Op::ForPrep(..) => {
+                let next = simple(vm, proto, pc, base);
+                if next >= 0 {
+                    pc = next as usize;
+                    continue;
+                }
+                if next == ERROR {
+                    return ERROR;
                 }
             }
             Op::Mod(a, b, c) => {
@@ -493,6 +782,46 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         }
                     }
                 }
+            }
+            Op::GetUpval(a, u) => {
+                vm.stack[base + a as usize] = upval(vm, u);
+                pc += 1;
+                continue;
+            }
+            Op::CallV(a, b, c) if b != 0 => {
+                // A Lua function: the portal follows the call into it (the trace inlines it).
+                if let Value::LFunc(f) = vm.stack[base + a as usize] {
+                    let p = f.proto;
+                    let func = base + a as usize;
+                    let nb = call_lua(vm, func, b as usize - 1, c as i32 - 1, pc + 1);
+                    if nb != 0 {
+                        proto = p;
+                        pc = 0;
+                        base = nb;
+                        // A function entry: recursion is a loop through it.
+                        can_enter_jit!();
+                        continue;
+                    }
+                }
+                // A native.
+                let next = simple(vm, proto, pc, base);
+                if next >= 0 {
+                    pc = next as usize;
+                    continue;
+                }
+                if next == ERROR {
+                    return ERROR;
+                }
+            }
+            Op::Ret(a, b) if b != 0 => {
+                let r = return_lua(vm, base, base + a as usize, b as usize - 1, stop);
+                if r < 0 {
+                    return r;
+                }
+                proto = frame_proto(vm);
+                pc = frame_pc(vm);
+                base = frame_base(vm);
+                continue;
             }
             Op::ForStep(a, off) => {
                 let ra = base + a as usize;

@@ -30,6 +30,10 @@ pub struct Tracer {
     /// A value could not report its `Gc`s ([`Tracer::cannot_see`]): the collection is
     /// abandoned and frees nothing.
     pub(crate) blocked: bool,
+    /// Reporting anchors only (`gc::anchors`): the views of the greens and reds note their
+    /// addresses without tracing what they hold, which is what a compiled run's entry needs
+    /// and costs nothing per value the reds hold.
+    pub(crate) shallow: bool,
 }
 
 impl Tracer {
@@ -325,7 +329,9 @@ pub mod probe {
     impl<T: Trace> View for Copied<T> {
         #[inline]
         fn trace_view(&self, t: &mut Tracer) {
-            self.0.trace(t);
+            if !t.shallow {
+                self.0.trace(t);
+            }
             if !T::INLINE {
                 // A reference to memory holding `Gc`s: its address (0, which no input
                 // equals, if it is not one word).
@@ -345,7 +351,9 @@ pub mod probe {
     impl<T: Trace + ?Sized> View for Borrowed<'_, T> {
         #[inline]
         fn trace_view(&self, t: &mut Tracer) {
-            self.0.trace(t);
+            if !t.shallow {
+                self.0.trace(t);
+            }
             if !T::NO_GC {
                 t.anchors.push(self.0 as *const T as *const () as usize);
             }

@@ -87,6 +87,19 @@ struct Inner {
     trusted: HashMap<usize, bool>,
     /// Addresses of the quasi-immutable fields folded, trusted objects or not.
     quasi: Vec<usize>,
+    /// The greens' objects are never freed ([`Fingerprint::eternal`]).
+    eternal: bool,
+}
+
+/// How long the objects a portal's reference greens point to stay where they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GreenLife {
+    /// Any time: the interpreter may free one and allocate another at its address.
+    Unpinned,
+    /// For the whole portal call (see the module doc).
+    Pinned,
+    /// Forever: every reference green is `&'static`.
+    Static,
 }
 
 /// Which facts [`Fingerprint::first_broken`] checks.
@@ -123,6 +136,31 @@ impl Fingerprint {
             fp.derive_as(Value::Ref(a), lasting);
         }
         fp
+    }
+
+    /// The fingerprint of a trace whose greens reference objects that are never freed
+    /// ([`GreenLife::Static`]): no address can be reused by another object, so it trusts no
+    /// address, records no fact (what the trace folds through `#[jit(immutable)]` fields holds
+    /// for ever, as the interpreter promised), and the tracer may jump to another loop from
+    /// greens it computed. Bridges of its traces inherit it.
+    pub fn eternal() -> Fingerprint {
+        let mut fp = Fingerprint::default();
+        fp.0.eternal = true;
+        fp
+    }
+
+    /// Whether this is an [`eternal`](Fingerprint::eternal) fingerprint.
+    pub fn is_eternal(&self) -> bool {
+        self.0.eternal
+    }
+
+    /// The empty fingerprint a bridge of this trace starts with: trusting the same addresses
+    /// (see [`Fingerprint::trusting`]), or eternal as this one.
+    pub fn for_bridge(&self) -> Fingerprint {
+        if self.is_eternal() {
+            return Fingerprint::eternal();
+        }
+        Fingerprint::trusting(self.trusted())
     }
 
     /// Whether every fact is lasting (see the module doc).

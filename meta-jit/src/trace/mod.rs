@@ -42,7 +42,7 @@ use crate::ir::{self, DescrKind, FrameInfo, Op as IrOp, OpRef, Opcode, Resume, T
 use crate::jitcode::runner::Frame;
 use crate::jitcode::{JitCode, Op, Register, Value};
 
-pub use fingerprint::{Check, Fact, Fingerprint};
+pub use fingerprint::{Check, Fact, Fingerprint, GreenLife};
 pub use portal::{Assembler, PortalCalls, MAX_REDS};
 pub use record::ir_type;
 
@@ -268,9 +268,8 @@ pub struct Tracer<'c> {
 impl<'c> Tracer<'c> {
     /// A tracer that starts a loop at the portal's merge point with these greens and reds
     /// (one value per register of the merge point's greens and reds): greens become
-    /// constants, reds the trace's inputs. Guard ids start at `first_guard`. `greens_pinned`:
-    /// the objects the greens reference stay the same for the whole portal call (see
-    /// [`Fingerprint`]).
+    /// constants, reds the trace's inputs. Guard ids start at `first_guard`. `life`: how long
+    /// the objects the greens reference stay (see [`Fingerprint`]).
     pub fn at_merge_point(
         codes: &'c mut Codes,
         portal: &'static JitCode,
@@ -278,7 +277,7 @@ impl<'c> Tracer<'c> {
         reds: &[Value],
         limits: Limits,
         first_guard: u32,
-        greens_pinned: bool,
+        life: GreenLife,
     ) -> Tracer<'c> {
         let mp = merge_point_pc(portal);
         let Op::JitMergePoint {
@@ -291,10 +290,14 @@ impl<'c> Tracer<'c> {
         let mut trace = Trace::new();
         let inputs: Vec<OpRef> = rr.iter().map(|r| trace.input(ir_type(r.kind))).collect();
         let roots = gr.iter().zip(greens).filter_map(|(_, v)| match v {
-            Value::Ref(a) => Some((*a, greens_pinned)),
+            Value::Ref(a) => Some((*a, life == GreenLife::Pinned)),
             _ => None,
         });
-        let fp = Fingerprint::trusting(roots);
+        let fp = if life == GreenLife::Static {
+            Fingerprint::eternal()
+        } else {
+            Fingerprint::trusting(roots)
+        };
         let mut t = Tracer::empty(codes, portal, trace, limits, first_guard, fp);
         let ci = t.codes.index(portal);
         let zero = t.zeros();
@@ -649,6 +652,7 @@ impl<'c> Tracer<'c> {
         let header = std::mem::take(&mut self.at_header);
         let mut close = decide(&gv, header);
         if matches!(close, Close::Jump(_))
+            && !self.fp.is_eternal()
             && gv
                 .iter()
                 .any(|&v| matches!(v, Value::Ref(a) if a != 0) && !self.fp.is_trusted(v))

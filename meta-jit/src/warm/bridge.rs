@@ -35,7 +35,7 @@ impl JitDriver {
         let (trace, frames) = resume::bridge_frames(&state.codes, parent.pools(), &r, saved);
         let t0 = Instant::now();
         let first_guard = state.next_guard;
-        let trusted = Fingerprint::trusting(state.meta[&parent_id].fingerprint.trusted());
+        let trusted = state.meta[&parent_id].fingerprint.for_bridge();
         let (codes, cells, mut calls) =
             assembler::EntryCalls::split(self, &mut *state, params.function_entry);
 

@@ -60,7 +60,7 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 /// `Option<Value>` as its tag byte and the 15 bytes after it, and the overlapping narrow
 /// stores stalled the next 16-byte load of the value (nbody spent 17% more time).
 #[inline]
-fn index_str(
+pub(crate) fn index_str(
     obj: &Value,
     key: &Value,
     tm_index: &Value,
@@ -742,7 +742,7 @@ impl Vm {
     /// `base`) or its closure `cl`'s upvalues. Out of line, as the other cold instructions
     /// below: the dispatch loop stays smaller.
     #[inline(never)]
-    fn make_closure(
+    pub(crate) fn make_closure(
         &mut self,
         cl: &Closure,
         p: &'static crate::proto::Proto,
@@ -812,7 +812,7 @@ impl Vm {
     }
 
     /// Prepares a numeric for loop at stack slot `ra`; true to skip it.
-    fn for_prep(&mut self, ra: usize) -> LResult<bool> {
+    pub(crate) fn for_prep(&mut self, ra: usize) -> LResult<bool> {
         let (init, limit, step) = (self.stack[ra], self.stack[ra + 1], self.stack[ra + 2]);
         if let (Value::Int(i), Value::Int(s)) = (&init, &step) {
             let (i, s) = (*i, *s);

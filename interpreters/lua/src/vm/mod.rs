@@ -9,6 +9,7 @@ mod exec;
 mod ops;
 
 pub use arith::ArOp;
+pub(crate) use exec::index_str;
 
 use crate::proto::Proto;
 use crate::table::Table;
@@ -22,8 +23,10 @@ pub const MAX_FRAMES: usize = 200_000;
 /// Nested native -> Lua calls allowed (pcall, metamethods, sort comparators, ...).
 pub const MAX_NATIVE_DEPTH: u32 = 195;
 
-/// An upvalue: open (a stack slot) or closed (its own value).
-#[derive(Clone, Copy, Trace)]
+/// An upvalue: open (a stack slot) or closed (its own value). A word-sized tag, as
+/// [`Value`]'s, so that traced code reads it (`jit::upval`).
+#[derive(Clone, Copy, JitLayout, Trace)]
+#[repr(C, u64)]
 pub enum Up {
     /// Lives in this stack slot.
     Open(usize),
@@ -32,7 +35,7 @@ pub enum Up {
 }
 
 /// A shared upvalue cell: a plain object of the heap (no header, no drop).
-#[derive(Trace)]
+#[derive(JitLayout, Trace)]
 pub struct UpVal {
     /// Where the value is.
     pub v: Cell<Up>,
@@ -46,10 +49,13 @@ impl UpVal {
 }
 
 /// A Lua function: a prototype and its upvalues.
+#[derive(JitLayout)]
 pub struct Closure {
     /// The code.
+    #[jit(immutable)]
     pub proto: &'static Proto,
     /// The upvalue cells.
+    #[jit(immutable, immutable_items)]
     pub upvals: Vec<Gc<UpVal>>,
 }
 
@@ -77,7 +83,7 @@ pub struct LuaError {
 pub type LResult<T> = Result<T, LuaError>;
 
 /// A guest frame.
-#[derive(Trace)]
+#[derive(JitLayout, Trace)]
 pub struct Frame {
     /// The running function.
     pub cl: Gc<Closure>,
@@ -533,6 +539,70 @@ impl Vm {
             }
         }
         Err(self.rt_error("'__call' chain too long; possible loop"))
+    }
+
+    /// The common call: pushes the frame of the Lua function in `stack[func]` with `nargs`
+    /// arguments after it, wanting `nres` results, when the function takes no `...` and the
+    /// frame stack has room. The caller has saved its pc. False (nothing done) otherwise: the
+    /// general path (`precall`) handles natives, `__call`, varargs and the overflow error.
+    #[inline(always)]
+    pub(crate) fn enter_lua(&mut self, func: usize, nargs: usize, nres: i32) -> bool {
+        let Value::LFunc(f) = &self.stack[func] else {
+            return false;
+        };
+        let p = f.proto;
+        if p.is_vararg || self.frames.len() >= MAX_FRAMES {
+            return false;
+        }
+        // The frame owns the closure from here on: moved out of the function slot.
+        let f = exec::take_closure(&mut self.stack[func]);
+        let nb = func + 1;
+        self.ensure_stack(nb + p.maxstack as usize + nargs + 1);
+        for i in nargs..p.nparams as usize {
+            self.stack[nb + i] = Value::Nil;
+        }
+        let va_start = self.varargs.len() as u32;
+        self.push_frame(Frame {
+            cl: f,
+            base: nb,
+            pc: 0,
+            nres,
+            va_start,
+            va_len: 0,
+            boundary: false,
+            from_native: false,
+        });
+        true
+    }
+
+    /// The common return: pops the running frame (whose registers start at `base`), closing
+    /// its upvalues, and moves its `n` results from stack slot `from` to its function slot,
+    /// padded with nils or cut to the number the caller wants. Returns the popped frame.
+    #[inline(always)]
+    pub(crate) fn leave_lua(&mut self, base: usize, from: usize, n: usize) -> Frame {
+        if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+            self.close_upvals(base);
+        }
+        let f = self.frames.pop().unwrap();
+        if f.va_len > 0 {
+            self.varargs.truncate(f.va_start as usize);
+        }
+        // The function slot is nil (the frame took the closure out of it), so the first
+        // result is written without a drop.
+        let dest = base - 1;
+        let want = if f.nres < 0 { n } else { f.nres as usize };
+        if n >= 1 && want == 1 {
+            self.stack[dest] = self.stack[from];
+        } else {
+            for i in 0..n {
+                self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);
+            }
+            for i in n..want {
+                self.stack[dest + i] = Value::Nil;
+            }
+        }
+        self.top = dest + want;
+        f
     }
 
     /// Pushes a guest frame; inline, with the growth of the frame vector out of line.

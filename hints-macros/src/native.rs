@@ -72,6 +72,7 @@ pub fn rewrite(f: &mut ItemFn, portal: &Portal, resuming: Option<&Ident>) {
         greens: portal.greens.iter().map(ToString::to_string).collect(),
         pinned: portal.pinned.iter().map(ToString::to_string).collect(),
         reds: portal.reds.iter().map(ToString::to_string).collect(),
+        greens_static: portal.greens_static,
         sites: 0,
         entries: 0,
     };
@@ -127,6 +128,15 @@ fn enter(v: &Expand, span: Span, entry: bool) -> TokenStream {
     let views: Vec<Ident> = (0..all.len())
         .map(|k| Ident::new(&format!("__jit_view{k}"), span))
         .collect();
+    // `&'static` greens are no anchors (see `meta_jit::gc::probe::NoAnchor`).
+    let static_views: Vec<TokenStream> = if v.greens_static {
+        views[..green_ids.len()]
+            .iter()
+            .map(|w| quote!(let #w = #gc::probe::NoAnchor(#w);))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let (test, safepoint, call) = if entry {
         (
             quote!(::core::mem::replace(&mut __jit_first, false) && #name::__jit_is_on()),
@@ -141,6 +151,7 @@ fn enter(v: &Expand, span: Span, entry: bool) -> TokenStream {
             #[allow(unused_imports)]
             use #gc::probe::{ViaCopy as _, ViaMut as _, ViaOpaque as _, ViaRef as _};
             #( let #views = (&&&&#gc::probe::Probe(&#all)).__jit_view(); )*
+            #( #static_views )*
             let __jit_roots = move |__jit_t: &mut #gc::Tracer| {
                 #( #gc::probe::View::trace_view(&#views, __jit_t); )*
             };
@@ -201,6 +212,8 @@ struct Expand {
     greens: Vec<String>,
     pinned: Vec<String>,
     reds: Vec<String>,
+    /// Every reference green is `&'static` (see `crate::pinned::greens_static`).
+    greens_static: bool,
     sites: usize,
     /// `jit_merge_point!()`s rewritten.
     entries: usize,

@@ -240,7 +240,10 @@ pub fn collection_enabled() -> bool {
 /// thread-local or a static, a `Vec` that no green or red reaches, or the like. While compiled
 /// code runs, the same holds of the greens and reds as the `can_enter_jit!` that entered it
 /// saw, with the values compiled code holds: a red that is a reference to memory holding `Gc`s
-/// (`out: &mut Out`) is not made to point elsewhere by the loop. The thread runs jitcode and
+/// (`out: &mut Out`) is not made to point elsewhere by the loop. A portal whose reference
+/// greens are all `&'static` (see `JitDriver::with_static_greens`) collects in compiled code
+/// that moved on to other greens, which no root reports: every `Gc` held by an object such a
+/// green references must also be reachable from the reds (or be a trace constant). The thread runs jitcode and
 /// compiled code only through its portals (not `Backend::run` or `run_jitcode` around a
 /// portal call). The framework checks the rest (see the module's safety model).
 pub unsafe fn enable_collection() {

@@ -12,7 +12,7 @@
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
 use crate::table::Table;
 use crate::value::Value;
-use crate::vm::{Up, Vm};
+use crate::vm::{ArOp, Desc, LResult, Up, Vm};
 use crate::Mode;
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
@@ -33,45 +33,14 @@ pub fn configure(mode: Mode, params: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// True for an instruction the portal runs inline (when its operands have the right types).
+/// True for an instruction the portal runs without [`step`]: inline, or as one [`simple`]
+/// call, or (Lua calls and returns with a fixed number of values) by following it into the
+/// callee or the caller. The others are tail calls, varargs, open results and list stores.
 fn portal_inline(op: &Op) -> bool {
-    matches!(
+    !matches!(
         op,
-        Op::Jmp(NO_CLOSE, _)
-            | Op::TestJ(..)
-            | Op::Add(..)
-            | Op::Sub(..)
-            | Op::Mul(..)
-            | Op::Mod(..)
-            | Op::Eq(..)
-            | Op::Lt(..)
-            | Op::Le(..)
-            | Op::Mov(..)
-            | Op::LoadInt(..)
-            | Op::ForStep(..)
-            | Op::GetTable(..)
-            | Op::SetTable(..)
-            | Op::GetUpval(..)
-            | Op::SetUpval(..)
-            | Op::Div(..)
-            | Op::Unm(..)
-            | Op::Not(..)
-            | Op::LoadK(..)
-            | Op::LoadBool(..)
-            | Op::LoadFalseSkip(..)
-            | Op::LoadNil(..)
-            | Op::TForLoop(..)
-            | Op::GetStr(..)
-            | Op::SetStr(..)
-            | Op::SelfOp(..)
-            | Op::GetTabUp(..)
-            | Op::SetTabUp(..)
-            | Op::NewTable(..)
-            | Op::MkClosure(..)
-            | Op::Len(..)
-            | Op::TForCall(..)
-            | Op::ForPrep(..)
-    ) || matches!(op, Op::CallV(_, b, _) | Op::Ret(_, b) if *b != 0)
+        Op::TailCall(..) | Op::SetList(..) | Op::Vararg(..) | Op::CallV(_, 0, _) | Op::Ret(_, 0)
+    )
 }
 
 /// `Proto::hot` for `code` (empty if no instruction is hot): true for each instruction of a loop (from a backward jump's or a
@@ -192,6 +161,17 @@ const SLOW: i64 = -3;
 /// and no guard on a new prototype and pc after it.
 #[dont_look_inside]
 fn simple(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> i64 {
+    match simple_op(vm, proto, pc, base) {
+        Ok(next) => next,
+        Err(e) => {
+            vm.pending = Some(e);
+            ERROR
+        }
+    }
+}
+
+/// [`simple`], with errors as Lua errors.
+fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LResult<i64> {
     let fi = vm.frames.len() - 1;
     // Saved for messages, tracebacks and natives that call Lua.
     vm.frames[fi].pc = pc + 1;
@@ -199,52 +179,133 @@ fn simple(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> i64 {
     let k = &proto.consts;
     let ic = &proto.ic[pc];
     let r = |x: u16| base + x as usize;
+    // An RK operand.
+    let rk = |vm: &Vm, x: u16| {
+        if x >= RK_CONST {
+            k[(x - RK_CONST) as usize]
+        } else {
+            vm.stack[r(x)]
+        }
+    };
+    // A conditional: the jump after it runs when the comparison gives `kk`.
+    let cond = |c: bool, kk: bool| if c == kk { next } else { next + 1 };
+    let arith = |op: ArOp| -> Option<ArOp> { Some(op) };
+    let binop = match proto.code[pc] {
+        Op::Add(..) => arith(ArOp::Add),
+        Op::Sub(..) => arith(ArOp::Sub),
+        Op::Mul(..) => arith(ArOp::Mul),
+        Op::Div(..) => arith(ArOp::Div),
+        Op::Mod(..) => arith(ArOp::Mod),
+        Op::Pow(..) => arith(ArOp::Pow),
+        Op::IDiv(..) => arith(ArOp::IDiv),
+        Op::BAnd(..) => arith(ArOp::BAnd),
+        Op::BOr(..) => arith(ArOp::BOr),
+        Op::BXor(..) => arith(ArOp::BXor),
+        Op::Shl(..) => arith(ArOp::Shl),
+        Op::Shr(..) => arith(ArOp::Shr),
+        _ => None,
+    };
     match proto.code[pc] {
+        Op::Add(a, b, c)
+        | Op::Sub(a, b, c)
+        | Op::Mul(a, b, c)
+        | Op::Div(a, b, c)
+        | Op::Mod(a, b, c)
+        | Op::Pow(a, b, c)
+        | Op::IDiv(a, b, c)
+        | Op::BAnd(a, b, c)
+        | Op::BOr(a, b, c)
+        | Op::BXor(a, b, c)
+        | Op::Shl(a, b, c)
+        | Op::Shr(a, b, c) => {
+            let (x, y) = (rk(vm, b), rk(vm, c));
+            let op = binop.expect("an arithmetic op");
+            let v = vm.arith_slow(op, &x, &y, Desc::Rk(b), Desc::Rk(c))?;
+            vm.stack[r(a)] = v;
+        }
+        Op::Unm(a, b) | Op::BNot(a, b) => {
+            let op = if matches!(proto.code[pc], Op::Unm(..)) {
+                ArOp::Unm
+            } else {
+                ArOp::BNot
+            };
+            let x = vm.stack[r(b)];
+            let v = vm.arith_slow(op, &x, &x, Desc::Rk(b), Desc::Rk(b))?;
+            vm.stack[r(a)] = v;
+        }
+        Op::Eq(b, c, kk) => {
+            let (x, y) = (rk(vm, b), rk(vm, c));
+            return Ok(cond(vm.equals(&x, &y)?, kk));
+        }
+        Op::Lt(b, c, kk) => {
+            let (x, y) = (rk(vm, b), rk(vm, c));
+            return Ok(cond(vm.less_than(&x, &y)?, kk));
+        }
+        Op::Le(b, c, kk) => {
+            let (x, y) = (rk(vm, b), rk(vm, c));
+            return Ok(cond(vm.less_equal(&x, &y)?, kk));
+        }
+        Op::Concat(a, n) => {
+            let v = vm.concat_regs(base, a, n)?;
+            vm.stack[r(a)] = v;
+        }
+        Op::GetTable(a, b, c) => {
+            let (t, key) = (vm.stack[r(b)], rk(vm, c));
+            let v = vm.index(&t, &key, Desc::Rk(b))?;
+            vm.stack[r(a)] = v;
+        }
+        Op::SetTable(a, b, c) => {
+            let (t, key, v) = (vm.stack[r(a)], rk(vm, b), rk(vm, c));
+            vm.settable(&t, key, v, Desc::Rk(a))?;
+        }
         Op::GetStr(a, b, kk) => {
+            let obj = vm.stack[r(b)];
+            let key = &k[kk as usize];
             let mut v = Value::Nil;
             let (tm, sm) = (vm.tm.index, vm.string_meta);
-            if !crate::vm::index_str(&vm.stack[r(b)], &k[kk as usize], &tm, sm, ic, &mut v) {
-                return SLOW;
+            if !crate::vm::index_str(&obj, key, &tm, sm, ic, &mut v) {
+                v = vm.index(&obj, key, Desc::Rk(b))?;
             }
             vm.stack[r(a)] = v;
         }
         Op::SelfOp(a, b, kk) => {
             let obj = vm.stack[r(b)];
+            let key = &k[kk as usize];
             let mut v = Value::Nil;
             let (tm, sm) = (vm.tm.index, vm.string_meta);
-            if !crate::vm::index_str(&obj, &k[kk as usize], &tm, sm, ic, &mut v) {
-                return SLOW;
+            if !crate::vm::index_str(&obj, key, &tm, sm, ic, &mut v) {
+                v = vm.index(&obj, key, Desc::Rk(b))?;
             }
             vm.stack[r(a) + 1] = obj;
             vm.stack[r(a)] = v;
         }
         Op::SetStr(a, b, c) => {
-            let Value::Tab(t) = vm.stack[r(a)] else {
-                return SLOW;
+            let (t, key, v) = (vm.stack[r(a)], k[b as usize], rk(vm, c));
+            let done = match t {
+                Value::Tab(tb) => tb.set_str_fast_ic(&key, v, &ic.key[0]).is_ok(),
+                _ => false,
             };
-            let v = rk(vm, proto, base, c);
-            if t.set_str_fast_ic(&k[b as usize], v, &ic.key[0]).is_err() {
-                return SLOW;
+            if !done {
+                vm.settable(&t, key, v, Desc::Rk(a))?;
             }
         }
         Op::GetTabUp(a, u, kk) => {
-            let Value::Tab(t) = upval(vm, u) else {
-                return SLOW;
+            let t = upval(vm, u);
+            let key = &k[kk as usize];
+            let v = match t {
+                Value::Tab(tb) => tb.get_str_ic(key, &ic.key[0]),
+                _ => Value::Nil,
             };
-            let v = t.get_str_ic(&k[kk as usize], &ic.key[0]);
-            if matches!(v, Value::Nil) {
-                return SLOW;
-            }
+            let v = if matches!(v, Value::Nil) {
+                vm.index(&t, key, Desc::Up(u))?
+            } else {
+                v
+            };
             vm.stack[r(a)] = v;
         }
         Op::SetTabUp(u, kk, c) => {
-            let Value::Tab(t) = upval(vm, u) else {
-                return SLOW;
-            };
-            let v = rk(vm, proto, base, c);
-            if t.set_str_fast(&k[kk as usize], v).is_err() {
-                return SLOW;
-            }
+            let (t, v) = (upval(vm, u), rk(vm, c));
+            vm.settable(&t, k[kk as usize], v, Desc::Up(u))?;
         }
         Op::NewTable(a, narr, nhash) => {
             vm.stack[r(a)] = Value::Tab(Table::new_gc(narr as usize, nhash as usize));
@@ -255,54 +316,43 @@ fn simple(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> i64 {
             vm.stack[r(a)] = f;
         }
         Op::Len(a, b) => {
-            let v = match vm.stack[r(b)] {
-                Value::Str(s) => s.bytes.len() as i64,
-                Value::Tab(t) if t.meta.get().is_none() => t.len(),
-                _ => return SLOW,
-            };
-            vm.stack[r(a)] = Value::Int(v);
+            let x = vm.stack[r(b)];
+            let v = vm.len_of(&x, Desc::Rk(b))?;
+            vm.stack[r(a)] = v;
         }
         Op::CallV(a, b, c) if b != 0 => {
             if !matches!(vm.stack[r(a)], Value::Builtin(_)) {
-                return SLOW;
+                return Ok(SLOW);
             }
             // A native runs now; its results are in place when `precall` returns false.
-            match vm.precall(r(a), b as usize - 1, c as i32 - 1, true) {
-                Ok(false) => {}
-                Ok(true) => unreachable!("a native pushes no frame"),
-                Err(e) => {
-                    vm.pending = Some(e);
-                    return ERROR;
-                }
-            }
+            let pushed = vm.precall(r(a), b as usize - 1, c as i32 - 1, true)?;
+            assert!(!pushed, "a native pushes no frame");
         }
         Op::TForCall(a, n) => {
             if !matches!(vm.stack[r(a)], Value::Builtin(_)) {
-                return SLOW;
+                return Ok(SLOW);
             }
             for i in 0..3 {
                 vm.stack[r(a) + 3 + i] = vm.stack[r(a) + i];
             }
-            match vm.precall(r(a) + 3, 2, n as i32, true) {
-                Ok(false) => {}
-                Ok(true) => unreachable!("a native pushes no frame"),
-                Err(e) => {
-                    vm.pending = Some(e);
-                    return ERROR;
-                }
+            let pushed = vm.precall(r(a) + 3, 2, n as i32, true)?;
+            assert!(!pushed, "a native pushes no frame");
+        }
+        Op::CloseUps(a) => vm.close_upvals(r(a)),
+        Op::ForPrep(a, off) => {
+            if vm.for_prep(r(a))? {
+                return Ok(next + off as i64);
             }
         }
-        Op::ForPrep(a, off) => match vm.for_prep(r(a)) {
-            Ok(true) => return pc as i64 + 1 + off as i64,
-            Ok(false) => {}
-            Err(e) => {
-                vm.pending = Some(e);
-                return ERROR;
-            }
-        },
-        _ => return SLOW,
+        _ => return Ok(SLOW),
     }
-    next
+    Ok(next)
+}
+
+/// Closes the open upvalues of stack slots from `level` up (a block's end, a `break`).
+#[dont_look_inside]
+fn close_upvals(vm: &mut Vm, level: usize) {
+    vm.close_upvals(level);
 }
 
 /// Upvalue `u` of the running frame's closure.
@@ -477,7 +527,10 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
     loop {
         jit_merge_point!();
         match proto.code[pc] {
-            Op::Jmp(close, off) if close == NO_CLOSE => {
+            Op::Jmp(close, off) => {
+                if close != NO_CLOSE {
+                    close_upvals(vm, base + close as usize);
+                }
                 pc = (pc as i64 + 1 + off as i64) as usize;
                 if off < 0 {
                     can_enter_jit!();
@@ -621,38 +674,18 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 can_enter_jit!();
                 continue;
             }
-            Op::GetStr(..)
-            | Op::SetStr(..)
-            | Op::SelfOp(..)
-            | Op::GetTabUp(..)
-            | Op::SetTabUp(..)
-            | Op::NewTable(..)
-            | Op::MkClosure(..)
-            | Op::Len(..)
-            | Op::TForCall(..)
-            | Op::ForPrep(..) => {
-                let next = simple(vm, proto, pc, base);
-                if next >= 0 {
-                    pc = next as usize;
-                    continue;
-                }
-                if next == ERROR {
-                    return ERROR;
-                }
-            }
             Op::Mod(a, b, c) => {
                 // Integers: Lua's floored remainder (the sign of the divisor); a zero
                 // divisor (an error) and floats go to the plain loop.
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
                         if y != 0 {
-                            if let Value::Int(d) = &mut vm.stack[base + a as usize] {
-                                // `MIN % -1` overflows in Rust; its remainder is 0.
-                                let r = if y == -1 { 0 } else { x % y };
-                                *d = if r != 0 && (r ^ y) < 0 { r + y } else { r };
-                                pc += 1;
-                                continue;
-                            }
+                            // `MIN % -1` overflows in Rust; its remainder is 0.
+                            let r = if y == -1 { 0 } else { x % y };
+                            let m = if r != 0 && (r ^ y) < 0 { r + y } else { r };
+                            set_int(vm, base + a as usize, m);
+                            pc += 1;
+                            continue;
                         }
                     }
                 }
@@ -803,15 +836,6 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         continue;
                     }
                 }
-                // A native.
-                let next = simple(vm, proto, pc, base);
-                if next >= 0 {
-                    pc = next as usize;
-                    continue;
-                }
-                if next == ERROR {
-                    return ERROR;
-                }
             }
             Op::Ret(a, b) if b != 0 => {
                 let r = return_lua(vm, base, base + a as usize, b as usize - 1, stop);
@@ -880,6 +904,15 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             _ => {}
+        }
+        // One instruction on its native path, in its frame.
+        let next = simple(vm, proto, pc, base);
+        if next >= 0 {
+            pc = next as usize;
+            continue;
+        }
+        if next == ERROR {
+            return ERROR;
         }
         let r = step(vm, pc, stop);
         if r < 0 {

@@ -414,3 +414,94 @@ fn mod_and_eq_loops_compile_without_calls() {
         traces.join("\n")
     );
 }
+
+/// The JIT driver's statistics after `jit_loops`.
+fn jit_stats() -> meta_jit::warm::Stats {
+    crate::jit::portal::with_driver(|d| d.stats())
+}
+
+/// A Lua call of a function without `...` is followed by the portal: the loop's trace inlines
+/// the callee (its arithmetic is in the trace), pushes and pops the frame with one call each
+/// (`call_lua`, `return_lua`), never calls the plain loop's `step`, and stays in compiled
+/// code: the second loop's trace ends at the callee's entry, which
+/// the first compiled as a loop, and jumps there (it read the callee's prototype from the
+/// closure; it may jump only because the portal's greens are `&'static`, and otherwise leaves
+/// compiled code at every turn).
+#[test]
+fn guest_calls_are_followed_into_the_callee() {
+    let (traces, _, r) = jit_loops(
+        "local function f(a, b) local c = a * b return c + 1 end
+         local s = 0
+         for i = 1, 5000 do s = s + f(i, 3) end
+         for i = 1, 5000 do s = s + f(i, 5) end
+         R = s",
+    );
+    let sum = |k: i64| (1..=5000i64).map(|i| i * k + 1).sum::<i64>();
+    assert_eq!(r, sum(3) + sum(5));
+    let all = traces.join("\n");
+    assert!(
+        all.contains("call_lua") && all.contains("return_lua"),
+        "{all}"
+    );
+    assert!(!all.contains("ConstFn(step)"), "{all}");
+    assert!(all.contains("int_mul"), "the callee is not inlined:\n{all}");
+    // The callee's return into the second loop fails the first loop's guard on the return
+    // position until that guard gets its bridge (200 failures); one entry per turn (4,998)
+    // without the jump.
+    let entries = jit_stats().entries;
+    assert!(entries < 400, "{entries} entries into compiled code");
+}
+
+/// Recursion is a loop through the function's entry (`can_enter_jit!` after a call): fib
+/// compiles, calls `step` nowhere, and gives the plain loop's result.
+#[test]
+fn recursion_loops_through_the_function_entry() {
+    let (traces, _, r) = jit_loops(
+        "local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+         R = fib(22)",
+    );
+    assert_eq!(r, 17711);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let all = traces.join("\n");
+    assert!(!all.contains("ConstFn(step)"), "{all}");
+}
+
+/// Field access, globals, natives, metamethods, table and closure construction run as one
+/// `simple` call each in a trace (not `step`), with Lua's semantics: `__index` and
+/// `__newindex` functions, `__add` and `__lt`, an error raised in a metamethod.
+#[test]
+fn one_instruction_fast_paths_keep_lua_semantics() {
+    let (traces, _, r) = jit_loops(
+        "local V = {}
+         V.__index = function(t, k) return k == 'z' and 7 or nil end
+         V.__add = function(a, b) return setmetatable({x = a.x + b.x}, V) end
+         V.__lt = function(a, b) return a.x < b.x end
+         local log = 0
+         local W = setmetatable({}, {__newindex = function(t, k, v) log = log + v end})
+         local acc = setmetatable({x = 0}, V)
+         local n = 0
+         for i = 1, 400 do
+           local p = setmetatable({x = i % 5}, V)
+           acc = acc + p
+           if p < acc then n = n + p.z end
+           W.k = i
+           local g = function() return i end
+           n = n + g() + #tostring(i)
+         end
+         local ok = pcall(function() return acc + 1 end)
+         R = acc.x * 1000000 + n * 10 + (ok and 1 or 0) + log * 0",
+    );
+    let (mut acc, mut n) = (0i64, 0i64);
+    for i in 1..=400i64 {
+        let p = i % 5;
+        acc += p;
+        if p < acc {
+            n += 7;
+        }
+        n += i + i.to_string().len() as i64;
+    }
+    assert_eq!(r, acc * 1_000_000 + n * 10);
+    let all = traces.join("\n");
+    assert!(all.contains("ConstFn(simple)"), "{all}");
+    assert!(!all.contains("ConstFn(step)"), "{all}");
+}

@@ -387,8 +387,11 @@ fn conformance_while_collecting_all_the_time() {
             "only {collections} collections in {} runs",
             jobs.len()
         );
+        // The stress mode's extra collections happen at the plain loop's calls and returns;
+        // with the JIT on, the portal follows most calls itself, and collects where the heap
+        // asks (79 times when the portal began following calls, 158 with the JIT off).
         assert!(
-            roots_collections.len() == 2 && roots_collections.iter().all(|&c| c > 100),
+            roots_collections.len() == 2 && roots_collections.iter().all(|&c| c > 50),
             "roots.lua collected {roots_collections:?} times (JIT off, on)"
         );
     }

@@ -360,6 +360,23 @@ pub mod probe {
         }
     }
 
+    /// A `&'static` green of a portal whose reference greens are all `&'static`: traced as
+    /// the view it wraps, but no anchor. Compiled code may collect after it moved on to other
+    /// greens than those it was entered with; an anchor is there so that the roots closure
+    /// still describes the run's state, which a green that is not an input cannot promise.
+    /// A `&'static` object cannot go away, but the contract of `gc::enable_collection` asks
+    /// that such a portal's green objects hold no `Gc` that nothing else roots (a program's
+    /// constants that the interpreter also holds, as Lua's interned strings).
+    pub struct NoAnchor<V>(pub V);
+    impl<V: View> View for NoAnchor<V> {
+        #[inline]
+        fn trace_view(&self, t: &mut Tracer) {
+            let n = t.anchors.len();
+            self.0.trace_view(t);
+            t.anchors.truncate(n);
+        }
+    }
+
     /// A value the collector cannot see into.
     pub struct Opaque;
     impl View for Opaque {

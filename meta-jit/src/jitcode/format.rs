@@ -72,6 +72,7 @@ pub enum Value {
 
 impl Value {
     /// The kind of this value.
+    #[inline]
     pub fn kind(self) -> Kind {
         match self {
             Value::Int(_) => Kind::Int,
@@ -80,6 +81,7 @@ impl Value {
         }
     }
     /// The integer, panicking on another kind (a codewriter bug).
+    #[inline]
     pub fn int(self) -> i64 {
         match self {
             Value::Int(v) => v,
@@ -87,6 +89,7 @@ impl Value {
         }
     }
     /// The float, panicking on another kind.
+    #[inline]
     pub fn float(self) -> f64 {
         match self {
             Value::Float(v) => v,
@@ -94,6 +97,7 @@ impl Value {
         }
     }
     /// The address, panicking on another kind.
+    #[inline]
     pub fn addr(self) -> usize {
         match self {
             Value::Ref(v) => v,

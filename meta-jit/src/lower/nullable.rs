@@ -117,10 +117,12 @@ impl<T: 'static> ConstValue for Option<Gc<T>> {
 impl<T: 'static> ShimArg for Option<Gc<T>> {
     type Abi = usize;
     const KIND: Kind = Kind::Ref;
+    #[inline(always)]
     unsafe fn from_abi(v: usize) -> Self {
         // SAFETY: a non-zero `v` is the address of a live object of the heap (the contract).
         (v != 0).then(|| unsafe { Gc::from_addr(v) })
     }
+    #[inline(always)]
     fn to_abi(self) -> usize {
         self.map_or(0, |g| g.as_ptr() as usize)
     }
@@ -129,6 +131,7 @@ impl<T: 'static> ShimArg for Option<Gc<T>> {
 impl<T: 'static> ShimRet for Option<Gc<T>> {
     type Abi = usize;
     const KIND: Option<Kind> = Some(Kind::Ref);
+    #[inline(always)]
     fn to_abi(self) -> usize {
         self.map_or(0, |g| g.as_ptr() as usize)
     }

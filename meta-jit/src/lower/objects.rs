@@ -83,10 +83,12 @@ impl<T: PlaceTarget + 'static> PlaceTarget for Gc<T> {
 impl<T: 'static> ShimArg for Gc<T> {
     type Abi = usize;
     const KIND: Kind = Kind::Ref;
+    #[inline(always)]
     unsafe fn from_abi(v: usize) -> Self {
         // SAFETY: `v` is the address of a live object of the heap (the contract).
         unsafe { Gc::from_addr(v) }
     }
+    #[inline(always)]
     fn to_abi(self) -> usize {
         self.as_ptr() as usize
     }
@@ -95,6 +97,7 @@ impl<T: 'static> ShimArg for Gc<T> {
 impl<T: 'static> ShimRet for Gc<T> {
     type Abi = usize;
     const KIND: Option<Kind> = Some(Kind::Ref);
+    #[inline(always)]
     fn to_abi(self) -> usize {
         self.as_ptr() as usize
     }

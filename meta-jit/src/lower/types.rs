@@ -39,9 +39,11 @@ macro_rules! int_scalars {
         impl Scalar for $t {
             const KIND: Kind = Kind::Int;
             const INT: Option<IntTy> = Some(IntTy { bits: $bits, signed: $signed });
+            #[inline]
             fn to_value(self) -> Value {
                 Value::Int(self as i64)
             }
+            #[inline]
             unsafe fn from_value(v: Value) -> Self {
                 v.int() as $t
             }
@@ -62,9 +64,11 @@ const _: () = assert!(
 impl Scalar for bool {
     const KIND: Kind = Kind::Int;
     const INT: Option<IntTy> = Some(IntTy::BOOL);
+    #[inline]
     fn to_value(self) -> Value {
         Value::Int(i64::from(self))
     }
+    #[inline]
     unsafe fn from_value(v: Value) -> Self {
         v.int() != 0
     }
@@ -76,9 +80,11 @@ impl Scalar for char {
         bits: 32,
         signed: false,
     });
+    #[inline]
     fn to_value(self) -> Value {
         Value::Int(i64::from(u32::from(self)))
     }
+    #[inline]
     unsafe fn from_value(v: Value) -> Self {
         // SAFETY: by the contract, the value is a valid char's scalar value.
         unsafe { char::from_u32_unchecked(v.int() as u32) }
@@ -88,9 +94,11 @@ impl Scalar for char {
 impl Scalar for f64 {
     const KIND: Kind = Kind::Float;
     const INT: Option<IntTy> = None;
+    #[inline]
     fn to_value(self) -> Value {
         Value::Float(self)
     }
+    #[inline]
     unsafe fn from_value(v: Value) -> Self {
         v.float()
     }
@@ -392,10 +400,12 @@ macro_rules! shim_scalar {
         impl ShimArg for $t {
             type Abi = $abi;
             const KIND: Kind = <$t as Scalar>::KIND;
+            #[inline(always)]
             unsafe fn from_abi(v: $abi) -> Self {
                 // SAFETY: `v` came from `to_abi` of a `$t` (the contract).
                 unsafe { <$t as Scalar>::from_value($wrap(v)) }
             }
+            #[inline(always)]
             fn to_abi(self) -> $abi {
                 Scalar::to_value(self).$unwrap()
             }
@@ -403,6 +413,7 @@ macro_rules! shim_scalar {
         impl ShimRet for $t {
             type Abi = $abi;
             const KIND: Option<Kind> = Some(<$t as Scalar>::KIND);
+            #[inline(always)]
             fn to_abi(self) -> $abi {
                 Scalar::to_value(self).$unwrap()
             }
@@ -434,9 +445,11 @@ macro_rules! shim_slice {
         impl<'a, U: SliceThroughShim> ShimArg for $r {
             type Abi = usize;
             const KIND: Kind = Kind::Ref;
+            #[inline(always)]
             unsafe fn from_abi(_: usize) -> Self {
                 unreachable!("SliceThroughShim is never implemented")
             }
+            #[inline(always)]
             fn to_abi(self) -> usize {
                 unreachable!("SliceThroughShim is never implemented")
             }
@@ -450,10 +463,12 @@ macro_rules! shim_ref {
         impl<'a, T> ShimArg for $r {
             type Abi = usize;
             const KIND: Kind = Kind::Ref;
+            #[inline(always)]
             unsafe fn from_abi(v: usize) -> Self {
                 // SAFETY: `v` is the address of a live `T` (the contract).
                 unsafe { &mut *(v as *mut T) }
             }
+            #[inline(always)]
             fn to_abi(self) -> usize {
                 self as *const T as usize
             }
@@ -461,6 +476,7 @@ macro_rules! shim_ref {
         impl<'a, T> ShimRet for $r {
             type Abi = usize;
             const KIND: Option<Kind> = Some(Kind::Ref);
+            #[inline(always)]
             fn to_abi(self) -> usize {
                 self as *const T as usize
             }
@@ -475,6 +491,7 @@ shim_ref!(&'a T, &'a mut T);
 impl ShimRet for () {
     type Abi = ();
     const KIND: Option<Kind> = None;
+    #[inline(always)]
     fn to_abi(self) {}
     fn abi_value(_: ()) -> Option<Value> {
         None

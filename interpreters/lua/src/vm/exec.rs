@@ -732,7 +732,7 @@ impl Vm {
 
     /// `Concat`: registers `a .. a + n - 1` of the frame at `base`, concatenated.
     #[inline(never)]
-    fn concat_regs(&mut self, base: usize, a: u16, n: u16) -> LResult<Value> {
+    pub(crate) fn concat_regs(&mut self, base: usize, a: u16, n: u16) -> LResult<Value> {
         let ra = base + a as usize;
         let vals: Vec<Value> = self.stack[ra..ra + n as usize].to_vec();
         self.concat(vals, a)
@@ -802,7 +802,7 @@ impl Vm {
     }
 
     /// `t[k] = v` with a fast path for tables without metatables.
-    fn settable(&mut self, t: &Value, key: Value, v: Value, d: Desc) -> LResult<()> {
+    pub(crate) fn settable(&mut self, t: &Value, key: Value, v: Value, d: Desc) -> LResult<()> {
         if let Value::Tab(tb) = t {
             if tb.meta.get().is_none() {
                 return self.rawset(tb, key, v);

@@ -35,11 +35,11 @@ pub fn configure(mode: Mode, params: &[String]) -> Result<(), String> {
 
 /// True for an instruction the portal runs without [`step`]: inline, or as one [`simple`]
 /// call, or (Lua calls and returns with a fixed number of values) by following it into the
-/// callee or the caller. The others are tail calls, varargs, open results and list stores.
+/// callee or the caller. The others are varargs, open results and list stores.
 fn portal_inline(op: &Op) -> bool {
     !matches!(
         op,
-        Op::TailCall(..) | Op::SetList(..) | Op::Vararg(..) | Op::CallV(_, 0, _) | Op::Ret(_, 0)
+        Op::SetList(..) | Op::Vararg(..) | Op::CallV(_, 0, _) | Op::TailCall(_, 0) | Op::Ret(_, 0)
     )
 }
 
@@ -123,6 +123,14 @@ fn call_lua(vm: &mut Vm, func: usize, nargs: usize, nres: i32, ret: usize) -> us
     } else {
         0
     }
+}
+
+/// A tail call of the Lua function in `vm.stack[func]` with `nargs` arguments
+/// (`Vm::tail_lua`): it takes over the running frame at `base`. False when the plain loop
+/// must make it.
+#[dont_look_inside]
+fn tail_call_lua(vm: &mut Vm, base: usize, func: usize, nargs: usize) -> bool {
+    vm.tail_lua(base, func, nargs)
 }
 
 /// A return of `n` values from stack slot `from` of the running frame at `base`
@@ -353,6 +361,51 @@ fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LRes
 #[dont_look_inside]
 fn close_upvals(vm: &mut Vm, level: usize) {
     vm.close_upvals(level);
+}
+
+/// `vm.stack[dst] = vm.stack[obj][K[k]]` for a string constant `K[k]` through the inline
+/// caches of instruction `pc` (a `GetStr` or a `SelfOp`), when no `__index` function applies
+/// (`index_str`). False (nothing done) otherwise: [`simple`] then takes the whole semantics.
+/// Its own shim, with the operands as arguments: no decoding of the instruction.
+#[dont_look_inside]
+fn get_field(
+    vm: &mut Vm,
+    proto: &'static Proto,
+    pc: usize,
+    dst: usize,
+    obj: usize,
+    k: u16,
+) -> bool {
+    let mut v = Value::Nil;
+    let (tm, sm) = (vm.tm.index, vm.string_meta);
+    let o = vm.stack[obj];
+    if !crate::vm::index_str(
+        &o,
+        &proto.consts[k as usize],
+        &tm,
+        sm,
+        &proto.ic[pc],
+        &mut v,
+    ) {
+        return false;
+    }
+    vm.stack[dst] = v;
+    true
+}
+
+/// The `SetStr` at `pc` (`R[a][K[b]] = RK[c]`) through its inline cache, when no
+/// `__newindex` can apply. False (nothing done) otherwise.
+#[dont_look_inside]
+fn set_field(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> bool {
+    let Op::SetStr(a, b, c) = proto.code[pc] else {
+        return false;
+    };
+    let Value::Tab(tb) = vm.stack[base + a as usize] else {
+        return false;
+    };
+    let v = rk(vm, proto, base, c);
+    tb.set_str_fast_ic(&proto.consts[b as usize], v, &proto.ic[pc].key[0])
+        .is_ok()
 }
 
 /// Upvalue `u` of the running frame's closure.
@@ -832,6 +885,37 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         pc = 0;
                         base = nb;
                         // A function entry: recursion is a loop through it.
+                        can_enter_jit!();
+                        continue;
+                    }
+                }
+            }
+            Op::GetStr(a, b, kk) => {
+                if get_field(vm, proto, pc, base + a as usize, base + b as usize, kk) {
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::SelfOp(a, b, kk) => {
+                // `R[a+1] = R[b]` first: `get_field` then reads the object there.
+                vm.stack[base + a as usize + 1] = vm.stack[base + b as usize];
+                if get_field(vm, proto, pc, base + a as usize, base + a as usize + 1, kk) {
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::SetStr(..) => {
+                if set_field(vm, proto, pc, base) {
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::TailCall(a, b) if b != 0 => {
+                if let Value::LFunc(f) = vm.stack[base + a as usize] {
+                    let p = f.proto;
+                    if tail_call_lua(vm, base, base + a as usize, b as usize - 1) {
+                        proto = p;
+                        pc = 0;
                         can_enter_jit!();
                         continue;
                     }

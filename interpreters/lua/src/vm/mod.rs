@@ -575,6 +575,41 @@ impl Vm {
         true
     }
 
+    /// The common tail call: the Lua function in `stack[func]` with `nargs` arguments after it
+    /// takes over the running frame at `base` in place, when it takes no `...`. False
+    /// (nothing done) otherwise.
+    #[inline(always)]
+    pub(crate) fn tail_lua(&mut self, base: usize, func: usize, nargs: usize) -> bool {
+        let Value::LFunc(f) = self.stack[func] else {
+            return false;
+        };
+        let p = f.proto;
+        if p.is_vararg {
+            return false;
+        }
+        if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+            self.close_upvals(base);
+        }
+        let f = exec::take_closure(&mut self.stack[func]);
+        for i in 1..=nargs {
+            self.stack[base - 1 + i] = std::mem::take(&mut self.stack[func + i]);
+        }
+        self.ensure_stack(base + p.maxstack as usize + nargs + 1);
+        for i in nargs..p.nparams as usize {
+            self.stack[base + i] = Value::Nil;
+        }
+        let fi = self.frames.len() - 1;
+        let fr = &mut self.frames[fi];
+        fr.cl = f;
+        fr.pc = 0;
+        if fr.va_len > 0 {
+            let end = fr.va_start as usize;
+            fr.va_len = 0;
+            self.varargs.truncate(end);
+        }
+        true
+    }
+
     /// The common return: pops the running frame (whose registers start at `base`), closing
     /// its upvalues, and moves its `n` results from stack slot `from` to its function slot,
     /// padded with nils or cut to the number the caller wants. Returns the popped frame.

@@ -74,7 +74,10 @@ fn new_part(cap: usize) -> Gc<ArrayPart> {
 struct HashPart {
     /// Entries in insertion order; a removed entry keeps its key with a nil value.
     entries: Vec<(Value, Value)>,
-    /// Indexes into `entries`, hashed by [`key_hash`] of their key.
+    /// Indexes into `entries`, hashed by [`key_hash`] of their key: every entry when there
+    /// are more than [`SMALL`] or a key is not a string, none otherwise (an object's fields
+    /// are searched along the entries, and cost no allocation and no insertion for an index;
+    /// integer keys keep the index's probe, a scan measured slower on fannkuch).
     index: HashTable<u32>,
     /// Entries whose value is nil.
     dead: u32,
@@ -93,6 +96,9 @@ unsafe impl Trace for HashPart {
         self.entries.trace(t);
     }
 }
+
+/// The most entries a hash part searches without its index.
+const SMALL: usize = 8;
 
 /// A table.
 #[derive(JitLayout, Trace)]
@@ -155,7 +161,7 @@ impl HashPart {
     #[inline(always)]
     fn find(&self, k: &Value) -> Option<usize> {
         if let Value::Str(ks) = k {
-            if ks.interned && self.plain_keys == 0 && self.entries.len() <= 8 {
+            if ks.interned && self.plain_keys == 0 && self.entries.len() <= SMALL {
                 // Every string key here is interned, and so is `ks`: the entry of an equal
                 // key holds this very object.
                 let p = ks.as_ptr();
@@ -169,6 +175,9 @@ impl HashPart {
     #[inline(never)]
     fn find_hashed(&self, k: &Value) -> Option<usize> {
         let entries = &self.entries;
+        if self.index.is_empty() {
+            return self.find_small(k);
+        }
         if let Value::Str(ks) = k {
             if ks.interned && self.plain_keys == 0 {
                 // As in `find`: compare pointers only.
@@ -197,9 +206,26 @@ impl HashPart {
             .map(|&i| i as usize)
     }
 
+    /// `find` in a hash part without an index (at most [`SMALL`] entries, all with string
+    /// keys): along the entries, with the comparisons of the index's probes.
+    fn find_small(&self, k: &Value) -> Option<usize> {
+        let entries = &self.entries;
+        match k {
+            Value::Str(ks) => entries.iter().position(|e| match &e.0 {
+                Value::Str(s) => Gc::ptr_eq(*s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes),
+                _ => false,
+            }),
+            Value::Int(ki) => entries
+                .iter()
+                .position(|e| matches!(e.0, Value::Int(j) if j == *ki)),
+            _ => entries.iter().position(|e| e.0.raw_eq(k)),
+        }
+    }
+
     /// The position of the integer key `ki` in `entries`.
     #[inline]
     fn find_int(&self, ki: i64) -> Option<usize> {
+        // Without an index (string keys only) the probe finds nothing.
         if self.entries.is_empty() {
             return None;
         }
@@ -291,12 +317,27 @@ impl HashPart {
         if matches!(&k, Value::Str(s) if !s.interned) {
             self.plain_keys += 1;
         }
+        self.entries.push((k, v));
+        let n = self.entries.len();
+        if !self.index.is_empty() {
+            let entries = &self.entries;
+            self.index
+                .insert_unique(key_hash(&k), (n - 1) as u32, |&i| {
+                    key_hash(&entries[i as usize].0)
+                });
+        } else if n > SMALL || !matches!(k, Value::Str(_)) {
+            self.build_index();
+        }
+    }
+
+    /// Indexes every entry (the index is empty when this is called).
+    fn build_index(&mut self) {
         let entries = &self.entries;
-        self.index
-            .insert_unique(key_hash(&k), entries.len() as u32, |&i| {
+        for (j, e) in entries.iter().enumerate() {
+            self.index.insert_unique(key_hash(&e.0), j as u32, |&i| {
                 key_hash(&entries[i as usize].0)
             });
-        self.entries.push((k, v));
+        }
     }
 
     fn compact(&mut self) {
@@ -305,11 +346,9 @@ impl HashPart {
             .filter(|e| matches!(&e.0, Value::Str(s) if !s.interned))
             .count() as u32;
         self.index.clear();
-        let entries = &self.entries;
-        for (j, e) in entries.iter().enumerate() {
-            self.index.insert_unique(key_hash(&e.0), j as u32, |&i| {
-                key_hash(&entries[i as usize].0)
-            });
+        if self.entries.len() > SMALL || self.entries.iter().any(|e| !matches!(e.0, Value::Str(_)))
+        {
+            self.build_index();
         }
         self.dead = 0;
     }
@@ -331,7 +370,11 @@ impl Table {
             nhash: Cell::new(0),
             hash: RefCell::new(HashPart {
                 entries: Vec::with_capacity(nhash),
-                index: HashTable::with_capacity(nhash),
+                index: if nhash > SMALL {
+                    HashTable::with_capacity(nhash)
+                } else {
+                    HashTable::new()
+                },
                 ..Default::default()
             }),
         }

@@ -455,8 +455,29 @@ impl Table {
     /// (`Proto::ic`).
     #[inline(always)]
     pub fn get_str_ic(&self, k: &Value, ic: &Cell<u32>) -> Value {
+        {
+            // SAFETY: the hash part is not borrowed mutably (checked: `Err` otherwise), and
+            // the reference lives only in this block, which calls nothing that could borrow
+            // it mutably (it copies one value out).
+            if let Ok(h) = unsafe { self.hash.try_borrow_unguarded() } {
+                // The hit, inline: the entry at the remembered position holds this very key.
+                if let (Some((Value::Str(s), v)), Value::Str(ks)) =
+                    (h.entries.get(ic.get() as usize), k)
+                {
+                    if Gc::ptr_eq(*s, *ks) {
+                        return *v;
+                    }
+                }
+            }
+        }
+        self.get_str_ic_miss(k, ic)
+    }
+
+    /// [`Table::get_str_ic`] when the remembered position does not hold the key.
+    #[inline(never)]
+    fn get_str_ic_miss(&self, k: &Value, ic: &Cell<u32>) -> Value {
         let h = self.hash.borrow();
-        match h.find_ic(k, ic) {
+        match h.find_and_remember(k, ic) {
             Some(j) => h.entries[j].1,
             None => Value::Nil,
         }

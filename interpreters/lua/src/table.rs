@@ -85,6 +85,16 @@ struct HashPart {
     /// value became nil still count until `compact`). While it is 0, an interned key is found
     /// by comparing pointers only.
     plain_keys: u32,
+    /// Bit `hash % 64` of every string key in `entries` (a superset after removals, recomputed
+    /// by `compact`): a string whose bit is clear is no key here, found without a search (a
+    /// method looked up in an object before its class).
+    str_mask: u64,
+}
+
+/// The bit of a string hash in [`HashPart::str_mask`].
+#[inline(always)]
+fn mask_bit(hash: u64) -> u64 {
+    1 << (hash & 63)
 }
 
 // SAFETY: every `Gc` of a hash part is in a key or value of `entries`, which is reported; the
@@ -161,6 +171,9 @@ impl HashPart {
     #[inline(always)]
     fn find(&self, k: &Value) -> Option<usize> {
         if let Value::Str(ks) = k {
+            if self.str_mask & mask_bit(ks.hash) == 0 {
+                return None;
+            }
             if ks.interned && self.plain_keys == 0 && self.entries.len() <= SMALL {
                 // Every string key here is interned, and so is `ks`: the entry of an equal
                 // key holds this very object.
@@ -314,8 +327,9 @@ impl HashPart {
         if self.dead > 8 && self.dead as usize * 2 > self.entries.len() {
             self.compact();
         }
-        if matches!(&k, Value::Str(s) if !s.interned) {
-            self.plain_keys += 1;
+        if let Value::Str(s) = &k {
+            self.plain_keys += !s.interned as u32;
+            self.str_mask |= mask_bit(s.hash);
         }
         self.entries.push((k, v));
         let n = self.entries.len();
@@ -342,6 +356,12 @@ impl HashPart {
 
     fn compact(&mut self) {
         self.entries.retain(|e| !matches!(e.1, Value::Nil));
+        self.str_mask = (self.entries.iter())
+            .map(|e| match &e.0 {
+                Value::Str(s) => mask_bit(s.hash),
+                _ => 0,
+            })
+            .fold(0, |m, b| m | b);
         self.plain_keys = (self.entries.iter())
             .filter(|e| matches!(&e.0, Value::Str(s) if !s.interned))
             .count() as u32;
@@ -461,11 +481,15 @@ impl Table {
             // it mutably (it copies one value out).
             if let Ok(h) = unsafe { self.hash.try_borrow_unguarded() } {
                 // The hit, inline: the entry at the remembered position holds this very key.
-                if let (Some((Value::Str(s), v)), Value::Str(ks)) =
-                    (h.entries.get(ic.get() as usize), k)
-                {
-                    if Gc::ptr_eq(*s, *ks) {
-                        return *v;
+                if let Value::Str(ks) = k {
+                    if let Some((Value::Str(s), v)) = h.entries.get(ic.get() as usize) {
+                        if Gc::ptr_eq(*s, *ks) {
+                            return *v;
+                        }
+                    }
+                    // Not a key of this table: no search.
+                    if h.str_mask & mask_bit(ks.hash) == 0 {
+                        return Value::Nil;
                     }
                 }
             }

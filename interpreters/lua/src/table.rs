@@ -74,7 +74,10 @@ fn new_part(cap: usize) -> Gc<ArrayPart> {
 struct HashPart {
     /// Entries in insertion order; a removed entry keeps its key with a nil value.
     entries: Vec<(Value, Value)>,
-    /// Indexes into `entries`, hashed by [`key_hash`] of their key.
+    /// Indexes into `entries`, hashed by [`key_hash`] of their key: every entry when there
+    /// are more than [`SMALL`] or a key is not a string, none otherwise (an object's fields
+    /// are searched along the entries, and cost no allocation and no insertion for an index;
+    /// integer keys keep the index's probe, a scan measured slower on fannkuch).
     index: HashTable<u32>,
     /// Entries whose value is nil.
     dead: u32,
@@ -82,6 +85,16 @@ struct HashPart {
     /// value became nil still count until `compact`). While it is 0, an interned key is found
     /// by comparing pointers only.
     plain_keys: u32,
+    /// Bit `hash % 64` of every string key in `entries` (a superset after removals, recomputed
+    /// by `compact`): a string whose bit is clear is no key here, found without a search (a
+    /// method looked up in an object before its class).
+    str_mask: u64,
+}
+
+/// The bit of a string hash in [`HashPart::str_mask`].
+#[inline(always)]
+fn mask_bit(hash: u64) -> u64 {
+    1 << (hash & 63)
 }
 
 // SAFETY: every `Gc` of a hash part is in a key or value of `entries`, which is reported; the
@@ -93,6 +106,9 @@ unsafe impl Trace for HashPart {
         self.entries.trace(t);
     }
 }
+
+/// The most entries a hash part searches without its index.
+const SMALL: usize = 8;
 
 /// A table.
 #[derive(JitLayout, Trace)]
@@ -155,7 +171,10 @@ impl HashPart {
     #[inline(always)]
     fn find(&self, k: &Value) -> Option<usize> {
         if let Value::Str(ks) = k {
-            if ks.interned && self.plain_keys == 0 && self.entries.len() <= 8 {
+            if self.str_mask & mask_bit(ks.hash) == 0 {
+                return None;
+            }
+            if ks.interned && self.plain_keys == 0 && self.entries.len() <= SMALL {
                 // Every string key here is interned, and so is `ks`: the entry of an equal
                 // key holds this very object.
                 let p = ks.as_ptr();
@@ -169,6 +188,9 @@ impl HashPart {
     #[inline(never)]
     fn find_hashed(&self, k: &Value) -> Option<usize> {
         let entries = &self.entries;
+        if self.index.is_empty() {
+            return self.find_small(k);
+        }
         if let Value::Str(ks) = k {
             if ks.interned && self.plain_keys == 0 {
                 // As in `find`: compare pointers only.
@@ -197,9 +219,26 @@ impl HashPart {
             .map(|&i| i as usize)
     }
 
+    /// `find` in a hash part without an index (at most [`SMALL`] entries, all with string
+    /// keys): along the entries, with the comparisons of the index's probes.
+    fn find_small(&self, k: &Value) -> Option<usize> {
+        let entries = &self.entries;
+        match k {
+            Value::Str(ks) => entries.iter().position(|e| match &e.0 {
+                Value::Str(s) => Gc::ptr_eq(*s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes),
+                _ => false,
+            }),
+            Value::Int(ki) => entries
+                .iter()
+                .position(|e| matches!(e.0, Value::Int(j) if j == *ki)),
+            _ => entries.iter().position(|e| e.0.raw_eq(k)),
+        }
+    }
+
     /// The position of the integer key `ki` in `entries`.
     #[inline]
     fn find_int(&self, ki: i64) -> Option<usize> {
+        // Without an index (string keys only) the probe finds nothing.
         if self.entries.is_empty() {
             return None;
         }
@@ -288,28 +327,48 @@ impl HashPart {
         if self.dead > 8 && self.dead as usize * 2 > self.entries.len() {
             self.compact();
         }
-        if matches!(&k, Value::Str(s) if !s.interned) {
-            self.plain_keys += 1;
+        if let Value::Str(s) = &k {
+            self.plain_keys += !s.interned as u32;
+            self.str_mask |= mask_bit(s.hash);
         }
-        let entries = &self.entries;
-        self.index
-            .insert_unique(key_hash(&k), entries.len() as u32, |&i| {
-                key_hash(&entries[i as usize].0)
-            });
         self.entries.push((k, v));
+        let n = self.entries.len();
+        if !self.index.is_empty() {
+            let entries = &self.entries;
+            self.index
+                .insert_unique(key_hash(&k), (n - 1) as u32, |&i| {
+                    key_hash(&entries[i as usize].0)
+                });
+        } else if n > SMALL || !matches!(k, Value::Str(_)) {
+            self.build_index();
+        }
     }
 
-    fn compact(&mut self) {
-        self.entries.retain(|e| !matches!(e.1, Value::Nil));
-        self.plain_keys = (self.entries.iter())
-            .filter(|e| matches!(&e.0, Value::Str(s) if !s.interned))
-            .count() as u32;
-        self.index.clear();
+    /// Indexes every entry (the index is empty when this is called).
+    fn build_index(&mut self) {
         let entries = &self.entries;
         for (j, e) in entries.iter().enumerate() {
             self.index.insert_unique(key_hash(&e.0), j as u32, |&i| {
                 key_hash(&entries[i as usize].0)
             });
+        }
+    }
+
+    fn compact(&mut self) {
+        self.entries.retain(|e| !matches!(e.1, Value::Nil));
+        self.str_mask = (self.entries.iter())
+            .map(|e| match &e.0 {
+                Value::Str(s) => mask_bit(s.hash),
+                _ => 0,
+            })
+            .fold(0, |m, b| m | b);
+        self.plain_keys = (self.entries.iter())
+            .filter(|e| matches!(&e.0, Value::Str(s) if !s.interned))
+            .count() as u32;
+        self.index.clear();
+        if self.entries.len() > SMALL || self.entries.iter().any(|e| !matches!(e.0, Value::Str(_)))
+        {
+            self.build_index();
         }
         self.dead = 0;
     }
@@ -331,7 +390,11 @@ impl Table {
             nhash: Cell::new(0),
             hash: RefCell::new(HashPart {
                 entries: Vec::with_capacity(nhash),
-                index: HashTable::with_capacity(nhash),
+                index: if nhash > SMALL {
+                    HashTable::with_capacity(nhash)
+                } else {
+                    HashTable::new()
+                },
                 ..Default::default()
             }),
         }
@@ -412,8 +475,33 @@ impl Table {
     /// (`Proto::ic`).
     #[inline(always)]
     pub fn get_str_ic(&self, k: &Value, ic: &Cell<u32>) -> Value {
+        {
+            // SAFETY: the hash part is not borrowed mutably (checked: `Err` otherwise), and
+            // the reference lives only in this block, which calls nothing that could borrow
+            // it mutably (it copies one value out).
+            if let Ok(h) = unsafe { self.hash.try_borrow_unguarded() } {
+                // The hit, inline: the entry at the remembered position holds this very key.
+                if let Value::Str(ks) = k {
+                    if let Some((Value::Str(s), v)) = h.entries.get(ic.get() as usize) {
+                        if Gc::ptr_eq(*s, *ks) {
+                            return *v;
+                        }
+                    }
+                    // Not a key of this table: no search.
+                    if h.str_mask & mask_bit(ks.hash) == 0 {
+                        return Value::Nil;
+                    }
+                }
+            }
+        }
+        self.get_str_ic_miss(k, ic)
+    }
+
+    /// [`Table::get_str_ic`] when the remembered position does not hold the key.
+    #[inline(never)]
+    fn get_str_ic_miss(&self, k: &Value, ic: &Cell<u32>) -> Value {
         let h = self.hash.borrow();
-        match h.find_ic(k, ic) {
+        match h.find_and_remember(k, ic) {
             Some(j) => h.entries[j].1,
             None => Value::Nil,
         }

@@ -172,19 +172,36 @@ impl Vm {
                 return Ok(());
             }
             stepped = true;
+            // Register 0 of this frame: a pointer kept in a local (one register or one stack
+            // slot) instead of `self.stack`'s buffer and `base` reloaded and added at every
+            // register access. It is valid while nothing reallocates or mutably borrows the
+            // stack: every instruction that calls a `self` method or writes `self.stack`
+            // (the slow paths, calls, collections) recomputes it with `refresh!` before the
+            // next register access.
+            let mut regs: *mut Value = self.stack.as_mut_ptr().wrapping_add(base);
+            macro_rules! refresh {
+                () => {
+                    regs = self.stack.as_mut_ptr().wrapping_add(base)
+                };
+            }
             // Register `x` of this frame, without a bounds check. The reference is not tied
             // to a borrow of `self`: it must not be held across anything that can grow the
             // stack (a call, a metamethod), which the fast paths below never do (the slow
             // paths clone their operands first).
             macro_rules! r {
                 ($x:expr) => {{
-                    let i = base + $x as usize;
-                    debug_assert!(i < self.stack.len());
+                    debug_assert!(base + ($x as usize) < self.stack.len());
+                    debug_assert!(std::ptr::eq(
+                        regs,
+                        self.stack.as_mut_ptr().wrapping_add(base)
+                    ));
                     // SAFETY: `$x < proto.maxstack` (the compiler raises `maxstack` above every
                     // register operand, `Proto::max_reg`), and the stack holds at least
                     // `base + maxstack` values from frame entry on (checked above; it never
-                    // shrinks).
-                    unsafe { &mut *self.stack.as_mut_ptr().add(i) }
+                    // shrinks). `regs` points at `self.stack[base]` of the current buffer: it
+                    // is recomputed (`refresh!`) after everything that can reallocate or
+                    // mutably borrow the stack.
+                    unsafe { &mut *regs.add($x as usize) }
                 }};
             }
             // Writes register `x`.
@@ -199,11 +216,15 @@ impl Vm {
             // `&mut` to it at once.
             macro_rules! rd {
                 ($x:expr) => {{
-                    let i = base + $x as usize;
-                    debug_assert!(i < self.stack.len());
-                    // SAFETY: in bounds as for `r!`; no `&mut` to the slot is alive while the
-                    // reference is used (writes go through `r!` after the operands are read).
-                    unsafe { &*self.stack.as_ptr().add(i) }
+                    debug_assert!(base + ($x as usize) < self.stack.len());
+                    debug_assert!(std::ptr::eq(
+                        regs,
+                        self.stack.as_mut_ptr().wrapping_add(base)
+                    ));
+                    // SAFETY: in bounds and current as for `r!`; no `&mut` to the slot is alive
+                    // while the reference is used (writes go through `r!` after the operands
+                    // are read).
+                    unsafe { &*regs.add($x as usize) }
                 }};
             }
             macro_rules! rk {
@@ -257,6 +278,7 @@ impl Vm {
                             let (x, y) = (x.clone(), y.clone());
                             save!();
                             let v = self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?;
+                            refresh!();
                             *r!($a) = v;
                         }
                     }
@@ -279,6 +301,7 @@ impl Vm {
                     let (x, y) = (rk!($b).clone(), rk!($c).clone());
                     save!();
                     let v = self.arith_slow($op, &x, &y, Desc::Rk($b), Desc::Rk($c))?;
+                    refresh!();
                     *r!($a) = v;
                 }};
             }
@@ -310,7 +333,10 @@ impl Vm {
                         let v = *rd!(a);
                         let cell = &cl.upvals[u as usize].v;
                         match cell.get() {
-                            Up::Open(i) => self.stack[i] = v,
+                            Up::Open(i) => {
+                                self.stack[i] = v;
+                                refresh!();
+                            }
                             Up::Shut(_) => cell.set(Up::Shut(v)),
                         }
                     }
@@ -327,7 +353,9 @@ impl Vm {
                                 Up::Shut(v) => v,
                             };
                             save!();
-                            self.index(&t, key, Desc::Up(u))?
+                            let v = self.index(&t, key, Desc::Up(u))?;
+                            refresh!();
+                            v
                         } else {
                             v
                         };
@@ -341,6 +369,7 @@ impl Vm {
                         let v = *rk!(c);
                         save!();
                         self.settable(&t, k[kk as usize], v, Desc::Up(u))?;
+                        refresh!();
                     }
                     Op::GetTable(a, b, c) => {
                         let v = match (rd!(b), rk!(c)) {
@@ -351,7 +380,9 @@ impl Vm {
                         let v = if matches!(v, Value::Nil) {
                             let (t, key) = (*r!(b), *rk!(c));
                             save!();
-                            self.index(&t, &key, Desc::Rk(b))?
+                            let v = self.index(&t, &key, Desc::Rk(b))?;
+                            refresh!();
+                            v
                         } else {
                             v
                         };
@@ -365,6 +396,7 @@ impl Vm {
                             let t = *rd!(b);
                             save!();
                             v = self.index(&t, key, Desc::Rk(b))?;
+                            refresh!();
                         }
                         set!(a, v);
                     }
@@ -380,6 +412,7 @@ impl Vm {
                             let key = *rk!(b);
                             save!();
                             self.settable(&t, key, v, Desc::Rk(a))?;
+                            refresh!();
                         }
                     }
                     Op::SetStr(a, b, c) => {
@@ -395,6 +428,7 @@ impl Vm {
                             let t = *r!(a);
                             save!();
                             self.settable(&t, k[b as usize], v, Desc::Rk(a))?;
+                            refresh!();
                         }
                     }
                     Op::NewTable(a, narr, nhash) => {
@@ -408,6 +442,7 @@ impl Vm {
                         if !index_str(&obj, key, &self.tm.index, sm, &ic[pc - 1], &mut v) {
                             save!();
                             v = self.index(&obj, key, Desc::Rk(b))?;
+                            refresh!();
                         }
                         *r!(a + 1) = obj;
                         *r!(a) = v;
@@ -466,7 +501,9 @@ impl Vm {
                             v => {
                                 let v = *v;
                                 save!();
-                                self.len_of(&v, Desc::Rk(b))?
+                                let v = self.len_of(&v, Desc::Rk(b))?;
+                                refresh!();
+                                v
                             }
                         };
                         *r!(a) = v;
@@ -474,16 +511,19 @@ impl Vm {
                     Op::Concat(a, n) => {
                         save!();
                         let v = self.concat_regs(base, a, n)?;
+                        refresh!();
                         *r!(a) = v;
                     }
                     Op::Jmp(close, off) => {
                         if close != crate::proto::NO_CLOSE {
                             self.close_upvals(base + close as usize);
+                            refresh!();
                         }
                         pc = (pc as i64 + off as i64) as usize;
                         // A safe point: a backward jump.
                         if off < 0 && self.gc_wanted() {
                             self.collect_garbage();
+                            refresh!();
                         }
                     }
                     Op::Eq(b, c, kk) => {
@@ -492,7 +532,9 @@ impl Vm {
                             (Value::Tab(x), Value::Tab(y)) if !Gc::ptr_eq(*x, *y) => {
                                 let (x, y) = (*rk!(b), *rk!(c));
                                 save!();
-                                self.equals(&x, &y)?
+                                let c = self.equals(&x, &y)?;
+                                refresh!();
+                                c
                             }
                             (x, y) => x.raw_eq(y),
                         };
@@ -507,7 +549,9 @@ impl Vm {
                             (x, y) => {
                                 let (x, y) = (*x, *y);
                                 save!();
-                                self.less_than(&x, &y)?
+                                let c = self.less_than(&x, &y)?;
+                                refresh!();
+                                c
                             }
                         };
                         cond_jump!(lt, kk);
@@ -521,7 +565,9 @@ impl Vm {
                             (x, y) => {
                                 let (x, y) = (*x, *y);
                                 save!();
-                                self.less_equal(&x, &y)?
+                                let c = self.less_equal(&x, &y)?;
+                                refresh!();
+                                c
                             }
                         };
                         cond_jump!(le, kk);
@@ -567,6 +613,7 @@ impl Vm {
                         if self.precall(func, nargs, c as i32 - 1, true)? {
                             continue 'frame;
                         }
+                        refresh!();
                     }
                     Op::TailCall(a, b) => {
                         let func = base + a as usize;
@@ -619,6 +666,7 @@ impl Vm {
                         if self.precall(func, nargs, -1, true)? {
                             continue 'frame;
                         }
+                        refresh!();
                     }
                     Op::Ret(a, b) => {
                         let from = base + a as usize;
@@ -639,7 +687,7 @@ impl Vm {
                         let dest = base - 1;
                         let want = if f.nres < 0 { n } else { f.nres as usize };
                         if n >= 1 && want == 1 {
-                            self.stack[dest] = *rd!(a);
+                            self.stack[dest] = self.stack[from];
                         } else {
                             for i in 0..n {
                                 self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);
@@ -659,6 +707,7 @@ impl Vm {
                         if self.for_prep(base + a as usize)? {
                             pc = (pc as i64 + off as i64) as usize;
                         }
+                        refresh!();
                     }
                     Op::ForStep(a, off) => {
                         if let Value::Int(step) = *r!(a + 2) {
@@ -690,6 +739,7 @@ impl Vm {
                                 pc = (pc as i64 + off as i64) as usize;
                                 if self.gc_wanted() {
                                     self.collect_garbage();
+                                    refresh!();
                                 }
                             }
                         }
@@ -702,6 +752,7 @@ impl Vm {
                         if self.precall(base + a as usize + 3, 2, n as i32, true)? {
                             continue 'frame;
                         }
+                        refresh!();
                     }
                     Op::TForLoop(a, off) => {
                         if !matches!(r!(a + 3), Value::Nil) {
@@ -709,16 +760,27 @@ impl Vm {
                             pc = (pc as i64 + off as i64) as usize;
                             if self.gc_wanted() {
                                 self.collect_garbage();
+                                refresh!();
                             }
                         }
                     }
-                    Op::SetList(a, n, blk) => self.set_list(base + a as usize, n, blk),
+                    Op::SetList(a, n, blk) => {
+                        self.set_list(base + a as usize, n, blk);
+                        refresh!();
+                    }
                     Op::MkClosure(a, idx) => {
                         let f = self.make_closure(cl, proto.protos[idx as usize], base);
+                        refresh!();
                         *r!(a) = f;
                     }
-                    Op::Vararg(a, b) => self.vararg(fi, base + a as usize, b),
-                    Op::CloseUps(a) => self.close_upvals(base + a as usize),
+                    Op::Vararg(a, b) => {
+                        self.vararg(fi, base + a as usize, b);
+                        refresh!();
+                    }
+                    Op::CloseUps(a) => {
+                        self.close_upvals(base + a as usize);
+                        refresh!();
+                    }
                 }
                 // In single-step mode, go on until an instruction of a loop the portal runs
                 // inline.

@@ -72,7 +72,7 @@ pub struct Options {
     pub vable: bool,
     /// Every guard's resume data describes the state whichever way the guard goes: the
     /// guards stage does not write into a guard's own resume data the value its failure
-    /// implies for its condition ([`guards::on_failure`]). Off in [`Options::all`]; the
+    /// implies for its condition (`guards::on_failure`). Off in [`Options::all`]; the
     /// tracer needs it on for a loop it inlines (`crate::trace`'s `inline`), where the path
     /// it follows may leave through any guard.
     pub either_way: bool,

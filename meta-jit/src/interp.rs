@@ -58,6 +58,11 @@ pub struct Run {
     /// is reported only if it really reaches the bad access (not, say, after a guard that
     /// always fails).
     pub memory: Option<Vec<(usize, usize)>>,
+    /// A dry run: stores go to an overlay that the run's later loads read through, and the
+    /// memory is left as it was (a trace with allocations, calls or pending stores is not
+    /// run dry: it is an error before the first op). For a caller that wants to know where a
+    /// run would end before it does it.
+    pub dry: bool,
 }
 
 impl Default for Run {
@@ -66,6 +71,7 @@ impl Default for Run {
             max_iterations: 1000,
             invalidated: false,
             memory: None,
+            dry: false,
         }
     }
 }
@@ -99,6 +105,20 @@ impl Run {
             vals[k] = Some(*v);
         }
         let mut memory = self.memory.clone();
+        if self.dry {
+            let effects = t.ops.iter().any(|op| {
+                op.opcode.is_call()
+                    || matches!(op.opcode, Opcode::New | Opcode::NewArray)
+                    || op.resume.as_ref().is_some_and(|r| !r.stores.is_empty())
+            });
+            if effects || !t.loop_stores.is_empty() {
+                return Err(RunError(
+                    "a dry run of a trace with calls, allocations or pending stores".into(),
+                ));
+            }
+        }
+        let mut overlay: Option<hashbrown::HashMap<usize, u8>> =
+            self.dry.then(hashbrown::HashMap::new);
         let header = t.label().map_or(ni, |l| l + 1);
         let mut iterations = 0;
         let mut pc = ni;
@@ -208,7 +228,7 @@ impl Run {
                             check_access(m, pc, op, addr, size)?;
                         }
                     }
-                    let r = memory_op(t, op, &args);
+                    let r = memory_op(t, op, &args, overlay.as_mut());
                     if let (Some(m), Some(Value::Ref(p))) = (&mut memory, r) {
                         m.push((p, allocated_size(t, op, &args)));
                     }
@@ -282,7 +302,12 @@ fn check_access(
 }
 
 /// Executes a load, a store or an allocation.
-fn memory_op(t: &Trace, op: &Op, args: &[Value]) -> Option<Value> {
+fn memory_op(
+    t: &Trace,
+    op: &Op,
+    args: &[Value],
+    overlay: Option<&mut hashbrown::HashMap<usize, u8>>,
+) -> Option<Value> {
     let d = &t
         .get_descr(op.descr.expect("memory ops have descriptors"))
         .kind;
@@ -298,10 +323,10 @@ fn memory_op(t: &Trace, op: &Op, args: &[Value]) -> Option<Value> {
         (_, DescrKind::Field(f)) => {
             let addr = args[0].addr().wrapping_add(f.offset as usize);
             if op.opcode == Opcode::Setfield {
-                store(addr, f.size, args[1]);
+                store_to(overlay, addr, f.size, args[1]);
                 None
             } else {
-                Some(load(addr, f.size, f.signed, op.ty()))
+                Some(load_from(overlay, addr, f.size, f.signed, op.ty()))
             }
         }
         (_, DescrKind::Array(a)) => {
@@ -311,14 +336,56 @@ fn memory_op(t: &Trace, op: &Op, args: &[Value]) -> Option<Value> {
                 .wrapping_add(a.base as usize)
                 .wrapping_add(index.wrapping_mul(a.item_size as usize));
             if op.opcode == Opcode::Setarrayitem {
-                store(addr, a.item_size, args[2]);
+                store_to(overlay, addr, a.item_size, args[2]);
                 None
             } else {
-                Some(load(addr, a.item_size, a.signed, op.ty()))
+                Some(load_from(overlay, addr, a.item_size, a.signed, op.ty()))
             }
         }
         _ => unreachable!("the verifier checks descriptor kinds"),
     }
+}
+
+/// A store into `overlay` (byte by byte, little-endian) when there is one, else into memory.
+fn store_to(overlay: Option<&mut hashbrown::HashMap<usize, u8>>, addr: usize, size: u8, v: Value) {
+    match overlay {
+        Some(o) => {
+            for (k, b) in v.bits().to_le_bytes().iter().take(usize::from(size)).enumerate() {
+                o.insert(addr.wrapping_add(k), *b);
+            }
+        }
+        None => store(addr, size, v),
+    }
+}
+
+/// A load through `overlay` when there is one: the bytes stored there, the memory's for the
+/// others.
+fn load_from(
+    overlay: Option<&mut hashbrown::HashMap<usize, u8>>,
+    addr: usize,
+    size: u8,
+    signed: bool,
+    ty: Type,
+) -> Value {
+    let Some(o) = overlay else {
+        return load(addr, size, signed, ty);
+    };
+    let n = usize::from(size);
+    if (0..n).all(|k| !o.contains_key(&addr.wrapping_add(k))) {
+        return load(addr, size, signed, ty);
+    }
+    let mut bytes = [0u8; 8];
+    for (k, b) in bytes.iter_mut().take(n).enumerate() {
+        let a = addr.wrapping_add(k);
+        *b = match o.get(&a) {
+            Some(&b) => b,
+            // SAFETY: the trace's contract: memory ops address live memory of the described
+            // layout.
+            None => unsafe { (a as *const u8).read() },
+        };
+    }
+    // The same bytes in a local buffer, loaded as `load` loads them from memory.
+    load(bytes.as_ptr() as usize, size, signed, ty)
 }
 
 /// Loads `size` bytes at `addr` as a value of type `ty`, extending integers as told.

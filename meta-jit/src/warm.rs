@@ -173,6 +173,12 @@ struct State {
     /// The function entries that `call_assembler`s name (see `assembler`).
     targets: HashMap<Vec<u64>, Box<assembler::Target>>,
     stats: Stats,
+    /// Compiled loops that traces take in where they reach them, by loop number (see
+    /// `Params::inline_loops` and the tracer's `inline`).
+    inlinable: crate::trace::Inlinable,
+    /// The code to inline of the loop `compile` compiled last, until `compile_cell` knows
+    /// its number.
+    inline_pending: Option<Rc<(Trace, Fingerprint)>>,
     /// What the trace viewer shows, when `METAJIT_LOG` asks for it.
     viewer: Option<log::viewer::Recorder>,
 }
@@ -198,6 +204,8 @@ impl State {
             trace_cost: HashMap::new(),
             dont_inline: HashSet::new(),
             targets: HashMap::new(),
+            inlinable: Rc::default(),
+            inline_pending: None,
             stats: Stats::default(),
             viewer: None,
         }
@@ -598,6 +606,7 @@ impl JitDriver {
         let portal = (self.portal)();
         let t0 = Instant::now();
         let first_guard = state.next_guard;
+        let inlinable = Rc::clone(&state.inlinable);
         let (codes, cells, mut calls) =
             assembler::EntryCalls::split(self, state, params.function_entry);
         let mut tracer = Tracer::at_merge_point(
@@ -617,6 +626,9 @@ impl JitDriver {
         );
         if returning {
             tracer = tracer.returning();
+        }
+        if params.inline_loops {
+            tracer = tracer.with_inlining(inlinable);
         }
         let tracer = tracer.with_calls(&mut calls);
         let mut at = |g: &[Value], header: bool| decide(cells, g, header);
@@ -674,6 +686,9 @@ impl JitDriver {
                 }
                 if returns {
                     state.returns.insert(id);
+                }
+                if let Some(t) = state.inline_pending.take().filter(|_| entry.is_none()) {
+                    Rc::make_mut(&mut state.inlinable).insert(loop_no, t);
                 }
                 state.loops.push((id, start));
                 state.backend.define_target(loop_no, id);
@@ -957,6 +972,18 @@ impl JitDriver {
         let (opt, report) = optimize_with_report(&trace, &params.enable_opts);
         state.stats.optimizing += t0.elapsed();
         state.stats.counted_loops += usize::from(report.counted);
+        state.inline_pending = None;
+        if parent.is_none() && !returns && report.counted && params.inline_loops {
+            // Optimized again for inlining: with resume data that holds either way.
+            let opts = crate::opt::Options {
+                either_way: true,
+                ..params.enable_opts.clone()
+            };
+            let (t, r) = optimize_with_report(&trace, &opts);
+            if crate::trace::inlinable(&t) && r.quasi_immutable.is_empty() {
+                state.inline_pending = Some(Rc::new((t, fingerprint.clone())));
+            }
+        }
         // A peeled loop's body guards are copies of the preamble's, numbered `id_offset` on.
         let mut guard_at = guard_at;
         if let Some(p) = report.peeled.as_ref().filter(|p| p.id_offset > 0) {

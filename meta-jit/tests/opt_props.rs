@@ -33,13 +33,14 @@ impl Arbitrary for Stages {
             unroll: bool::arbitrary(g),
             counted: bool::arbitrary(g),
             vable: bool::arbitrary(g),
+            either_way: bool::arbitrary(g),
         })
     }
 
     fn shrink(&self) -> Box<dyn Iterator<Item = Stages>> {
         let o = self.0.clone();
         let mut out = Vec::new();
-        let off: [fn(&mut Options) -> &mut bool; 11] = [
+        let off: [fn(&mut Options) -> &mut bool; 12] = [
             |o| &mut o.fold,
             |o| &mut o.bounds,
             |o| &mut o.pure,
@@ -51,6 +52,7 @@ impl Arbitrary for Stages {
             |o| &mut o.unroll,
             |o| &mut o.counted,
             |o| &mut o.vable,
+            |o| &mut o.either_way,
         ];
         for f in off {
             let mut s = o.clone();

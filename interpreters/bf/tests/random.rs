@@ -2,7 +2,8 @@
 //! the JIT on (a low threshold, so loops compile and guards fail), and the jitcode-only run of
 //! the same annotated loop give the same output and the same final tape. The JIT runs twice:
 //! with the default `max_aborts`, which drops loop traces that end in another loop, and with
-//! `max_aborts=1`, which compiles them.
+//! `max_aborts=1`, which compiles them; and a third time with `inline_loops=1`, where traces
+//! take in the counted loops they reach.
 
 use bf::gen::Generated;
 use quickcheck::{Gen, TestResult};
@@ -10,7 +11,7 @@ use quickcheck::{Gen, TestResult};
 #[derive(Clone, Copy, Debug)]
 enum Mode {
     NoJit,
-    Jit { max_aborts: u32 },
+    Jit { max_aborts: u32, inline: bool },
     Jitcode,
 }
 
@@ -20,9 +21,10 @@ fn run(g: &Generated, mode: Mode) -> (Vec<u8>, Vec<u8>) {
     // notice that code compiled for the old program does not fit (its entry check).
     bf::interpret::with_driver(|d| {
         let params = match mode {
-            Mode::Jit { max_aborts } => {
-                format!("on,threshold=3,trace_eagerness=2,max_aborts={max_aborts}")
-            }
+            Mode::Jit { max_aborts, inline } => format!(
+                "on,threshold=3,trace_eagerness=2,max_aborts={max_aborts},inline_loops={}",
+                u8::from(inline)
+            ),
             _ => "off".to_string(),
         };
         d.set_params(&params).unwrap();
@@ -47,8 +49,9 @@ fn jit_and_jitcode_run_like_the_native_interpreter() {
         // The default number of tries (a trace that ends in another loop is dropped and
         // retried), and one try (it is compiled at once).
         let default = meta_jit::warm::Params::default().max_aborts;
-        let jit = [default, 1].map(|max_aborts| Mode::Jit { max_aborts });
-        for mode in [jit[0], jit[1], Mode::Jitcode] {
+        let jit = [(default, false), (1, false), (default, true)]
+            .map(|(max_aborts, inline)| Mode::Jit { max_aborts, inline });
+        for mode in [jit[0], jit[1], jit[2], Mode::Jitcode] {
             let other = run(&g, mode);
             if other != native {
                 return TestResult::error(format!(
@@ -120,7 +123,16 @@ fn a_trace_that_jumps_into_another_loop_continues_there() {
         input: vec![],
     };
     let native = run(&g, Mode::NoJit);
-    assert_eq!(run(&g, Mode::Jit { max_aborts: 1 }), native);
+    assert_eq!(
+        run(
+            &g,
+            Mode::Jit {
+                max_aborts: 1,
+                inline: false
+            }
+        ),
+        native
+    );
     let stats = bf::interpret::with_driver(|d| d.stats());
     assert_eq!(
         stats.loops(),

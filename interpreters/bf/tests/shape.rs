@@ -44,3 +44,54 @@ fn a_copy_loop_compiles_to_its_own_work_only() {
     assert_eq!(body.matches("int_mul").count(), 0, "{text}");
     assert!(body.contains(", 0, descr=u8_items1)"), "{text}");
 }
+
+/// Runs `src` with these JIT parameters (besides a low threshold and the optimized traces
+/// kept).
+fn compile_with(src: &[u8], params: &str) -> meta_jit::warm::Stats {
+    let program = bf::parse(src).unwrap();
+    bf::interpret::with_driver(|d| {
+        d.reset();
+        d.set_params(&format!("on,threshold=10,keep_optimized=1,{params}"))
+            .unwrap();
+    });
+    let mut out = Vec::new();
+    let mut input: &[u8] = b"";
+    let mut tape = bf::Tape::new();
+    let mut io = bf::Io::new(&mut input, &mut out);
+    bf::run(&program, &mut tape, &mut io).unwrap();
+    assert_eq!(out, b"!\n");
+    bf::interpret::with_driver(|d| d.stats())
+}
+
+#[test]
+fn nested_counting_loops_become_one_counted_loop_with_inlining() {
+    // busy.bf: three nested loops counting down from 255, then `!` and a newline.
+    let src = b"-[>-[>-[-]<-]<-]>>>+++++++++++[<+++>-]<.[-]++++++++++.";
+    // Without inlining, the inner `[-]` is a counted loop of its own; the loop around it is
+    // a bridge from its exit that jumps back into it, turn after turn.
+    let plain = compile_with(src, "inline_loops=0");
+    assert!(plain.bridges() >= 1, "{}", plain.summary());
+    let jumps = |s: &meta_jit::warm::Stats| {
+        s.traces
+            .iter()
+            .map(|t| t.optimized().to_string().matches("descr=loop").count())
+            .sum::<usize>()
+    };
+    assert!(jumps(&plain) >= 1, "{}", plain.summary());
+    // With inlining, the middle loop takes the inner one's code in and is counted in turn,
+    // and so is the outer one: every trace is a counted loop (the fourth is the `[<+++>-]`
+    // that makes the `!`), with no bridge and no jump from one trace to another.
+    let inlined = compile_with(src, "inline_loops=1");
+    assert_eq!(inlined.bridges(), 0, "{}", inlined.summary());
+    assert_eq!(inlined.loops(), 4, "{}", inlined.summary());
+    assert_eq!(inlined.counted_loops, 4, "{}", inlined.summary());
+    assert_eq!(jumps(&inlined), 0, "{}", inlined.summary());
+    // The outermost loop's body after its label is straight-line code: no load of a cell
+    // (the counted rewrite computes every cell's final value), a store of each of the three
+    // cells and the exit.
+    let outer = inlined.traces[2].optimized().to_string();
+    let body = outer.split("label(").nth(1).expect("a peeled loop");
+    assert_eq!(body.matches("getarrayitem").count(), 0, "{outer}");
+    assert_eq!(body.matches("setarrayitem").count(), 3, "{outer}");
+    assert_eq!(body.matches("guard_").count(), 1, "{outer}");
+}

@@ -313,3 +313,37 @@ fn alias_classes_wide_and_precise() {
         assert!(crate::ir::parse::parse(&text).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn a_dry_run_leaves_memory_as_it_was() {
+    let t = parse(
+        "descr a = field(offset=0, size=8, kind=i, signed)
+        descr b = field(offset=8, size=1, kind=i)
+        [p0]
+        i1 = getfield_i(p0, descr=a)
+        i2 = int_add(i1, 300)
+        setfield(p0, i2, descr=a)
+        setfield(p0, i2, descr=b)
+        i3 = getfield_i(p0, descr=a)
+        i4 = getfield_i(p0, descr=b)
+        finish(i3, i4)",
+    )
+    .unwrap();
+    let mut mem = [5i64, 0];
+    let p = Value::Ref(mem.as_mut_ptr() as usize);
+    let dry = Run {
+        dry: true,
+        ..Run::default()
+    };
+    // The loads after the stores see them (the one-byte field its low byte), the memory
+    // does not.
+    let want = Outcome::Finish(vec![Value::Int(305), Value::Int(305 & 255)]);
+    assert_eq!(dry.run(&t, &[p]).unwrap(), want);
+    assert_eq!(mem, [5, 0]);
+    // The same run for real.
+    assert_eq!(run(&t, &[p]).unwrap(), want);
+    assert_eq!(mem, [305, 305 & 255]);
+    // No dry run of a trace that calls or allocates.
+    let t = parse("descr S = size(size=16, align=8)\n[]\np0 = new(descr=S)\nfinish(p0)").unwrap();
+    assert!(dry.run(&t, &[]).is_err());
+}

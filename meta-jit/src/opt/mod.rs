@@ -70,6 +70,12 @@ pub struct Options {
     /// Stores into virtualizable frames wait in registers until something could see them
     /// ([`vable`]).
     pub vable: bool,
+    /// Every guard's resume data describes the state whichever way the guard goes: the
+    /// guards stage does not write into a guard's own resume data the value its failure
+    /// implies for its condition (`guards::on_failure`). Off in [`Options::all`]; the
+    /// tracer needs it on for a loop it inlines (`crate::trace`'s `inline`), where the path
+    /// it follows may leave through any guard.
+    pub either_way: bool,
 }
 
 impl Options {
@@ -87,6 +93,7 @@ impl Options {
             unroll: true,
             counted: true,
             vable: true,
+            either_way: false,
         }
     }
 
@@ -104,6 +111,7 @@ impl Options {
             unroll: false,
             counted: false,
             vable: false,
+            either_way: false,
         }
     }
 
@@ -645,7 +653,7 @@ impl<'a> Optimizer<'a> {
         if let Some(r) = op.resume.take() {
             // Every value final: virtual objects described, the rest found.
             op.resume = Some(Box::new(virtuals::describe(self, *r)));
-            if self.opts.guards {
+            if self.opts.guards && !self.opts.either_way {
                 guards::on_failure(self, &mut op);
             }
         }

@@ -1401,3 +1401,21 @@ fn label_invariant_computed_from_loop_value_is_opaque() {
     let t = "[i0]\ni2 = int_is_zero(i0)\nlabel(i0)\nguard_true(i2) []\njump(i2)";
     check(t, t);
 }
+
+#[test]
+fn either_way_keeps_a_guards_condition_in_its_own_resume_data() {
+    // By default a guard's failure says its condition is 0, and its resume data says so.
+    let t = "[i0]\ni1 = int_lt(i0, 10)\nguard_true(i1) [i1, i0]\nfinish(i0)";
+    check_with(
+        &Options::all(),
+        t,
+        "[i0]\ni1 = int_lt(i0, 10)\nguard_true(i1) [0, i0]\nfinish(i0)",
+    );
+    // With `either_way`, the resume data holds whichever way the guard goes (for the
+    // tracer's inlining, which may take up the interpreter's state where the guard passes).
+    let either = Options {
+        either_way: true,
+        ..Options::all()
+    };
+    check_with(&either, t, t);
+}

@@ -137,6 +137,7 @@ impl Case {
                 max_iterations: self.iterations.max(1) as usize,
                 invalidated: self.invalidated,
                 memory,
+                dry: false,
             },
         }
     }

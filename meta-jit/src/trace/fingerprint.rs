@@ -246,6 +246,45 @@ impl Fingerprint {
         self.load_as(base, addr, descr, v, false);
     }
 
+    /// Takes in, after its own, the facts, trusted addresses and quasi-immutable fields of
+    /// `other`: the fingerprint of a loop whose code the trace took in (the tracer's
+    /// `inline`), so that the driver checks what that code folded when it checks this trace.
+    /// `other`'s facts start from its greens, which this trace trusts where it takes the code
+    /// in. Returns `false`, changing nothing, when a fact of `other` contradicts one of this
+    /// trace (the loop was traced on other objects at the same addresses).
+    pub fn absorb(&mut self, other: &Fingerprint) -> bool {
+        let o = &*other.0;
+        let contradicts = o.facts.iter().any(|f| match f {
+            Fact::Load { addr, size, bits } => self
+                .0
+                .loads
+                .get(&(*addr, *size))
+                .is_some_and(|b| b != bits),
+            Fact::Call(_) => false,
+        });
+        if contradicts {
+            return false;
+        }
+        for (k, f) in o.facts.iter().enumerate() {
+            if let Fact::Load { addr, size, bits } = f {
+                if self.0.loads.insert((*addr, *size), *bits).is_some() {
+                    continue;
+                }
+            }
+            self.0.facts.push(f.clone());
+            self.note_lasting(!o.volatile.contains(&(k as u32)));
+        }
+        for (&a, &lasting) in &o.trusted {
+            self.derive_as(Value::Ref(a), lasting);
+        }
+        for &q in &o.quasi {
+            if !self.0.quasi.contains(&q) {
+                self.0.quasi.push(q);
+            }
+        }
+        true
+    }
+
     /// Gives back the room its tables grew into while tracing: it is kept as long as its
     /// trace lives.
     ///

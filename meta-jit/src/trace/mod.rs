@@ -33,6 +33,7 @@ mod arith;
 mod fingerprint;
 mod heapcache;
 mod hints;
+mod inline;
 mod portal;
 mod record;
 
@@ -43,6 +44,7 @@ use crate::jitcode::runner::Frame;
 use crate::jitcode::{JitCode, Op, Register, Value};
 
 pub use fingerprint::{Check, Fact, Fingerprint, GreenLife};
+pub use inline::{inlinable, Inlinable};
 pub use portal::{Assembler, PortalCalls, MAX_REDS};
 pub use record::ir_type;
 
@@ -263,6 +265,11 @@ pub struct Tracer<'c> {
     start: Vec<Value>,
     /// What the driver says about recursive portal calls (none: they are inlined).
     calls: Option<&'c mut dyn PortalCalls>,
+    /// The compiled loops the trace takes in where it reaches them (see `inline`).
+    inlinable: Option<Inlinable>,
+    /// The frames were replaced at a merge point (by an inlined loop): the top frame's pc is
+    /// the next op to run.
+    resumed: bool,
 }
 
 impl<'c> Tracer<'c> {
@@ -352,6 +359,13 @@ impl<'c> Tracer<'c> {
         self
     }
 
+    /// The same tracer, taking in the code of these loops (by loop number) where it reaches
+    /// their merge point instead of closing with a `jump` to them (see `inline`).
+    pub fn with_inlining(mut self, loops: Inlinable) -> Tracer<'c> {
+        self.inlinable = Some(loops);
+        self
+    }
+
     fn empty(
         codes: &'c mut Codes,
         portal: &'static JitCode,
@@ -390,6 +404,8 @@ impl<'c> Tracer<'c> {
             scratch: Vec::new(),
             start: Vec::new(),
             calls: None,
+            inlinable: None,
+            resumed: false,
         }
     }
 
@@ -494,7 +510,9 @@ impl<'c> Tracer<'c> {
                     if let Some(t) = self.merge_point(op, decide) {
                         return t;
                     }
-                    self.top().frame.pc = pc + 1;
+                    if !std::mem::take(&mut self.resumed) {
+                        self.top().frame.pc = pc + 1;
+                    }
                 }
             }
         }
@@ -684,6 +702,20 @@ impl<'c> Tracer<'c> {
                 self.trace.emit(Opcode::Jump, &red_shadows);
             }
             Close::Jump(n) => {
+                let inlined = self
+                    .inlinable
+                    .as_ref()
+                    .and_then(|m| m.get(&n))
+                    .map(std::rc::Rc::clone);
+                if let Some(t) = inlined {
+                    let values: Vec<ir::Value> =
+                        reds.iter().map(|&r| to_ir(self.value(r))).collect();
+                    // SAFETY: tracing's contract: the concrete state is the interpreter's,
+                    // here at the merge point of loop `n`, whose code `t` is.
+                    if unsafe { self.inline_loop(&t, &red_shadows, &values) } {
+                        return None;
+                    }
+                }
                 let d = self.trace.descr(&format!("loop{n}"), DescrKind::Target(n));
                 self.trace
                     .push(IrOp::new(Opcode::Jump, &red_shadows).with_descr(d));

@@ -36,10 +36,11 @@ impl JitDriver {
         let t0 = Instant::now();
         let first_guard = state.next_guard;
         let trusted = state.meta[&parent_id].fingerprint.for_bridge();
+        let inlinable = std::rc::Rc::clone(&state.inlinable);
         let (codes, cells, mut calls) =
             assembler::EntryCalls::split(self, &mut *state, params.function_entry);
 
-        let tracer = Tracer::with_frames(
+        let mut tracer = Tracer::with_frames(
             codes,
             (self.portal)(),
             trace,
@@ -47,8 +48,11 @@ impl JitDriver {
             super::limits(params, params.bridge_limit.min(params.trace_limit)),
             first_guard,
             trusted,
-        )
-        .with_calls(&mut calls);
+        );
+        if params.inline_loops {
+            tracer = tracer.with_inlining(inlinable);
+        }
+        let tracer = tracer.with_calls(&mut calls);
         let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);
         // SAFETY: forwarded: the frames are the interpreter's state at the guard.
         let traced = unsafe { tracer.run(&mut decide) };

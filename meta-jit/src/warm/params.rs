@@ -58,6 +58,13 @@ pub struct Params {
     /// gets a function-entry trace from there to the portal's return (off by default;
     /// `function_entry=1`).
     pub function_entry: bool,
+    /// Whether a trace that reaches the merge point of a compiled loop that always leaves on
+    /// its first pass (a counted loop) takes that loop's code in and goes on, instead of
+    /// jumping to it (see the tracer's `inline`). Off by default (`inline_loops=1` turns it
+    /// on): it makes nested counting loops one counted loop, but on programs whose inner
+    /// loops mostly run one turn it makes longer bridges and loops compiled as one turn
+    /// (the book's performance notes have the figures).
+    pub inline_loops: bool,
 }
 
 impl Default for Params {
@@ -77,6 +84,7 @@ impl Default for Params {
             keep_optimized: false,
             check_hints: false,
             function_entry: false,
+            inline_loops: false,
         }
     }
 }
@@ -124,12 +132,13 @@ impl Params {
         "keep_optimized",
         "check_hints",
         "function_entry",
+        "inline_loops",
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `bridge_ops`, `trace_limit`, `bridge_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
-    /// `opt::Options::parse`, `keep_recorded`, `keep_optimized`, `check_hints` and
-    /// `function_entry` as 0 or 1), or `off`/`on`. A
+    /// `opt::Options::parse`, `keep_recorded`, `keep_optimized`, `check_hints`,
+    /// `function_entry` and `inline_loops` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
@@ -157,6 +166,7 @@ impl Params {
                 Some(("keep_optimized", v)) => self.keep_optimized = num(v, 0, 1)? != 0,
                 Some(("check_hints", v)) => self.check_hints = num(v, 0, 1)? != 0,
                 Some(("function_entry", v)) => self.function_entry = num(v, 0, 1)? != 0,
+                Some(("inline_loops", v)) => self.inline_loops = num(v, 0, 1)? != 0,
                 _ => {
                     return Err(format!(
                         "unknown JIT parameter `{item}`: the parameters are `on`, `off` and {}",

@@ -202,6 +202,8 @@ pub struct Proto {
     /// (`crate::jit::hot_loops`). With the JIT on, the plain loop hands control back to the
     /// portal only at such instructions. Empty when the function has no such loop.
     pub hot: Vec<bool>,
+    /// The function has a loop (a backward jump, a `for`).
+    pub loops: bool,
     /// Per instruction: for `GetStr`, `SetStr`, `SelfOp` and `GetTabUp`, the positions in
     /// tables' hash entries where the instruction found its key last (inline caches; see
     /// [`Ic`] and `Table::get_str_ic`). Hints only: a wrong position is noticed and costs a

@@ -505,3 +505,28 @@ fn one_instruction_fast_paths_keep_lua_semantics() {
     assert!(all.contains("ConstFn(simple)"), "{all}");
     assert!(!all.contains("ConstFn(step)"), "{all}");
 }
+
+/// A metamethod without a loop, called by the VM from a compiled loop (`__lt`, `__add`), runs
+/// in the plain loop: in a nested portal call, its call of `val` would enter the compiled
+/// code of `val`'s entry once per call.
+#[test]
+fn small_metamethods_run_in_the_plain_loop() {
+    let (_, _, r) = jit_loops(
+        "local P = {}
+         P.__index = P
+         function P.val(s) return s.v end
+         P.__lt = function(a, b) return a:val() < b:val() end
+         P.__add = function(a, b) return setmetatable({v = a.v + b.v}, P) end
+         local one = setmetatable({v = 1}, P)
+         local acc = setmetatable({v = 0}, P)
+         local n = 0
+         for i = 1, 3000 do
+           acc = acc + one
+           if one < acc then n = n + 1 end
+         end
+         R = n * 10000 + acc.v",
+    );
+    assert_eq!(r, 2999 * 10000 + 3000);
+    let entries = jit_stats().entries;
+    assert!(entries < 300, "{entries} entries into compiled code");
+}

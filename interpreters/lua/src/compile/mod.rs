@@ -147,6 +147,9 @@ impl Compiler {
         let need = proto.code.iter().map(Op::reg_end).max().unwrap_or(0);
         proto.maxstack = proto.maxstack.max(u16::try_from(need).unwrap_or(u16::MAX));
         proto.hot = crate::jit::hot_loops(&proto.code);
+        proto.loops = proto.code.iter().any(|op| {
+            matches!(op, Op::Jmp(_, off) | Op::ForStep(_, off) | Op::TForLoop(_, off) if *off < 0)
+        });
         proto.ic = vec![Default::default(); proto.code.len()];
         if std::env::var_os("LUA_DUMP").is_some() {
             for (i, op) in proto.code.iter().enumerate() {

@@ -63,12 +63,25 @@ pub fn greens_static(f: &ItemFn, greens: &[Ident]) -> bool {
             },
             FnArg::Receiver(_) => None,
         });
+        // A type passed through a `macro_rules!` fragment comes wrapped in a group.
+        let mut ty = ty;
+        while let Some(
+            Type::Group(syn::TypeGroup { elem, .. }) | Type::Paren(syn::TypeParen { elem, .. }),
+        ) = ty
+        {
+            ty = Some(&**elem);
+        }
         match ty {
             Some(Type::Reference(r)) => {
                 r.mutability.is_none() && r.lifetime.as_ref().is_some_and(|l| l.ident == "static")
             }
             Some(ty) => is_scalar(ty),
-            None => false,
+            // Declared in the body: a scalar if every binding is a `let` with a written
+            // scalar type (as for pinning).
+            None => {
+                let uses = Uses::of(f, g);
+                uses.bindings > 0 && uses.scalar_lets == uses.bindings && !uses.in_macro
+            }
         }
     })
 }

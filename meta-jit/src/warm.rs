@@ -375,6 +375,12 @@ impl JitDriver {
         self.greens_pinned
     }
 
+    /// Whether the portal's reference greens are all `&'static` (see
+    /// [`JitDriver::with_static_greens`]).
+    pub fn greens_static(&self) -> bool {
+        self.greens_static
+    }
+
     /// Changes the parameters (`"threshold=3,trace_eagerness=2"`, see [`Params::set`]).
     pub fn set_params(&self, s: &str) -> Result<(), String> {
         let mut p = self.params.borrow_mut();

@@ -30,11 +30,15 @@ pub struct Regs {
     pub r: [i64; 4],
 }
 
-/// The same portal twice: `$($m)*` is empty (pinned) or `mut` (not pinned).
+/// The same portal three times: `$($m)*` is empty (pinned) or `mut` (not pinned), and the
+/// program's type `&Code` or `&'static Code` (static greens).
 macro_rules! portal {
     ($name:ident, $($m:tt)*) => {
+        portal!(@ty [&Code], $name, $($m)*);
+    };
+    (@ty [$($ty:tt)*], $name:ident, $($m:tt)*) => {
         #[jit::interpreter(greens(pc, code), reds(regs))]
-        pub fn $name($($m)* code: &Code, regs: &mut Regs) -> i64 {
+        pub fn $name($($m)* code: $($ty)*, regs: &mut Regs) -> i64 {
             let mut pc: usize = 0;
             loop {
                 jit_merge_point!();
@@ -61,6 +65,7 @@ macro_rules! portal {
 
 portal!(pinned_run,);
 portal!(unpinned_run, mut);
+portal!(@ty [&'static Code], static_run,);
 
 /// An outer loop of `outer` turns around an inner loop of 20: the inner loop's exit guard
 /// fails once per outer turn and, without bridges, the interpreter enters the compiled outer
@@ -89,6 +94,18 @@ fn expected(outer: i64) -> i64 {
 fn the_portal_macro_tells_pinned_greens() {
     assert!(pinned_run::with_driver(|d| d.greens_pinned()));
     assert!(!unpinned_run::with_driver(|d| d.greens_pinned()));
+    // `&'static` greens: their objects are never freed (see `JitDriver::with_static_greens`).
+    assert!(static_run::with_driver(|d| d.greens_static()));
+    assert!(!pinned_run::with_driver(|d| d.greens_static()));
+}
+
+#[test]
+fn static_greens_run_as_the_interpreter_does() {
+    static_run::with_driver(|d| d.set_params(PARAMS).unwrap());
+    let code: &'static Code = Box::leak(Box::new(program(300)));
+    assert_eq!(static_run(code, &mut Regs { r: [0; 4] }), expected(300));
+    let s = static_run::with_driver(|d| d.stats());
+    assert!(s.entries >= 250, "{}", s.summary());
 }
 
 #[test]

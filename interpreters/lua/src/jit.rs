@@ -891,7 +891,8 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::GetStr(a, b, kk) => {
-                if get_field(vm, proto, pc, base + a as usize, base + b as usize, kk) {
+                let done = get_field(vm, proto, pc, base + a as usize, base + b as usize, kk);
+                if done {
                     pc += 1;
                     continue;
                 }
@@ -905,7 +906,8 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::SetStr(..) => {
-                if set_field(vm, proto, pc, base) {
+                let done = set_field(vm, proto, pc, base);
+                if done {
                     pc += 1;
                     continue;
                 }

@@ -408,7 +408,41 @@ impl Fingerprint {
 
 #[cfg(test)]
 mod tests {
-    use super::Fact;
+    use super::{Fact, Fingerprint};
+    use crate::jitcode::{FieldDescr, Kind, Value};
+
+    fn descr() -> FieldDescr {
+        FieldDescr {
+            name: "T.f".into(),
+            offset: 0,
+            size: 8,
+            signed: true,
+            kind: Kind::Int,
+            immutable: true,
+            quasi_immutable: false,
+            vable: false,
+            class: "i64|T.f".into(),
+        }
+    }
+
+    #[test]
+    fn an_eternal_fingerprint_records_nothing_and_bridges_inherit_it() {
+        let x = 7u64;
+        let a = &x as *const u64 as usize;
+        // A trusting fingerprint records the fold of a field of its root.
+        let mut fp = Fingerprint::trusting([(a, false)]);
+        fp.load(Value::Ref(a), a, &descr(), Value::Int(7));
+        assert!(fp.is_trusted(Value::Ref(a)) && !fp.all_lasting());
+        // An eternal one (the greens are `&'static`) trusts nothing and records nothing.
+        let mut e = Fingerprint::eternal();
+        let empty = e.heap_bytes();
+        e.load(Value::Ref(a), a, &descr(), Value::Int(7));
+        assert!(e.is_eternal() && !e.is_trusted(Value::Ref(a)) && e.all_lasting());
+        assert_eq!(e.heap_bytes(), empty);
+        assert_eq!(e.trusted().count(), 0);
+        assert!(e.for_bridge().is_eternal());
+        assert!(!fp.for_bridge().is_eternal());
+    }
 
     #[test]
     fn a_fact_is_small() {

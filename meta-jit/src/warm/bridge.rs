@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::{assembler, merge_point, resume, stale, JitDriver, Next, Params, State};
 use crate::backend::TraceId;
 use crate::jitcode::Value;
-use crate::trace::{Abort, Close, Fingerprint, Traced, Tracer};
+use crate::trace::{Abort, Close, Traced, Tracer};
 
 /// How many times a guard's wait for another bridge attempt doubles, after `max_aborts`
 /// attempts stopped at inner loops, before it gets no bridge.

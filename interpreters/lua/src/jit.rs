@@ -178,6 +178,26 @@ fn simple(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> i64 {
     }
 }
 
+/// A binary arithmetic or bitwise instruction: its operator, destination and RK operands.
+fn binary(op: &Op) -> Option<(ArOp, u16, u16, u16)> {
+    let (o, a, b, c) = match *op {
+        Op::Add(a, b, c) => (ArOp::Add, a, b, c),
+        Op::Sub(a, b, c) => (ArOp::Sub, a, b, c),
+        Op::Mul(a, b, c) => (ArOp::Mul, a, b, c),
+        Op::Div(a, b, c) => (ArOp::Div, a, b, c),
+        Op::Mod(a, b, c) => (ArOp::Mod, a, b, c),
+        Op::Pow(a, b, c) => (ArOp::Pow, a, b, c),
+        Op::IDiv(a, b, c) => (ArOp::IDiv, a, b, c),
+        Op::BAnd(a, b, c) => (ArOp::BAnd, a, b, c),
+        Op::BOr(a, b, c) => (ArOp::BOr, a, b, c),
+        Op::BXor(a, b, c) => (ArOp::BXor, a, b, c),
+        Op::Shl(a, b, c) => (ArOp::Shl, a, b, c),
+        Op::Shr(a, b, c) => (ArOp::Shr, a, b, c),
+        _ => return None,
+    };
+    Some((o, a, b, c))
+}
+
 /// [`simple`], with errors as Lua errors.
 fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LResult<i64> {
     let fi = vm.frames.len() - 1;
@@ -187,50 +207,15 @@ fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LRes
     let k = &proto.consts;
     let ic = &proto.ic[pc];
     let r = |x: u16| base + x as usize;
-    // An RK operand.
-    let rk = |vm: &Vm, x: u16| {
-        if x >= RK_CONST {
-            k[(x - RK_CONST) as usize]
-        } else {
-            vm.stack[r(x)]
-        }
-    };
     // A conditional: the jump after it runs when the comparison gives `kk`.
     let cond = |c: bool, kk: bool| if c == kk { next } else { next + 1 };
-    let arith = |op: ArOp| -> Option<ArOp> { Some(op) };
-    let binop = match proto.code[pc] {
-        Op::Add(..) => arith(ArOp::Add),
-        Op::Sub(..) => arith(ArOp::Sub),
-        Op::Mul(..) => arith(ArOp::Mul),
-        Op::Div(..) => arith(ArOp::Div),
-        Op::Mod(..) => arith(ArOp::Mod),
-        Op::Pow(..) => arith(ArOp::Pow),
-        Op::IDiv(..) => arith(ArOp::IDiv),
-        Op::BAnd(..) => arith(ArOp::BAnd),
-        Op::BOr(..) => arith(ArOp::BOr),
-        Op::BXor(..) => arith(ArOp::BXor),
-        Op::Shl(..) => arith(ArOp::Shl),
-        Op::Shr(..) => arith(ArOp::Shr),
-        _ => None,
-    };
+    if let Some((op, a, b, c)) = binary(&proto.code[pc]) {
+        let (x, y) = (rk(vm, proto, base, b), rk(vm, proto, base, c));
+        let v = vm.arith_slow(op, &x, &y, Desc::Rk(b), Desc::Rk(c))?;
+        vm.stack[r(a)] = v;
+        return Ok(next);
+    }
     match proto.code[pc] {
-        Op::Add(a, b, c)
-        | Op::Sub(a, b, c)
-        | Op::Mul(a, b, c)
-        | Op::Div(a, b, c)
-        | Op::Mod(a, b, c)
-        | Op::Pow(a, b, c)
-        | Op::IDiv(a, b, c)
-        | Op::BAnd(a, b, c)
-        | Op::BOr(a, b, c)
-        | Op::BXor(a, b, c)
-        | Op::Shl(a, b, c)
-        | Op::Shr(a, b, c) => {
-            let (x, y) = (rk(vm, b), rk(vm, c));
-            let op = binop.expect("an arithmetic op");
-            let v = vm.arith_slow(op, &x, &y, Desc::Rk(b), Desc::Rk(c))?;
-            vm.stack[r(a)] = v;
-        }
         Op::Unm(a, b) | Op::BNot(a, b) => {
             let op = if matches!(proto.code[pc], Op::Unm(..)) {
                 ArOp::Unm
@@ -242,15 +227,15 @@ fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LRes
             vm.stack[r(a)] = v;
         }
         Op::Eq(b, c, kk) => {
-            let (x, y) = (rk(vm, b), rk(vm, c));
+            let (x, y) = (rk(vm, proto, base, b), rk(vm, proto, base, c));
             return Ok(cond(vm.equals(&x, &y)?, kk));
         }
         Op::Lt(b, c, kk) => {
-            let (x, y) = (rk(vm, b), rk(vm, c));
+            let (x, y) = (rk(vm, proto, base, b), rk(vm, proto, base, c));
             return Ok(cond(vm.less_than(&x, &y)?, kk));
         }
         Op::Le(b, c, kk) => {
-            let (x, y) = (rk(vm, b), rk(vm, c));
+            let (x, y) = (rk(vm, proto, base, b), rk(vm, proto, base, c));
             return Ok(cond(vm.less_equal(&x, &y)?, kk));
         }
         Op::Concat(a, n) => {
@@ -258,15 +243,19 @@ fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LRes
             vm.stack[r(a)] = v;
         }
         Op::GetTable(a, b, c) => {
-            let (t, key) = (vm.stack[r(b)], rk(vm, c));
+            let (t, key) = (vm.stack[r(b)], rk(vm, proto, base, c));
             let v = vm.index(&t, &key, Desc::Rk(b))?;
             vm.stack[r(a)] = v;
         }
         Op::SetTable(a, b, c) => {
-            let (t, key, v) = (vm.stack[r(a)], rk(vm, b), rk(vm, c));
+            let (t, key, v) = (
+                vm.stack[r(a)],
+                rk(vm, proto, base, b),
+                rk(vm, proto, base, c),
+            );
             vm.settable(&t, key, v, Desc::Rk(a))?;
         }
-        Op::GetStr(a, b, kk) => {
+        Op::GetStr(a, b, kk) | Op::SelfOp(a, b, kk) => {
             let obj = vm.stack[r(b)];
             let key = &k[kk as usize];
             let mut v = Value::Nil;
@@ -274,21 +263,13 @@ fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LRes
             if !crate::vm::index_str(&obj, key, &tm, sm, ic, &mut v) {
                 v = vm.index(&obj, key, Desc::Rk(b))?;
             }
-            vm.stack[r(a)] = v;
-        }
-        Op::SelfOp(a, b, kk) => {
-            let obj = vm.stack[r(b)];
-            let key = &k[kk as usize];
-            let mut v = Value::Nil;
-            let (tm, sm) = (vm.tm.index, vm.string_meta);
-            if !crate::vm::index_str(&obj, key, &tm, sm, ic, &mut v) {
-                v = vm.index(&obj, key, Desc::Rk(b))?;
+            if let Op::SelfOp(..) = proto.code[pc] {
+                vm.stack[r(a) + 1] = obj;
             }
-            vm.stack[r(a) + 1] = obj;
             vm.stack[r(a)] = v;
         }
         Op::SetStr(a, b, c) => {
-            let (t, key, v) = (vm.stack[r(a)], k[b as usize], rk(vm, c));
+            let (t, key, v) = (vm.stack[r(a)], k[b as usize], rk(vm, proto, base, c));
             let done = match t {
                 Value::Tab(tb) => tb.set_str_fast_ic(&key, v, &ic.key[0]).is_ok(),
                 _ => false,
@@ -312,7 +293,7 @@ fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LRes
             vm.stack[r(a)] = v;
         }
         Op::SetTabUp(u, kk, c) => {
-            let (t, v) = (upval(vm, u), rk(vm, c));
+            let (t, v) = (upval(vm, u), rk(vm, proto, base, c));
             vm.settable(&t, k[kk as usize], v, Desc::Up(u))?;
         }
         Op::NewTable(a, narr, nhash) => {
@@ -662,22 +643,16 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::Unm(a, b) => {
-                match vm.stack[base + b as usize] {
-                    Value::Int(x) => set_int(vm, base + a as usize, 0i64.wrapping_sub(x)),
-                    Value::Num(x) => set_num(vm, base + a as usize, -x),
-                    _ => {
-                        let r = step(vm, pc, stop);
-                        if r < 0 {
-                            return r;
-                        }
-                        proto = frame_proto(vm);
-                        pc = frame_pc(vm);
-                        base = frame_base(vm);
-                        continue;
-                    }
+                if let Value::Int(x) = vm.stack[base + b as usize] {
+                    set_int(vm, base + a as usize, 0i64.wrapping_sub(x));
+                    pc += 1;
+                    continue;
                 }
-                pc += 1;
-                continue;
+                if let Value::Num(x) = vm.stack[base + b as usize] {
+                    set_num(vm, base + a as usize, -x);
+                    pc += 1;
+                    continue;
+                }
             }
             Op::Not(a, b) => {
                 let t = match vm.stack[base + b as usize] {

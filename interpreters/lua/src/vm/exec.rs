@@ -5,7 +5,7 @@
 
 use super::arith::{fmod, idiv, imod, ArOp};
 use super::debug::Desc;
-use super::{Closure, Frame, LResult, Up, Vm, MAX_FRAMES};
+use super::{Closure, LResult, Up, Vm};
 use crate::proto::{Ic, Op, RK_CONST};
 use crate::table::Table;
 use crate::value::{
@@ -584,30 +584,8 @@ impl Vm {
                         };
                         save!();
                         // The common case inline: a Lua function without `...`.
-                        if let Value::LFunc(f) = &self.stack[func] {
-                            let p = f.proto;
-                            if !p.is_vararg && self.frames.len() < MAX_FRAMES {
-                                // The frame owns the closure from here on: moved out of the
-                                // function slot, not counted once more.
-                                let f = take_closure(&mut self.stack[func]);
-                                let nb = func + 1;
-                                self.ensure_stack(nb + p.maxstack as usize + nargs + 1);
-                                for i in nargs..p.nparams as usize {
-                                    self.stack[nb + i] = Value::Nil;
-                                }
-                                let va_start = self.varargs.len() as u32;
-                                self.push_frame(Frame {
-                                    cl: f,
-                                    base: nb,
-                                    pc: 0,
-                                    nres: c as i32 - 1,
-                                    va_start,
-                                    va_len: 0,
-                                    boundary: false,
-                                    from_native: false,
-                                });
-                                continue 'frame;
-                            }
+                        if self.enter_lua(func, nargs, c as i32 - 1) {
+                            continue 'frame;
                         }
                         // A native's results are in place when precall returns false.
                         if self.precall(func, nargs, c as i32 - 1, true)? {
@@ -623,32 +601,14 @@ impl Vm {
                             b as usize - 1
                         };
                         save!();
-                        if let Value::LFunc(f) = self.stack[func] {
+                        // The common case: a Lua function without `...` takes over this frame
+                        // in place (no pop and push).
+                        if self.tail_lua(base, func, nargs) {
+                            continue 'frame;
+                        }
+                        if let Value::LFunc(_) = self.stack[func] {
                             if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
                                 self.close_upvals(base);
-                            }
-                            // The common case: a Lua function without `...` takes over this
-                            // frame in place (no pop and push).
-                            let p = f.proto;
-                            if !p.is_vararg {
-                                let f = take_closure(&mut self.stack[func]);
-                                for i in 1..=nargs {
-                                    self.stack[base - 1 + i] =
-                                        std::mem::take(&mut self.stack[func + i]);
-                                }
-                                self.ensure_stack(base + p.maxstack as usize + nargs + 1);
-                                for i in nargs..p.nparams as usize {
-                                    self.stack[base + i] = Value::Nil;
-                                }
-                                let fr = &mut self.frames[fi];
-                                fr.cl = f;
-                                fr.pc = 0;
-                                if fr.va_len > 0 {
-                                    let end = fr.va_start as usize;
-                                    fr.va_len = 0;
-                                    self.varargs.truncate(end);
-                                }
-                                continue 'frame;
                             }
                             // Move the function and its arguments down to this frame's slot.
                             for i in 0..=nargs {
@@ -675,28 +635,7 @@ impl Vm {
                         } else {
                             b as usize - 1
                         };
-                        if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
-                            self.close_upvals(base);
-                        }
-                        let f = self.frames.pop().unwrap();
-                        if f.va_len > 0 {
-                            self.varargs.truncate(f.va_start as usize);
-                        }
-                        // The function slot is nil (the frame took the closure out of it), so
-                        // the first result is written without a drop.
-                        let dest = base - 1;
-                        let want = if f.nres < 0 { n } else { f.nres as usize };
-                        if n >= 1 && want == 1 {
-                            self.stack[dest] = self.stack[from];
-                        } else {
-                            for i in 0..n {
-                                self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);
-                            }
-                            for i in n..want {
-                                self.stack[dest + i] = Value::Nil;
-                            }
-                        }
-                        self.top = dest + want;
+                        let f = self.leave_lua(base, from, n);
                         if self.frames.len() <= stop || f.boundary {
                             return Ok(());
                         }

@@ -292,7 +292,7 @@ impl JitDriver {
     /// `#[jit::interpreter]` passes when every reference green's parameter type says so):
     /// their objects are never freed, so no other object can later live at their addresses.
     /// Traces then record no facts about what they fold from them (see
-    /// [`crate::trace::Fingerprint::eternal`]), entries check nothing, and a trace that reaches
+    /// the book's deoptimization chapter), entries check nothing, and a trace that reaches
     /// another compiled loop's merge point jumps there even when it computed the greens
     /// there from values it does not trust (a prototype loaded from a guest closure).
     pub fn with_static_greens(mut self) -> JitDriver {

@@ -51,18 +51,12 @@ const HARMLESS_MACROS: &[&str] = &[
 
 /// Whether every green that is a parameter of reference type is a shared `&'static`
 /// reference: its object can never be freed, so no other object can take its address while
-/// compiled code exists (see `meta_jit::warm::JitDriver::with_static_greens`). Greens of other
-/// types (integers) do not matter; a green declared in the body has no written type here, and
-/// a reference green of any other lifetime makes it false.
+/// compiled code exists (see `meta_jit::warm::JitDriver::with_static_greens`). Greens of
+/// scalar type (on the parameter, or on every `let` that binds a green declared in the body)
+/// do not matter; a reference green of any other lifetime makes it false.
 pub fn greens_static(f: &ItemFn, greens: &[Ident]) -> bool {
     greens.iter().all(|g| {
-        let ty = f.sig.inputs.iter().find_map(|a| match a {
-            FnArg::Typed(pt) => match &*pt.pat {
-                Pat::Ident(pi) if pi.ident == *g => Some(&*pt.ty),
-                _ => None,
-            },
-            FnArg::Receiver(_) => None,
-        });
+        let ty = param(f, g).map(|(_, ty)| ty);
         // A type passed through a `macro_rules!` fragment comes wrapped in a group.
         let mut ty = ty;
         while let Some(
@@ -78,11 +72,19 @@ pub fn greens_static(f: &ItemFn, greens: &[Ident]) -> bool {
             Some(ty) => is_scalar(ty),
             // Declared in the body: a scalar if every binding is a `let` with a written
             // scalar type (as for pinning).
-            None => {
-                let uses = Uses::of(f, g);
-                uses.bindings > 0 && uses.scalar_lets == uses.bindings && !uses.in_macro
-            }
+            None => Uses::of(f, g).scalar_in_body(),
         }
+    })
+}
+
+/// The parameter named `g`, with its type.
+fn param<'a>(f: &'a ItemFn, g: &Ident) -> Option<(&'a syn::PatIdent, &'a Type)> {
+    f.sig.inputs.iter().find_map(|a| match a {
+        FnArg::Typed(pt) => match &*pt.pat {
+            Pat::Ident(pi) if pi.ident == *g => Some((pi, &*pt.ty)),
+            _ => None,
+        },
+        FnArg::Receiver(_) => None,
     })
 }
 
@@ -91,13 +93,7 @@ pub fn pinned(f: &ItemFn, greens: &[Ident]) -> (Vec<Ident>, bool) {
     let mut pinned = Vec::new();
     let mut all = true;
     for g in greens {
-        let param = f.sig.inputs.iter().find_map(|a| match a {
-            FnArg::Typed(pt) => match &*pt.pat {
-                Pat::Ident(pi) if pi.ident == *g => Some((pi, &*pt.ty)),
-                _ => None,
-            },
-            FnArg::Receiver(_) => None,
-        });
+        let param = param(f, g);
         let uses = Uses::of(f, g);
         match param {
             Some((pi, Type::Reference(r)))
@@ -113,7 +109,7 @@ pub fn pinned(f: &ItemFn, greens: &[Ident]) -> (Vec<Ident>, bool) {
             }
             Some((_, ty)) if is_scalar(ty) && uses.bindings == 0 && !uses.in_macro => {}
             // Declared in the body: every binding is a `let` with a written scalar type.
-            None if uses.bindings > 0 && uses.scalar_lets == uses.bindings && !uses.in_macro => {}
+            None if uses.scalar_in_body() => {}
             _ => all = false,
         }
     }
@@ -152,6 +148,11 @@ impl Uses<'_> {
         };
         u.visit_block(&f.block);
         u
+    }
+    /// A green declared in the body whose every binding is a `let` with a written scalar
+    /// type.
+    fn scalar_in_body(&self) -> bool {
+        self.bindings > 0 && self.scalar_lets == self.bindings && !self.in_macro
     }
     fn is_g(&self, e: &Expr) -> bool {
         matches!(e, Expr::Path(p) if p.qself.is_none() && p.path.is_ident(self.g))

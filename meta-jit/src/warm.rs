@@ -294,7 +294,7 @@ impl JitDriver {
     /// Traces then record no facts about what they fold from them (see
     /// the book's deoptimization chapter), entries check nothing, and a trace that reaches
     /// another compiled loop's merge point jumps there even when it computed the greens
-    /// there from values it does not trust (a prototype loaded from a guest closure).
+    /// there from values it does not trust (a green loaded from the interpreter's data).
     pub fn with_static_greens(mut self) -> JitDriver {
         self.greens_static = true;
         self

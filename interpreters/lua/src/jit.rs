@@ -112,8 +112,8 @@ fn frame_base(vm: &Vm) -> usize {
 
 /// A call of the Lua function in `vm.stack[func]` with `nargs` arguments, wanting `nres`
 /// results (`Vm::enter_lua`): saves the caller's next pc `ret` and pushes the callee's frame.
-/// Returns the callee's base, or 0 when the plain loop must make the call (a native, a
-/// vararg function, `__call`, a stack overflow).
+/// Returns the callee's base, or 0 when the plain loop must make the call (a native,
+/// `__call`, a stack overflow).
 #[dont_look_inside]
 fn call_lua(vm: &mut Vm, func: usize, nargs: usize, nres: i32, ret: usize) -> usize {
     let fi = vm.frames.len() - 1;
@@ -736,65 +736,31 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::Lt(b, c, k) => {
+                // Two integers, or two numbers of which an integer converts exactly.
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
-                        if (x < y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
+                        pc += if (x < y) == k { 1 } else { 2 };
                         continue;
                     }
                 }
-                if let Some(x) = rk_num(vm, proto, base, b) {
+                if let Some(x) = rk_f(vm, proto, base, b) {
                     if let Some(y) = rk_f(vm, proto, base, c) {
-                        if (x < y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
-                        continue;
-                    }
-                }
-                if let Some(y) = rk_num(vm, proto, base, c) {
-                    if let Some(x) = rk_f(vm, proto, base, b) {
-                        if (x < y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
+                        pc += if (x < y) == k { 1 } else { 2 };
                         continue;
                     }
                 }
             }
             Op::Le(b, c, k) => {
+                // Two integers, or two numbers of which an integer converts exactly.
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
-                        if (x <= y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
+                        pc += if (x <= y) == k { 1 } else { 2 };
                         continue;
                     }
                 }
-                if let Some(x) = rk_num(vm, proto, base, b) {
+                if let Some(x) = rk_f(vm, proto, base, b) {
                     if let Some(y) = rk_f(vm, proto, base, c) {
-                        if (x <= y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
-                        continue;
-                    }
-                }
-                if let Some(y) = rk_num(vm, proto, base, c) {
-                    if let Some(x) = rk_f(vm, proto, base, b) {
-                        if (x <= y) == k {
-                            pc += 1;
-                        } else {
-                            pc += 2;
-                        }
+                        pc += if (x <= y) == k { 1 } else { 2 };
                         continue;
                     }
                 }

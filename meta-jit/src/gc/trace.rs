@@ -366,7 +366,7 @@ pub mod probe {
     /// still describes the run's state, which a green that is not an input cannot promise.
     /// A `&'static` object cannot go away, but the contract of `gc::enable_collection` asks
     /// that such a portal's green objects hold no `Gc` that nothing else roots (a program's
-    /// constants that the interpreter also holds, as Lua's interned strings).
+    /// constants that the interpreter also holds among its roots).
     pub struct NoAnchor<V>(pub V);
     impl<V: View> View for NoAnchor<V> {
         #[inline]

@@ -19,7 +19,26 @@ use super::place::MatchTarget;
 use super::sum::{zero_value, OptionH, ResultH};
 use super::types::{Scalar, ShimArg, ShimRet, Stored};
 use super::{Handle, Ptr, Reg};
-use crate::jitcode::{Builder, Effect, Kind, Register, Value};
+use crate::jitcode::{Builder, CallDescr, Effect, Kind, Register, Value};
+use std::sync::Arc;
+
+/// The descriptor of a helper that reads one part of a value in memory (its only argument is
+/// the value's address) and writes nothing.
+fn reader(
+    name: &'static str,
+    kind: Kind,
+    shim: usize,
+    dynamic: fn(&[Value]) -> Option<Value>,
+) -> Arc<CallDescr> {
+    call_descr(
+        name,
+        vec![Kind::Ref],
+        Some(kind),
+        Effect::ResidualWritesNothing,
+        shim,
+        dynamic,
+    )
+}
 
 /// A zero of `T`, for the payload of the variant not held.
 fn zero<T: Scalar>() -> T {
@@ -78,19 +97,15 @@ fn option_store_dyn<T: Scalar + ShimArg>(a: &[Value]) -> Option<Value> {
 impl<T: Scalar + ShimArg + ShimRet> Stored for Option<T> {
     fn load(b: &mut Builder, p: Ptr<Self>) -> OptionH<T> {
         let at = p.regs(b);
-        let tag = call_descr(
+        let tag = reader(
             "meta_jit::option_tag",
-            vec![Kind::Ref],
-            Some(Kind::Int),
-            Effect::ResidualWritesNothing,
+            Kind::Int,
             option_tag::<T> as unsafe extern "C" fn(_) -> _ as usize,
             option_tag_dyn::<T>,
         );
-        let value = call_descr(
+        let value = reader(
             "meta_jit::option_value",
-            vec![Kind::Ref],
-            Some(<T as Scalar>::KIND),
-            Effect::ResidualWritesNothing,
+            <T as Scalar>::KIND,
             option_value::<T> as unsafe extern "C" fn(_) -> _ as usize,
             option_value_dyn::<T>,
         );
@@ -185,27 +200,21 @@ fn result_store_dyn<T: Scalar + ShimArg, E: Scalar + ShimArg>(a: &[Value]) -> Op
 impl<T: Scalar + ShimArg + ShimRet, E: Scalar + ShimArg + ShimRet> Stored for Result<T, E> {
     fn load(b: &mut Builder, p: Ptr<Self>) -> ResultH<T, E> {
         let at = p.regs(b);
-        let tag = call_descr(
+        let tag = reader(
             "meta_jit::result_tag",
-            vec![Kind::Ref],
-            Some(Kind::Int),
-            Effect::ResidualWritesNothing,
+            Kind::Int,
             result_tag::<T, E> as unsafe extern "C" fn(_) -> _ as usize,
             result_tag_dyn::<T, E>,
         );
-        let ok = call_descr(
+        let ok = reader(
             "meta_jit::result_ok",
-            vec![Kind::Ref],
-            Some(<T as Scalar>::KIND),
-            Effect::ResidualWritesNothing,
+            <T as Scalar>::KIND,
             result_ok::<T, E> as unsafe extern "C" fn(_) -> _ as usize,
             result_ok_dyn::<T, E>,
         );
-        let err = call_descr(
+        let err = reader(
             "meta_jit::result_err",
-            vec![Kind::Ref],
-            Some(<E as Scalar>::KIND),
-            Effect::ResidualWritesNothing,
+            <E as Scalar>::KIND,
             result_err::<T, E> as unsafe extern "C" fn(_) -> _ as usize,
             result_err_dyn::<T, E>,
         );

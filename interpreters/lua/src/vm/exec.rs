@@ -583,7 +583,7 @@ impl Vm {
                             b as usize - 1
                         };
                         save!();
-                        // The common case inline: a Lua function without `...`.
+                        // The common case inline: a Lua function.
                         if self.enter_lua(func, nargs, c as i32 - 1) {
                             continue 'frame;
                         }

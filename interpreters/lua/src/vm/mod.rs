@@ -495,32 +495,7 @@ impl Vm {
                     if self.frames.len() >= MAX_FRAMES {
                         return Err(self.rt_error("stack overflow"));
                     }
-                    // The frame owns the closure; the function slot is left nil.
-                    let cl = exec::take_closure(&mut self.stack[func]);
-                    let p = &cl.proto;
-                    let base = func + 1;
-                    let np = p.nparams as usize;
-                    self.ensure_stack(base + p.maxstack as usize + nargs + 1);
-                    let va_start = self.varargs.len() as u32;
-                    let mut va_len = 0;
-                    if p.is_vararg && nargs > np {
-                        let extra = &mut self.stack[base + np..base + nargs];
-                        self.varargs.extend(extra.iter_mut().map(std::mem::take));
-                        va_len = (nargs - np) as u32;
-                    }
-                    for i in nargs..np {
-                        self.stack[base + i] = Value::Nil;
-                    }
-                    self.push_frame(Frame {
-                        cl,
-                        base,
-                        pc: 0,
-                        nres,
-                        va_start,
-                        va_len,
-                        boundary: false,
-                        from_native: false,
-                    });
+                    self.push_lua(func, nargs, nres);
                     return Ok(true);
                 }
                 Value::Builtin(n) => {
@@ -559,37 +534,49 @@ impl Vm {
     }
 
     /// The common call: pushes the frame of the Lua function in `stack[func]` with `nargs`
-    /// arguments after it, wanting `nres` results, when the function takes no `...` and the
-    /// frame stack has room. The caller has saved its pc. False (nothing done) otherwise: the
-    /// general path (`precall`) handles natives, `__call`, varargs and the overflow error.
+    /// arguments after it, wanting `nres` results, when there is room for a frame. The caller
+    /// has saved its pc. False (nothing done) otherwise: the general path (`precall`) handles
+    /// natives, `__call` and the overflow error.
     #[inline(always)]
     pub(crate) fn enter_lua(&mut self, func: usize, nargs: usize, nres: i32) -> bool {
-        let Value::LFunc(f) = &self.stack[func] else {
-            return false;
-        };
-        let p = f.proto;
-        if p.is_vararg || self.frames.len() >= MAX_FRAMES {
+        if !matches!(self.stack[func], Value::LFunc(_)) || self.frames.len() >= MAX_FRAMES {
             return false;
         }
+        self.push_lua(func, nargs, nres);
+        true
+    }
+
+    /// Pushes the frame of the Lua function in `stack[func]` (checked by the caller, with the
+    /// frame count): its missing parameters nil, its extra arguments moved to `varargs` if it
+    /// takes `...`.
+    #[inline(always)]
+    fn push_lua(&mut self, func: usize, nargs: usize, nres: i32) {
         // The frame owns the closure from here on: moved out of the function slot.
-        let f = exec::take_closure(&mut self.stack[func]);
-        let nb = func + 1;
-        self.ensure_stack(nb + p.maxstack as usize + nargs + 1);
-        for i in nargs..p.nparams as usize {
-            self.stack[nb + i] = Value::Nil;
-        }
+        let cl = exec::take_closure(&mut self.stack[func]);
+        let p = cl.proto;
+        let base = func + 1;
+        let np = p.nparams as usize;
+        self.ensure_stack(base + p.maxstack as usize + nargs + 1);
         let va_start = self.varargs.len() as u32;
+        let mut va_len = 0;
+        if p.is_vararg && nargs > np {
+            let extra = &mut self.stack[base + np..base + nargs];
+            self.varargs.extend(extra.iter_mut().map(std::mem::take));
+            va_len = (nargs - np) as u32;
+        }
+        for i in nargs..np {
+            self.stack[base + i] = Value::Nil;
+        }
         self.push_frame(Frame {
-            cl: f,
-            base: nb,
+            cl,
+            base,
             pc: 0,
             nres,
             va_start,
-            va_len: 0,
+            va_len,
             boundary: false,
             from_native: false,
         });
-        true
     }
 
     /// The common tail call: the Lua function in `stack[func]` with `nargs` arguments after it

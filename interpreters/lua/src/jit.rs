@@ -10,6 +10,7 @@
 //! the frame (it may have changed: a call pushes one, a return pops one).
 
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
+use crate::shape::Shape;
 use crate::table::Table;
 use crate::value::Value;
 use crate::vm::{ArOp, Desc, LResult, Up, Vm};
@@ -387,6 +388,102 @@ fn set_field(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> bool
     let v = rk(vm, proto, base, c);
     tb.set_str_fast_ic(&proto.consts[b as usize], v, &proto.ic[pc].key[0])
         .is_ok()
+}
+
+/// The slot of the string constant `K[k]` in the values of a table of shape `shape`
+/// (`Table::hvals`), or -1 if it is no key of that shape. Its arguments are constants in a
+/// trace (the shape is promoted), so the tracer calls it once and the trace keeps the number.
+#[elidable]
+fn shape_slot(shape: &Shape, proto: &Proto, k: u16) -> i64 {
+    match proto.consts[k as usize] {
+        Value::Str(s) => shape.slot(s).map_or(-1, |i| i as i64),
+        _ => -1,
+    }
+}
+
+/// True for the dictionary shape (`Shape::dict`), which knows no slot.
+#[elidable]
+fn shape_is_dict(shape: &Shape) -> bool {
+    shape.is_dict()
+}
+
+/// The slot of `__index` in a metatable of shape `shape`, or -1.
+#[elidable]
+fn shape_index_slot(shape: &Shape) -> i64 {
+    shape.index_slot() as i64
+}
+
+/// `vm.stack[dst] = t[K[k]]` for a string constant `K[k]` through table shapes: the table's
+/// shape is promoted, which makes the key's slot a constant, and the value is one load; a key
+/// that is not there is looked up along the `__index` tables of the metatables, the same way
+/// (at most four levels). False (nothing done) when a table met is a dictionary or an
+/// `__index` is no table: [`get_field`] then takes over.
+#[unroll_safe]
+fn field_get(vm: &mut Vm, dst: usize, t: Gc<Table>, proto: &'static Proto, k: u16) -> bool {
+    let mut t = t;
+    let mut level = 0;
+    while level < 4 {
+        let shape = promote!(t.shape.get());
+        if shape_is_dict(shape) {
+            return false;
+        }
+        let slot = shape_slot(shape, proto, k);
+        if slot >= 0 {
+            let v = t.hvals.get().items[slot as usize].get();
+            if !matches!(v, Value::Nil) {
+                vm.stack[dst] = v;
+                return true;
+            }
+        }
+        // Not here: the metatable's `__index`, read raw.
+        let m = match t.meta.get() {
+            Some(m) => m,
+            None => {
+                vm.stack[dst] = Value::Nil;
+                return true;
+            }
+        };
+        let ms = promote!(m.shape.get());
+        if shape_is_dict(ms) {
+            return false;
+        }
+        let is = shape_index_slot(ms);
+        if is < 0 {
+            vm.stack[dst] = Value::Nil;
+            return true;
+        }
+        match m.hvals.get().items[is as usize].get() {
+            Value::Tab(c) => t = c,
+            Value::Nil => {
+                vm.stack[dst] = Value::Nil;
+                return true;
+            }
+            _ => return false,
+        }
+        level += 1;
+    }
+    false
+}
+
+/// `t[K[k]] = v` for a string constant `K[k]` that holds a value in `t`, and a value `v`
+/// other than nil, through `t`'s promoted shape: one store (no metamethod can apply, and the
+/// hash part's count of nil values does not change). False (nothing done) otherwise.
+#[look_inside]
+fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
+    if matches!(v, Value::Nil) {
+        return false;
+    }
+    let shape = promote!(t.shape.get());
+    let slot = shape_slot(shape, proto, k);
+    if slot < 0 {
+        return false;
+    }
+    let vals = t.hvals.get();
+    if matches!(vals.items[slot as usize].get(), Value::Nil) {
+        return false;
+    }
+    vals.items[slot as usize].set(v);
+    true
 }
 
 /// Upvalue `u` of the running frame's closure.
@@ -832,6 +929,12 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::GetStr(a, b, kk) => {
+                if let Value::Tab(t) = vm.stack[base + b as usize] {
+                    if field_get(vm, base + a as usize, t, proto, kk) {
+                        pc += 1;
+                        continue;
+                    }
+                }
                 let done = get_field(vm, proto, pc, base + a as usize, base + b as usize, kk);
                 if done {
                     pc += 1;
@@ -841,12 +944,24 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             Op::SelfOp(a, b, kk) => {
                 // `R[a+1] = R[b]` first: `get_field` then reads the object there.
                 vm.stack[base + a as usize + 1] = vm.stack[base + b as usize];
+                if let Value::Tab(t) = vm.stack[base + b as usize] {
+                    if field_get(vm, base + a as usize, t, proto, kk) {
+                        pc += 1;
+                        continue;
+                    }
+                }
                 if get_field(vm, proto, pc, base + a as usize, base + a as usize + 1, kk) {
                     pc += 1;
                     continue;
                 }
             }
-            Op::SetStr(..) => {
+            Op::SetStr(a, b, c) => {
+                if let Value::Tab(t) = vm.stack[base + a as usize] {
+                    if field_set(t, proto, b, rk(vm, proto, base, c)) {
+                        pc += 1;
+                        continue;
+                    }
+                }
                 let done = set_field(vm, proto, pc, base);
                 if done {
                     pc += 1;

@@ -11,6 +11,7 @@ pub mod jit;
 pub mod lexer;
 pub mod parser;
 pub mod proto;
+pub mod shape;
 pub mod stdlib;
 pub mod table;
 pub mod value;

@@ -11,6 +11,7 @@
 //! Float keys with an integral value are normalized to integers. This module knows nothing
 //! about metamethods; the VM applies them.
 
+use crate::shape::Shape;
 use crate::value::{float_to_int, TRef, Value};
 use hashbrown::HashTable;
 use meta_jit::gc::{Trace, Tracer};
@@ -69,14 +70,18 @@ fn new_part(cap: usize) -> Gc<ArrayPart> {
     })
 }
 
-/// The hash part: entries in insertion order and an index of their positions.
-#[derive(Default)]
+/// The hash part: keys in insertion order (so that `next` can walk them while fields are set to
+/// nil), their values position for position, and an index of their positions.
 struct HashPart {
-    /// Entries in insertion order; a removed entry keeps its key with a nil value.
-    entries: Vec<(Value, Value)>,
-    /// Indexes into `entries`, hashed by [`key_hash`] of their key: every entry when there
+    /// Keys in insertion order; a removed entry keeps its key with a nil value.
+    keys: Vec<Value>,
+    /// The value of each key, at the key's position (the slots after the last key are nil). A
+    /// heap object that the table also holds (`Table::hvals`), so that traced code reads and
+    /// writes a field of a shaped table with no call; replaced by a bigger one when full.
+    vals: Gc<ArrayPart>,
+    /// Indexes into `keys`, hashed by [`key_hash`] of their key: every entry when there
     /// are more than [`SMALL`] or a key is not a string, none otherwise (an object's fields
-    /// are searched along the entries, and cost no allocation and no insertion for an index;
+    /// are searched along the keys, and cost no allocation and no insertion for an index;
     /// integer keys keep the index's probe, a scan measured slower on fannkuch).
     index: HashTable<u32>,
     /// Entries whose value is nil.
@@ -85,10 +90,13 @@ struct HashPart {
     /// value became nil still count until `compact`). While it is 0, an interned key is found
     /// by comparing pointers only.
     plain_keys: u32,
-    /// Bit `hash % 64` of every string key in `entries` (a superset after removals, recomputed
+    /// Bit `hash % 64` of every string key in `keys` (a superset after removals, recomputed
     /// by `compact`): a string whose bit is clear is no key here, found without a search (a
     /// method looked up in an object before its class).
     str_mask: u64,
+    /// The shape of `keys` (`crate::shape`): which interned string is at which position, or
+    /// the dictionary shape.
+    shape: &'static Shape,
 }
 
 /// The bit of a string hash in [`HashPart::str_mask`].
@@ -97,13 +105,15 @@ fn mask_bit(hash: u64) -> u64 {
     1 << (hash & 63)
 }
 
-// SAFETY: every `Gc` of a hash part is in a key or value of `entries`, which is reported; the
-// index holds positions only. No `Drop` of its own.
+// SAFETY: every `Gc` of a hash part is in `keys` or is `vals`, both reported; the index holds
+// positions only and the shape interned strings only (roots: `crate::value::trace_interned`).
+// No `Drop` of its own.
 unsafe impl Trace for HashPart {
     const NO_GC: bool = false;
     const INLINE: bool = false;
     fn trace(&self, t: &mut Tracer) {
-        self.entries.trace(t);
+        self.keys.trace(t);
+        self.vals.trace(t);
     }
 }
 
@@ -122,6 +132,11 @@ pub struct Table {
     /// Entries of the hash part (live or dead): 0 when it is empty, which traced code reads
     /// (it cannot look into the `RefCell`) before it appends to the array part.
     pub nhash: Cell<u32>,
+    /// The shape of the hash part's keys (the hash part's own, mirrored for traced code): a
+    /// string key's position in [`Table::hvals`] is `Shape::slot` of it.
+    pub shape: Cell<&'static Shape>,
+    /// The values of the hash part (the hash part's own, mirrored for traced code).
+    pub hvals: Cell<Gc<ArrayPart>>,
     /// The hash part.
     hash: RefCell<HashPart>,
 }
@@ -165,20 +180,49 @@ fn is_str(e: &Value, p: *const crate::value::LStr) -> bool {
 }
 
 impl HashPart {
-    /// The position of key `k` in `entries`. An interned string key in a small table whose
+    /// An empty hash part with room for `n` entries.
+    fn with_capacity(n: usize) -> HashPart {
+        HashPart {
+            keys: Vec::with_capacity(n),
+            vals: new_part(n),
+            index: if n > SMALL {
+                HashTable::with_capacity(n)
+            } else {
+                HashTable::new()
+            },
+            dead: 0,
+            plain_keys: 0,
+            str_mask: 0,
+            shape: Shape::root(),
+        }
+    }
+
+    /// The value of entry `j`.
+    #[inline(always)]
+    fn val(&self, j: usize) -> Value {
+        self.vals.items[j].get()
+    }
+
+    /// Sets the value of entry `j`.
+    #[inline(always)]
+    fn set_val(&self, j: usize, v: Value) {
+        self.vals.items[j].set(v)
+    }
+
+    /// The position of key `k` in `keys`. An interned string key in a small table whose
     /// string keys are all interned (the fields and methods of objects) is found inline by
-    /// comparing pointers along the entries; the rest goes through the index (`find_hashed`).
+    /// comparing pointers along the keys; the rest goes through the index (`find_hashed`).
     #[inline(always)]
     fn find(&self, k: &Value) -> Option<usize> {
         if let Value::Str(ks) = k {
             if self.str_mask & mask_bit(ks.hash) == 0 {
                 return None;
             }
-            if ks.interned && self.plain_keys == 0 && self.entries.len() <= SMALL {
+            if ks.interned && self.plain_keys == 0 && self.keys.len() <= SMALL {
                 // Every string key here is interned, and so is `ks`: the entry of an equal
                 // key holds this very object.
                 let p = ks.as_ptr();
-                return self.entries.iter().position(|e| is_str(&e.0, p));
+                return self.keys.iter().position(|e| is_str(e, p));
             }
         }
         self.find_hashed(k)
@@ -187,7 +231,7 @@ impl HashPart {
     /// `find` through the index.
     #[inline(never)]
     fn find_hashed(&self, k: &Value) -> Option<usize> {
-        let entries = &self.entries;
+        let keys = &self.keys;
         if self.index.is_empty() {
             return self.find_small(k);
         }
@@ -197,13 +241,13 @@ impl HashPart {
                 let p = ks.as_ptr();
                 return self
                     .index
-                    .find(ks.hash, |&i| is_str(&entries[i as usize].0, p))
+                    .find(ks.hash, |&i| is_str(&keys[i as usize], p))
                     .map(|&i| i as usize);
             }
             // Strings: a pointer comparison first (constants are interned), then the bytes.
             return self
                 .index
-                .find(ks.hash, |&i| match &entries[i as usize].0 {
+                .find(ks.hash, |&i| match &keys[i as usize] {
                     Value::Str(s) => {
                         Gc::ptr_eq(*s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes)
                     }
@@ -215,38 +259,38 @@ impl HashPart {
             return self.find_int(ki);
         }
         self.index
-            .find(key_hash(k), |&i| entries[i as usize].0.raw_eq(k))
+            .find(key_hash(k), |&i| keys[i as usize].raw_eq(k))
             .map(|&i| i as usize)
     }
 
     /// `find` in a hash part without an index (at most [`SMALL`] entries, all with string
-    /// keys): along the entries, with the comparisons of the index's probes.
+    /// keys): along the keys, with the comparisons of the index's probes.
     fn find_small(&self, k: &Value) -> Option<usize> {
-        let entries = &self.entries;
+        let keys = &self.keys;
         match k {
-            Value::Str(ks) => entries.iter().position(|e| match &e.0 {
+            Value::Str(ks) => keys.iter().position(|e| match e {
                 Value::Str(s) => Gc::ptr_eq(*s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes),
                 _ => false,
             }),
-            Value::Int(ki) => entries
+            Value::Int(ki) => keys
                 .iter()
-                .position(|e| matches!(e.0, Value::Int(j) if j == *ki)),
-            _ => entries.iter().position(|e| e.0.raw_eq(k)),
+                .position(|e| matches!(e, Value::Int(j) if j == ki)),
+            _ => keys.iter().position(|e| e.raw_eq(k)),
         }
     }
 
-    /// The position of the integer key `ki` in `entries`.
+    /// The position of the integer key `ki` in `keys`.
     #[inline]
     fn find_int(&self, ki: i64) -> Option<usize> {
         // Without an index (string keys only) the probe finds nothing.
-        if self.entries.is_empty() {
+        if self.keys.is_empty() {
             return None;
         }
-        let entries = &self.entries;
+        let keys = &self.keys;
         self.index
             .find(
                 mix(ki as u64),
-                |&i| matches!(entries[i as usize].0, Value::Int(j) if j == ki),
+                |&i| matches!(keys[i as usize], Value::Int(j) if j == ki),
             )
             .map(|&i| i as usize)
     }
@@ -254,20 +298,20 @@ impl HashPart {
     #[inline]
     fn get(&self, k: &Value) -> Value {
         match self.find(k) {
-            Some(i) => self.entries[i].1,
+            Some(i) => self.val(i),
             None => Value::Nil,
         }
     }
 
-    /// The position of the string key `k` in `entries` when it is the one `ic` names (one
-    /// pointer comparison). Keys are unique in `entries`, so the entry that holds this very
+    /// The position of the string key `k` in `keys` when it is the one `ic` names (one
+    /// pointer comparison). Keys are unique in `keys`, so the entry that holds this very
     /// key object is the key's entry, whatever happened to the table since `ic` was set; an
     /// equal key held by another string object is a miss, and `find` decides.
     #[inline(always)]
     fn ic_hit(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
         let j = ic.get() as usize;
-        match (self.entries.get(j), k) {
-            (Some((Value::Str(s), _)), Value::Str(ks)) if Gc::ptr_eq(*s, *ks) => Some(j),
+        match (self.keys.get(j), k) {
+            (Some(Value::Str(s)), Value::Str(ks)) if Gc::ptr_eq(*s, *ks) => Some(j),
             _ => None,
         }
     }
@@ -283,7 +327,7 @@ impl HashPart {
 
     #[inline(never)]
     fn find_and_remember(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
-        if self.entries.is_empty() {
+        if self.keys.is_empty() {
             return None;
         }
         let j = self.find(k)?;
@@ -297,13 +341,13 @@ impl HashPart {
         if matches!(v, Value::Nil) {
             self.dead += 1;
         }
-        self.entries[j].1 = v;
+        self.set_val(j, v);
     }
 
     fn remove(&mut self, k: &Value) {
         if let Some(j) = self.find(k) {
-            if !matches!(self.entries[j].1, Value::Nil) {
-                self.entries[j].1 = Value::Nil;
+            if !matches!(self.val(j), Value::Nil) {
+                self.set_val(j, Value::Nil);
                 self.dead += 1;
             }
         }
@@ -311,9 +355,9 @@ impl HashPart {
 
     fn set(&mut self, k: Value, v: Value) {
         if let Some(j) = self.find(&k) {
-            let was_nil = matches!(self.entries[j].1, Value::Nil);
+            let was_nil = matches!(self.val(j), Value::Nil);
             let is_nil = matches!(v, Value::Nil);
-            self.entries[j].1 = v;
+            self.set_val(j, v);
             if was_nil && !is_nil {
                 self.dead -= 1;
             } else if !was_nil && is_nil {
@@ -324,50 +368,76 @@ impl HashPart {
         if matches!(v, Value::Nil) {
             return;
         }
-        if self.dead > 8 && self.dead as usize * 2 > self.entries.len() {
+        if self.dead > 8 && self.dead as usize * 2 > self.keys.len() {
             self.compact();
         }
         if let Value::Str(s) = &k {
             self.plain_keys += !s.interned as u32;
             self.str_mask |= mask_bit(s.hash);
         }
-        self.entries.push((k, v));
-        let n = self.entries.len();
+        let n = self.keys.len();
+        if n == self.vals.items.len() {
+            self.grow_vals();
+        }
+        self.keys.push(k);
+        self.set_val(n, v);
+        self.shape = self.shape.with(&k);
         if !self.index.is_empty() {
-            let entries = &self.entries;
+            let keys = &self.keys;
             self.index
-                .insert_unique(key_hash(&k), (n - 1) as u32, |&i| {
-                    key_hash(&entries[i as usize].0)
-                });
-        } else if n > SMALL || !matches!(k, Value::Str(_)) {
+                .insert_unique(key_hash(&k), n as u32, |&i| key_hash(&keys[i as usize]));
+        } else if n + 1 > SMALL || !matches!(k, Value::Str(_)) {
             self.build_index();
         }
     }
 
+    /// Replaces `vals` by a part twice as big (at least 4 slots).
+    #[inline(never)]
+    fn grow_vals(&mut self) {
+        let n = self.keys.len();
+        let new = new_part((n * 2).max(4));
+        for (d, s) in new.items.iter().zip(&self.vals.items[..n]) {
+            d.set(s.get());
+        }
+        self.vals = new;
+    }
+
     /// Indexes every entry (the index is empty when this is called).
     fn build_index(&mut self) {
-        let entries = &self.entries;
-        for (j, e) in entries.iter().enumerate() {
-            self.index.insert_unique(key_hash(&e.0), j as u32, |&i| {
-                key_hash(&entries[i as usize].0)
-            });
+        let keys = &self.keys;
+        for (j, k) in keys.iter().enumerate() {
+            self.index
+                .insert_unique(key_hash(k), j as u32, |&i| key_hash(&keys[i as usize]));
         }
     }
 
+    /// Drops the entries whose value is nil, keeping the others in order.
     fn compact(&mut self) {
-        self.entries.retain(|e| !matches!(e.1, Value::Nil));
-        self.str_mask = (self.entries.iter())
-            .map(|e| match &e.0 {
+        let mut w = 0;
+        for j in 0..self.keys.len() {
+            let v = self.val(j);
+            if !matches!(v, Value::Nil) {
+                self.keys[w] = self.keys[j];
+                self.set_val(w, v);
+                w += 1;
+            }
+        }
+        for j in w..self.keys.len() {
+            self.set_val(j, Value::Nil);
+        }
+        self.keys.truncate(w);
+        self.shape = Shape::of_keys(&self.keys);
+        self.str_mask = (self.keys.iter())
+            .map(|k| match k {
                 Value::Str(s) => mask_bit(s.hash),
                 _ => 0,
             })
             .fold(0, |m, b| m | b);
-        self.plain_keys = (self.entries.iter())
-            .filter(|e| matches!(&e.0, Value::Str(s) if !s.interned))
+        self.plain_keys = (self.keys.iter())
+            .filter(|k| matches!(k, Value::Str(s) if !s.interned))
             .count() as u32;
         self.index.clear();
-        if self.entries.len() > SMALL || self.entries.iter().any(|e| !matches!(e.0, Value::Str(_)))
-        {
+        if self.keys.len() > SMALL || self.keys.iter().any(|k| !matches!(k, Value::Str(_))) {
             self.build_index();
         }
         self.dead = 0;
@@ -383,20 +453,15 @@ impl Default for Table {
 impl Table {
     /// An empty table with room for `narr` array items and `nhash` hash entries.
     pub fn with_capacity(narr: usize, nhash: usize) -> Table {
+        let h = HashPart::with_capacity(nhash);
         Table {
             len: Cell::new(0),
             arr: Cell::new(new_part(narr)),
             meta: Cell::new(None),
             nhash: Cell::new(0),
-            hash: RefCell::new(HashPart {
-                entries: Vec::with_capacity(nhash),
-                index: if nhash > SMALL {
-                    HashTable::with_capacity(nhash)
-                } else {
-                    HashTable::new()
-                },
-                ..Default::default()
-            }),
+            shape: Cell::new(h.shape),
+            hvals: Cell::new(h.vals),
+            hash: RefCell::new(h),
         }
     }
 
@@ -432,7 +497,9 @@ impl Table {
     #[inline]
     fn hash_set(&self, h: &mut HashPart, k: Value, v: Value) {
         h.set(k, v);
-        self.nhash.set(h.entries.len() as u32);
+        self.nhash.set(h.keys.len() as u32);
+        self.shape.set(h.shape);
+        self.hvals.set(h.vals);
     }
 
     /// `t[i]` for an integer key.
@@ -443,7 +510,7 @@ impl Table {
         }
         let h = self.hash.borrow();
         match h.find_int(i) {
-            Some(j) => h.entries[j].1,
+            Some(j) => h.val(j),
             None => Value::Nil,
         }
     }
@@ -465,7 +532,7 @@ impl Table {
     #[inline]
     pub fn get_str(&self, k: &Value) -> Value {
         let h = self.hash.borrow();
-        if h.entries.is_empty() {
+        if h.keys.is_empty() {
             return Value::Nil;
         }
         h.get(k)
@@ -482,9 +549,10 @@ impl Table {
             if let Ok(h) = unsafe { self.hash.try_borrow_unguarded() } {
                 // The hit, inline: the entry at the remembered position holds this very key.
                 if let Value::Str(ks) = k {
-                    if let Some((Value::Str(s), v)) = h.entries.get(ic.get() as usize) {
+                    let j = ic.get() as usize;
+                    if let Some(Value::Str(s)) = h.keys.get(j) {
                         if Gc::ptr_eq(*s, *ks) {
-                            return *v;
+                            return h.val(j);
                         }
                     }
                     // Not a key of this table: no search.
@@ -502,7 +570,7 @@ impl Table {
     fn get_str_ic_miss(&self, k: &Value, ic: &Cell<u32>) -> Value {
         let h = self.hash.borrow();
         match h.find_and_remember(k, ic) {
-            Some(j) => h.entries[j].1,
+            Some(j) => h.val(j),
             None => Value::Nil,
         }
     }
@@ -512,7 +580,7 @@ impl Table {
     pub fn set_str_fast_ic(&self, k: &Value, v: Value, ic: &Cell<u32>) -> Result<(), Value> {
         let mut h = self.hash.borrow_mut();
         if let Some(j) = h.find_ic(k, ic) {
-            if !matches!(h.entries[j].1, Value::Nil) {
+            if !matches!(h.val(j), Value::Nil) {
                 h.overwrite(j, v);
                 return Ok(());
             }
@@ -531,7 +599,7 @@ impl Table {
     pub fn set_str_fast(&self, k: &Value, v: Value) -> Result<(), Value> {
         let mut h = self.hash.borrow_mut();
         if let Some(j) = h.find(k) {
-            if !matches!(h.entries[j].1, Value::Nil) {
+            if !matches!(h.val(j), Value::Nil) {
                 h.overwrite(j, v);
                 return Ok(());
             }
@@ -565,10 +633,10 @@ impl Table {
             return Ok(());
         } else {
             // A key of the hash part that holds a value.
-            let mut h = self.hash.borrow_mut();
+            let h = self.hash.borrow_mut();
             if let Some(j) = h.find_int(i) {
-                if !matches!(h.entries[j].1, Value::Nil) {
-                    h.entries[j].1 = v;
+                if !matches!(h.val(j), Value::Nil) {
+                    h.set_val(j, v);
                     return Ok(());
                 }
             }
@@ -656,8 +724,9 @@ impl Table {
         loop {
             let k = Value::Int(self.len.get() as i64 + 1);
             match h.find(&k) {
-                Some(j) if !matches!(h.entries[j].1, Value::Nil) => {
-                    let v = std::mem::take(&mut h.entries[j].1);
+                Some(j) if !matches!(h.val(j), Value::Nil) => {
+                    let v = h.val(j);
+                    h.set_val(j, Value::Nil);
                     h.dead += 1;
                     self.push(v);
                 }
@@ -738,7 +807,7 @@ impl Table {
     /// True if the table has no items.
     pub fn is_empty(&self) -> bool {
         let h = self.hash.borrow();
-        self.len.get() == 0 && h.entries.len() == h.dead as usize
+        self.len.get() == 0 && h.keys.len() == h.dead as usize
     }
 
     /// The array items in use, copied out.
@@ -795,9 +864,10 @@ impl Table {
                 }
             }
         }
-        for e in &h.entries[start_hash.min(h.entries.len())..] {
-            if !matches!(e.1, Value::Nil) {
-                return Ok(Some(*e));
+        for j in start_hash.min(h.keys.len())..h.keys.len() {
+            let v = h.val(j);
+            if !matches!(v, Value::Nil) {
+                return Ok(Some((h.keys[j], v)));
             }
         }
         Ok(None)

@@ -391,7 +391,7 @@ fn set_field(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> bool
 }
 
 /// The slot of the string constant `K[k]` in the values of a table of shape `shape`
-/// (`Table::hvals`), or -1 if it is no key of that shape. Its arguments are constants in a
+/// (`Table::hpart`), or -1 if it is no key of that shape. Its arguments are constants in a
 /// trace (the shape is promoted), so the tracer calls it once and the trace keeps the number.
 #[elidable]
 fn shape_slot(shape: &Shape, proto: &Proto, k: u16) -> i64 {
@@ -429,7 +429,7 @@ fn field_get(vm: &mut Vm, dst: usize, t: Gc<Table>, proto: &'static Proto, k: u1
         }
         let slot = shape_slot(shape, proto, k);
         if slot >= 0 {
-            let v = t.hvals.get().items[slot as usize].get();
+            let v = t.hpart.get().items[2 * slot as usize + 1].get();
             if !matches!(v, Value::Nil) {
                 vm.stack[dst] = v;
                 return true;
@@ -452,7 +452,7 @@ fn field_get(vm: &mut Vm, dst: usize, t: Gc<Table>, proto: &'static Proto, k: u1
             vm.stack[dst] = Value::Nil;
             return true;
         }
-        match m.hvals.get().items[is as usize].get() {
+        match m.hpart.get().items[2 * is as usize + 1].get() {
             Value::Tab(c) => t = c,
             Value::Nil => {
                 vm.stack[dst] = Value::Nil;
@@ -478,11 +478,11 @@ fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
     if slot < 0 {
         return false;
     }
-    let vals = t.hvals.get();
-    if matches!(vals.items[slot as usize].get(), Value::Nil) {
+    let part = t.hpart.get();
+    if matches!(part.items[2 * slot as usize + 1].get(), Value::Nil) {
         return false;
     }
-    vals.items[slot as usize].set(v);
+    part.items[2 * slot as usize + 1].set(v);
     true
 }
 
@@ -924,6 +924,23 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         base = nb;
                         // A function entry: recursion is a loop through it.
                         can_enter_jit!();
+                        continue;
+                    }
+                }
+            }
+            Op::GetTabUp(a, u, kk) => {
+                // A global: a field of the `_ENV` table.
+                if let Value::Tab(t) = upval(vm, u) {
+                    if field_get(vm, base + a as usize, t, proto, kk) {
+                        pc += 1;
+                        continue;
+                    }
+                }
+            }
+            Op::SetTabUp(u, kk, c) => {
+                if let Value::Tab(t) = upval(vm, u) {
+                    if field_set(t, proto, kk, rk(vm, proto, base, c)) {
+                        pc += 1;
                         continue;
                     }
                 }

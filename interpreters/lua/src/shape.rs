@@ -2,7 +2,7 @@
 //! part. Two tables whose hash parts got the same string keys in the same order share one
 //! shape, so traced code that has guarded a table's shape (`promote!`) knows where a field's
 //! value is: `Shape::slot` of a constant shape and a constant key is folded while tracing, and
-//! the read is one load from the table's values (`Table::hvals`).
+//! the read is one load from the table's entries (`Table::hpart`).
 //!
 //! Shapes form a tree of transitions from the empty shape ([`Shape::root`]), one key per edge.
 //! They live for the thread's life (leaked, `&'static`): a compiled trace compares a table's
@@ -40,6 +40,9 @@ pub struct Shape {
     index_slot: i32,
     /// The shapes with one more key, by the key's address.
     next: RefCell<hashbrown::HashMap<usize, &'static Shape>>,
+    /// The last transition taken (`next`'s entry), checked first: objects of one class get
+    /// their fields in one order.
+    last: Cell<(usize, Option<&'static Shape>)>,
 }
 
 // SAFETY: a shape holds no `Gc`: its key is an address only (see `Shape::key`).
@@ -73,6 +76,7 @@ impl Shape {
             dict: false,
             index_slot,
             next: RefCell::default(),
+            last: Cell::new((0, None)),
         }))
     }
 
@@ -84,6 +88,7 @@ impl Shape {
             dict: true,
             index_slot: -1,
             next: RefCell::default(),
+            last: Cell::new((0, None)),
         }))
     }
 
@@ -110,7 +115,13 @@ impl Shape {
             _ => return Shape::dict(),
         };
         let addr = s.as_ptr() as usize;
-        if let Some(n) = self.next.borrow().get(&addr) {
+        if let (a, Some(n)) = self.last.get() {
+            if a == addr {
+                return n;
+            }
+        }
+        if let Some(n) = self.next.borrow().get(&addr).copied() {
+            self.last.set((addr, Some(n)));
             return n;
         }
         if MADE.with(|m| m.get()) >= MAX_SHAPES {
@@ -118,12 +129,13 @@ impl Shape {
         }
         let n = Shape::leak(Some(self), Some(s));
         self.next.borrow_mut().insert(addr, n);
+        self.last.set((addr, Some(n)));
         n
     }
 
     /// The shape of `keys` in this order.
-    pub fn of_keys(keys: &[Value]) -> &'static Shape {
-        keys.iter().fold(Shape::root(), |s, k| s.with(k))
+    pub fn of_keys(keys: impl Iterator<Item = Value>) -> &'static Shape {
+        keys.fold(Shape::root(), |s, k| s.with(&k))
     }
 
     /// The position of the interned string `k` among the keys, if it is one of them.
@@ -153,14 +165,14 @@ mod tests {
     fn tables_with_the_same_keys_in_the_same_order_share_a_shape() {
         let (x, y) = (Value::Str(intern(b"x")), Value::Str(intern(b"y")));
         let a = Shape::root().with(&x).with(&y);
-        let b = Shape::of_keys(&[x, y]);
+        let b = Shape::of_keys([x, y].into_iter());
         assert!(std::ptr::eq(a, b));
-        assert!(!std::ptr::eq(a, Shape::of_keys(&[y, x])));
+        assert!(!std::ptr::eq(a, Shape::of_keys([y, x].into_iter())));
         assert_eq!(a.slot(intern(b"x")), Some(0));
         assert_eq!(a.slot(intern(b"y")), Some(1));
         assert_eq!(a.slot(intern(b"z")), None);
         assert_eq!(a.index_slot(), -1);
-        let m = Shape::of_keys(&[x, Value::Str(intern(b"__index"))]);
+        let m = Shape::of_keys([x, Value::Str(intern(b"__index"))].into_iter());
         assert_eq!(m.index_slot(), 1);
         assert_eq!(m.with(&y).index_slot(), 1);
     }
@@ -169,7 +181,11 @@ mod tests {
     fn other_keys_make_a_dictionary() {
         let x = Value::Str(intern(b"x"));
         assert!(Shape::root().with(&Value::Int(1)).is_dict());
-        assert!(Shape::root().with(&x).with(&Value::Num(0.5)).with(&x).is_dict());
+        assert!(Shape::root()
+            .with(&x)
+            .with(&Value::Num(0.5))
+            .with(&x)
+            .is_dict());
         let plain = Value::Str(crate::value::LStr::new(b"not interned"));
         assert!(Shape::root().with(&plain).is_dict());
         assert_eq!(Shape::dict().slot(intern(b"x")), None);

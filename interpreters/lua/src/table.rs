@@ -63,40 +63,43 @@ fn new_part(cap: usize) -> Gc<ArrayPart> {
     // would never make it ask for a collection (the sieve's peak went from 35 MB to 266 MB
     // with no collection at all). Strings' bytes are not reported: with them, strbuild's peak
     // went from 69 MB to 77 MB and its time from 0.17 s to 0.20 s (measured with the first
-    // version of this counting).
-    meta_jit::gc::note_external_bytes(cap * std::mem::size_of::<Value>());
+    // version of this counting). Small parts are not reported: the part object itself counts,
+    // and reporting the 4 to 8 slots of every object's fields doubled oop.lua's collections.
+    if cap > 16 {
+        meta_jit::gc::note_external_bytes(cap * std::mem::size_of::<Value>());
+    }
     Gc::new(ArrayPart {
         items: (0..cap).map(|_| Cell::new(Value::Nil)).collect(),
     })
 }
 
-/// The hash part: keys in insertion order (so that `next` can walk them while fields are set to
-/// nil), their values position for position, and an index of their positions.
+/// The hash part: entries in insertion order (so that `next` can walk them while fields are
+/// set to nil) and an index of their positions.
 struct HashPart {
-    /// Keys in insertion order; a removed entry keeps its key with a nil value.
-    keys: Vec<Value>,
-    /// The value of each key, at the key's position (the slots after the last key are nil). A
-    /// heap object that the table also holds (`Table::hvals`), so that traced code reads and
-    /// writes a field of a shaped table with no call; replaced by a bigger one when full.
-    vals: Gc<ArrayPart>,
-    /// Indexes into `keys`, hashed by [`key_hash`] of their key: every entry when there
+    /// The entries, key and value side by side: entry `j`'s key is item `2j` and its value item
+    /// `2j + 1`; a removed entry keeps its key with a nil value, and the items after the last
+    /// entry are nil. A heap object that the table also holds (`Table::hpart`), so that traced
+    /// code reads and writes a field of a shaped table with no call; replaced by a bigger one
+    /// when full. (One allocation per hash part, as a `Vec` of pairs was: keys and values in
+    /// two allocations made oop.lua 48% slower without the JIT.)
+    part: Gc<ArrayPart>,
+    /// The number of entries.
+    n: u32,
+    /// Indexes into the entries, hashed by [`key_hash`] of their key: every entry when there
     /// are more than [`SMALL`] or a key is not a string, none otherwise (an object's fields
-    /// are searched along the keys, and cost no allocation and no insertion for an index;
+    /// are searched along the entries, and cost no allocation and no insertion for an index;
     /// integer keys keep the index's probe, a scan measured slower on fannkuch).
-    index: HashTable<u32>,
+    index: Option<Box<HashTable<u32>>>,
     /// Entries whose value is nil.
     dead: u32,
     /// Entries whose key is a string that is not interned (an upper bound: entries whose
     /// value became nil still count until `compact`). While it is 0, an interned key is found
     /// by comparing pointers only.
     plain_keys: u32,
-    /// Bit `hash % 64` of every string key in `keys` (a superset after removals, recomputed
-    /// by `compact`): a string whose bit is clear is no key here, found without a search (a
-    /// method looked up in an object before its class).
+    /// Bit `hash % 64` of every string key of the entries (a superset after removals,
+    /// recomputed by `compact`): a string whose bit is clear is no key here, found without a
+    /// search (a method looked up in an object before its class).
     str_mask: u64,
-    /// The shape of `keys` (`crate::shape`): which interned string is at which position, or
-    /// the dictionary shape.
-    shape: &'static Shape,
 }
 
 /// The bit of a string hash in [`HashPart::str_mask`].
@@ -105,15 +108,13 @@ fn mask_bit(hash: u64) -> u64 {
     1 << (hash & 63)
 }
 
-// SAFETY: every `Gc` of a hash part is in `keys` or is `vals`, both reported; the index holds
-// positions only and the shape interned strings only (roots: `crate::value::trace_interned`).
-// No `Drop` of its own.
+// SAFETY: every `Gc` of a hash part is in `part`, which is reported; the index holds positions
+// only and the shape addresses only. No `Drop` of its own.
 unsafe impl Trace for HashPart {
     const NO_GC: bool = false;
     const INLINE: bool = false;
     fn trace(&self, t: &mut Tracer) {
-        self.keys.trace(t);
-        self.vals.trace(t);
+        self.part.trace(t);
     }
 }
 
@@ -121,7 +122,7 @@ unsafe impl Trace for HashPart {
 const SMALL: usize = 8;
 
 /// A table.
-#[derive(JitLayout, Trace)]
+#[derive(JitLayout)]
 pub struct Table {
     /// Array items in use: the keys `1..=len`; the last one is never nil.
     pub len: Cell<u32>,
@@ -132,13 +133,27 @@ pub struct Table {
     /// Entries of the hash part (live or dead): 0 when it is empty, which traced code reads
     /// (it cannot look into the `RefCell`) before it appends to the array part.
     pub nhash: Cell<u32>,
-    /// The shape of the hash part's keys (the hash part's own, mirrored for traced code): a
-    /// string key's position in [`Table::hvals`] is `Shape::slot` of it.
+    /// The shape of the hash part's keys (the hash part's own, mirrored for traced code): the
+    /// value of the string key whose `Shape::slot` is `i` is item `2i + 1` of [`Table::hpart`].
     pub shape: Cell<&'static Shape>,
-    /// The values of the hash part (the hash part's own, mirrored for traced code).
-    pub hvals: Cell<Gc<ArrayPart>>,
+    /// The entries of the hash part (the hash part's own, mirrored for traced code).
+    pub hpart: Cell<Gc<ArrayPart>>,
     /// The hash part.
     hash: RefCell<HashPart>,
+}
+
+// SAFETY: a table's `Gc`s are its array part, its metatable and those of its hash part, all
+// reported; `hpart` is the hash part's own entries (reported with it) and `shape` holds none.
+// No `Drop` of its own.
+unsafe impl Trace for Table {
+    const NO_GC: bool = false;
+    const INLINE: bool = false;
+    #[inline]
+    fn trace(&self, t: &mut Tracer) {
+        self.arr.trace(t);
+        self.meta.trace(t);
+        self.hash.trace(t);
+    }
 }
 
 /// Spreads the bits of `x` (the low bits choose the bucket, the high bits tag it).
@@ -183,46 +198,58 @@ impl HashPart {
     /// An empty hash part with room for `n` entries.
     fn with_capacity(n: usize) -> HashPart {
         HashPart {
-            keys: Vec::with_capacity(n),
-            vals: new_part(n),
-            index: if n > SMALL {
-                HashTable::with_capacity(n)
-            } else {
-                HashTable::new()
-            },
+            part: new_part(2 * n),
+            n: 0,
+            index: None,
             dead: 0,
             plain_keys: 0,
             str_mask: 0,
-            shape: Shape::root(),
         }
+    }
+
+    /// The number of entries.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.n as usize
+    }
+
+    /// The key of entry `j`.
+    #[inline(always)]
+    fn key(&self, j: usize) -> Value {
+        self.part.items[2 * j].get()
     }
 
     /// The value of entry `j`.
     #[inline(always)]
     fn val(&self, j: usize) -> Value {
-        self.vals.items[j].get()
+        self.part.items[2 * j + 1].get()
     }
 
     /// Sets the value of entry `j`.
     #[inline(always)]
     fn set_val(&self, j: usize, v: Value) {
-        self.vals.items[j].set(v)
+        self.part.items[2 * j + 1].set(v)
     }
 
-    /// The position of key `k` in `keys`. An interned string key in a small table whose
-    /// string keys are all interned (the fields and methods of objects) is found inline by
-    /// comparing pointers along the keys; the rest goes through the index (`find_hashed`).
+    /// The keys, in order.
+    fn keys(&self) -> impl Iterator<Item = Value> + '_ {
+        (0..self.len()).map(|j| self.key(j))
+    }
+
+    /// The position of key `k` among the entries. An interned string key in a small table
+    /// whose string keys are all interned (the fields and methods of objects) is found inline
+    /// by comparing pointers along the keys; the rest goes through the index (`find_hashed`).
     #[inline(always)]
     fn find(&self, k: &Value) -> Option<usize> {
         if let Value::Str(ks) = k {
             if self.str_mask & mask_bit(ks.hash) == 0 {
                 return None;
             }
-            if ks.interned && self.plain_keys == 0 && self.keys.len() <= SMALL {
+            if ks.interned && self.plain_keys == 0 && self.len() <= SMALL {
                 // Every string key here is interned, and so is `ks`: the entry of an equal
                 // key holds this very object.
                 let p = ks.as_ptr();
-                return self.keys.iter().position(|e| is_str(e, p));
+                return (0..self.len()).position(|j| is_str(&self.key(j), p));
             }
         }
         self.find_hashed(k)
@@ -231,23 +258,20 @@ impl HashPart {
     /// `find` through the index.
     #[inline(never)]
     fn find_hashed(&self, k: &Value) -> Option<usize> {
-        let keys = &self.keys;
-        if self.index.is_empty() {
+        let Some(ix) = &self.index else {
             return self.find_small(k);
-        }
+        };
         if let Value::Str(ks) = k {
             if ks.interned && self.plain_keys == 0 {
                 // As in `find`: compare pointers only.
                 let p = ks.as_ptr();
-                return self
-                    .index
-                    .find(ks.hash, |&i| is_str(&keys[i as usize], p))
+                return ix
+                    .find(ks.hash, |&i| is_str(&self.key(i as usize), p))
                     .map(|&i| i as usize);
             }
             // Strings: a pointer comparison first (constants are interned), then the bytes.
-            return self
-                .index
-                .find(ks.hash, |&i| match &keys[i as usize] {
+            return ix
+                .find(ks.hash, |&i| match &self.key(i as usize) {
                     Value::Str(s) => {
                         Gc::ptr_eq(*s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes)
                     }
@@ -258,41 +282,35 @@ impl HashPart {
         if let Value::Int(ki) = *k {
             return self.find_int(ki);
         }
-        self.index
-            .find(key_hash(k), |&i| keys[i as usize].raw_eq(k))
+        ix.find(key_hash(k), |&i| self.key(i as usize).raw_eq(k))
             .map(|&i| i as usize)
     }
 
     /// `find` in a hash part without an index (at most [`SMALL`] entries, all with string
     /// keys): along the keys, with the comparisons of the index's probes.
     fn find_small(&self, k: &Value) -> Option<usize> {
-        let keys = &self.keys;
         match k {
-            Value::Str(ks) => keys.iter().position(|e| match e {
-                Value::Str(s) => Gc::ptr_eq(*s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes),
+            Value::Str(ks) => self.keys().position(|e| match e {
+                Value::Str(s) => Gc::ptr_eq(s, *ks) || (s.hash == ks.hash && s.bytes == ks.bytes),
                 _ => false,
             }),
-            Value::Int(ki) => keys
-                .iter()
-                .position(|e| matches!(e, Value::Int(j) if j == ki)),
-            _ => keys.iter().position(|e| e.raw_eq(k)),
+            Value::Int(ki) => self
+                .keys()
+                .position(|e| matches!(e, Value::Int(j) if j == *ki)),
+            _ => self.keys().position(|e| e.raw_eq(k)),
         }
     }
 
-    /// The position of the integer key `ki` in `keys`.
+    /// The position of the integer key `ki` among the entries.
     #[inline]
     fn find_int(&self, ki: i64) -> Option<usize> {
-        // Without an index (string keys only) the probe finds nothing.
-        if self.keys.is_empty() {
-            return None;
-        }
-        let keys = &self.keys;
-        self.index
-            .find(
-                mix(ki as u64),
-                |&i| matches!(keys[i as usize], Value::Int(j) if j == ki),
-            )
-            .map(|&i| i as usize)
+        // Without an index (string keys only) there is no integer key.
+        let ix = self.index.as_ref()?;
+        ix.find(
+            mix(ki as u64),
+            |&i| matches!(self.key(i as usize), Value::Int(j) if j == ki),
+        )
+        .map(|&i| i as usize)
     }
 
     #[inline]
@@ -303,15 +321,18 @@ impl HashPart {
         }
     }
 
-    /// The position of the string key `k` in `keys` when it is the one `ic` names (one
-    /// pointer comparison). Keys are unique in `keys`, so the entry that holds this very
-    /// key object is the key's entry, whatever happened to the table since `ic` was set; an
-    /// equal key held by another string object is a miss, and `find` decides.
+    /// The position of the string key `k` among the entries when it is the one `ic` names
+    /// (one pointer comparison). Keys are unique, so the entry that holds this very key
+    /// object is the key's entry, whatever happened to the table since `ic` was set; an equal
+    /// key held by another string object is a miss, and `find` decides.
     #[inline(always)]
     fn ic_hit(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
         let j = ic.get() as usize;
-        match (self.keys.get(j), k) {
-            (Some(Value::Str(s)), Value::Str(ks)) if Gc::ptr_eq(*s, *ks) => Some(j),
+        if j >= self.len() {
+            return None;
+        }
+        match (self.key(j), k) {
+            (Value::Str(s), Value::Str(ks)) if Gc::ptr_eq(s, *ks) => Some(j),
             _ => None,
         }
     }
@@ -327,7 +348,7 @@ impl HashPart {
 
     #[inline(never)]
     fn find_and_remember(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
-        if self.keys.is_empty() {
+        if self.n == 0 {
             return None;
         }
         let j = self.find(k)?;
@@ -353,7 +374,8 @@ impl HashPart {
         }
     }
 
-    fn set(&mut self, k: Value, v: Value) {
+    /// `self[k] = v`; `shape` is the table's shape of these keys, which it keeps up to date.
+    fn set(&mut self, k: Value, v: Value, shape: &Cell<&'static Shape>) {
         if let Some(j) = self.find(&k) {
             let was_nil = matches!(self.val(j), Value::Nil);
             let is_nil = matches!(v, Value::Nil);
@@ -368,76 +390,82 @@ impl HashPart {
         if matches!(v, Value::Nil) {
             return;
         }
-        if self.dead > 8 && self.dead as usize * 2 > self.keys.len() {
-            self.compact();
+        if self.dead > 8 && self.dead as usize * 2 > self.len() {
+            self.compact(shape);
         }
         if let Value::Str(s) = &k {
             self.plain_keys += !s.interned as u32;
             self.str_mask |= mask_bit(s.hash);
         }
-        let n = self.keys.len();
-        if n == self.vals.items.len() {
-            self.grow_vals();
+        let n = self.len();
+        if 2 * n == self.part.items.len() {
+            self.grow();
         }
-        self.keys.push(k);
-        self.set_val(n, v);
-        self.shape = self.shape.with(&k);
-        if !self.index.is_empty() {
-            let keys = &self.keys;
-            self.index
-                .insert_unique(key_hash(&k), n as u32, |&i| key_hash(&keys[i as usize]));
+        self.part.items[2 * n].set(k);
+        self.part.items[2 * n + 1].set(v);
+        self.n += 1;
+        shape.set(shape.get().with(&k));
+        let part = self.part;
+        if let Some(ix) = &mut self.index {
+            ix.insert_unique(key_hash(&k), n as u32, |&i| {
+                key_hash(&part.items[2 * i as usize].get())
+            });
         } else if n + 1 > SMALL || !matches!(k, Value::Str(_)) {
             self.build_index();
         }
     }
 
-    /// Replaces `vals` by a part twice as big (at least 4 slots).
+    /// Replaces `part` by one with room for twice as many entries (at least 4).
     #[inline(never)]
-    fn grow_vals(&mut self) {
-        let n = self.keys.len();
-        let new = new_part((n * 2).max(4));
-        for (d, s) in new.items.iter().zip(&self.vals.items[..n]) {
+    fn grow(&mut self) {
+        let n = self.len();
+        let new = new_part(2 * (n * 2).max(4));
+        for (d, s) in new.items.iter().zip(&self.part.items[..2 * n]) {
             d.set(s.get());
         }
-        self.vals = new;
+        self.part = new;
     }
 
-    /// Indexes every entry (the index is empty when this is called).
+    /// Indexes every entry (there is no index when this is called).
     fn build_index(&mut self) {
-        let keys = &self.keys;
-        for (j, k) in keys.iter().enumerate() {
-            self.index
-                .insert_unique(key_hash(k), j as u32, |&i| key_hash(&keys[i as usize]));
+        let part = self.part;
+        let hash = |i: u32| key_hash(&part.items[2 * i as usize].get());
+        let mut ix = HashTable::with_capacity(self.len());
+        for j in 0..self.n {
+            ix.insert_unique(hash(j), j, |&i| hash(i));
         }
+        self.index = Some(Box::new(ix));
     }
 
-    /// Drops the entries whose value is nil, keeping the others in order.
-    fn compact(&mut self) {
+    /// Drops the entries whose value is nil, keeping the others in order (and `shape`, the
+    /// table's shape of the keys, up to date).
+    fn compact(&mut self, shape: &Cell<&'static Shape>) {
+        let items = &self.part.items;
         let mut w = 0;
-        for j in 0..self.keys.len() {
+        for j in 0..self.len() {
             let v = self.val(j);
             if !matches!(v, Value::Nil) {
-                self.keys[w] = self.keys[j];
-                self.set_val(w, v);
+                items[2 * w].set(self.key(j));
+                items[2 * w + 1].set(v);
                 w += 1;
             }
         }
-        for j in w..self.keys.len() {
-            self.set_val(j, Value::Nil);
+        for it in &items[2 * w..2 * self.len()] {
+            it.set(Value::Nil);
         }
-        self.keys.truncate(w);
-        self.shape = Shape::of_keys(&self.keys);
-        self.str_mask = (self.keys.iter())
+        self.n = w as u32;
+        shape.set(Shape::of_keys(self.keys()));
+        self.str_mask = (self.keys())
             .map(|k| match k {
                 Value::Str(s) => mask_bit(s.hash),
                 _ => 0,
             })
             .fold(0, |m, b| m | b);
-        self.plain_keys = (self.keys.iter())
+        self.plain_keys = (self.keys())
             .filter(|k| matches!(k, Value::Str(s) if !s.interned))
             .count() as u32;
-        self.index.clear();
-        if self.keys.len() > SMALL || self.keys.iter().any(|k| !matches!(k, Value::Str(_))) {
+        self.index = None;
+        if self.len() > SMALL || self.keys().any(|k| !matches!(k, Value::Str(_))) {
             self.build_index();
         }
         self.dead = 0;
@@ -459,8 +487,8 @@ impl Table {
             arr: Cell::new(new_part(narr)),
             meta: Cell::new(None),
             nhash: Cell::new(0),
-            shape: Cell::new(h.shape),
-            hvals: Cell::new(h.vals),
+            shape: Cell::new(Shape::root()),
+            hpart: Cell::new(h.part),
             hash: RefCell::new(h),
         }
     }
@@ -496,10 +524,9 @@ impl Table {
     /// `h.set(k, v)` on this table's hash part `h`, keeping `nhash` up to date.
     #[inline]
     fn hash_set(&self, h: &mut HashPart, k: Value, v: Value) {
-        h.set(k, v);
-        self.nhash.set(h.keys.len() as u32);
-        self.shape.set(h.shape);
-        self.hvals.set(h.vals);
+        h.set(k, v, &self.shape);
+        self.nhash.set(h.n);
+        self.hpart.set(h.part);
     }
 
     /// `t[i]` for an integer key.
@@ -532,7 +559,7 @@ impl Table {
     #[inline]
     pub fn get_str(&self, k: &Value) -> Value {
         let h = self.hash.borrow();
-        if h.keys.is_empty() {
+        if h.n == 0 {
             return Value::Nil;
         }
         h.get(k)
@@ -550,9 +577,11 @@ impl Table {
                 // The hit, inline: the entry at the remembered position holds this very key.
                 if let Value::Str(ks) = k {
                     let j = ic.get() as usize;
-                    if let Some(Value::Str(s)) = h.keys.get(j) {
-                        if Gc::ptr_eq(*s, *ks) {
-                            return h.val(j);
+                    if j < h.len() {
+                        if let Value::Str(s) = h.key(j) {
+                            if Gc::ptr_eq(s, *ks) {
+                                return h.val(j);
+                            }
                         }
                     }
                     // Not a key of this table: no search.
@@ -807,7 +836,7 @@ impl Table {
     /// True if the table has no items.
     pub fn is_empty(&self) -> bool {
         let h = self.hash.borrow();
-        self.len.get() == 0 && h.keys.len() == h.dead as usize
+        self.len.get() == 0 && h.n == h.dead
     }
 
     /// The array items in use, copied out.
@@ -864,10 +893,10 @@ impl Table {
                 }
             }
         }
-        for j in start_hash.min(h.keys.len())..h.keys.len() {
+        for j in start_hash.min(h.len())..h.len() {
             let v = h.val(j);
             if !matches!(v, Value::Nil) {
-                return Ok(Some((h.keys[j], v)));
+                return Ok(Some((h.key(j), v)));
             }
         }
         Ok(None)

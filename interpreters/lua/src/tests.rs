@@ -531,3 +531,77 @@ fn small_metamethods_run_in_the_plain_loop() {
     let entries = jit_stats().entries;
     assert!(entries < 300, "{entries} entries into compiled code");
 }
+
+/// Fields of tables with a shape (objects, classes, the globals) are a guard on the promoted
+/// shape and a load or store in the trace: no call of `get_field` or `set_field` for
+/// `self.x`, `p:m()` through the class's `__index`, `p.x = ..` and a global function.
+#[test]
+fn fields_of_shaped_tables_are_loads_in_the_trace() {
+    let (traces, _, r) = jit_loops(
+        "local P = {}
+         P.__index = P
+         function P.new(x, y) return setmetatable({x = x, y = y}, P) end
+         function P:sum() return self.x + self.y end
+         function twice(v) return 2 * v end
+         local ps = {P.new(1, 2), P.new(3, 4)}
+         local s = 0
+         for i = 1, 3000 do
+           local p = ps[i % 2 + 1]
+           p.x = p.x + 1
+           s = s + twice(p:sum())
+         end
+         R = s",
+    );
+    let (mut xs, mut s) = ([1i64, 3], 0i64);
+    let ys = [2i64, 4];
+    for i in 1..=3000usize {
+        let j = i % 2;
+        xs[j] += 1;
+        s += 2 * (xs[j] + ys[j]);
+    }
+    assert_eq!(r, s);
+    let all = traces.join("\n");
+    assert!(!traces.is_empty(), "no loop compiled");
+    // (`simple` and `step` appear only after the loop: the `R = s` that adds a global, in
+    // the traces of the functions' entries that ran on to the chunk's end.)
+    for f in ["get_field", "set_field"] {
+        assert!(!all.contains(&format!("ConstFn({f})")), "{f}:\n{all}");
+    }
+    assert!(all.contains("guard_value"), "no shape guard:\n{all}");
+}
+
+/// What a compiled field access assumed changes under it: a field becomes nil (then
+/// `__index` answers), the object gets a new field or loses its last one (a new shape), the
+/// class's method and `__index` are replaced (by a table, then a function), objects of two
+/// shapes alternate, and a field written to nil leaves `__newindex` to a later write. Each
+/// turn's result is the plain loop's.
+#[test]
+fn compiled_field_access_follows_shape_and_class_changes() {
+    let src = "local A = {}
+         A.__index = A
+         function A:get() return self.v end
+         local B = setmetatable({}, {__index = A})
+         B.__index = B
+         local log = 0
+         local objs = {setmetatable({v = 1}, A), setmetatable({w = 0, v = 2}, B)}
+         local s = 0
+         for i = 1, 2000 do
+           local o = objs[i % 2 + 1]
+           s = s + o:get() + (o.w or 7)
+           if i == 500 then objs[1].w = 5 end
+           if i == 800 then function A:get() return self.v * 3 end end
+           if i == 1000 then objs[2].v = nil; B.v = 11 end
+           if i == 1200 then B.__index = function(t, k) if k == 'get' then return A.get end return 13 end end
+           if i == 1400 then objs[1].w = nil end
+           if i == 1600 then
+             setmetatable(objs[1], {__index = A, __newindex = function(t, k, v) log = log + v end})
+           end
+           if i > 1600 then objs[1].w = i end
+         end
+         R = s * 1000 + log % 1000";
+    let (_, _, jit) = jit_loops(src);
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    assert_eq!(jit, plain);
+    // The write to a nil field after i = 1600 goes to `__newindex`: its sum, mod 1000.
+    assert_eq!(plain % 1000, (1601..=2000i64).sum::<i64>() % 1000);
+}

@@ -465,21 +465,18 @@ fn field_get(vm: &mut Vm, dst: usize, t: Gc<Table>, proto: &'static Proto, k: u1
     false
 }
 
-/// `t[K[k]] = v` for a string constant `K[k]` that holds a value in `t`, and a value `v`
-/// other than nil, through `t`'s promoted shape: one store (no metamethod can apply, and the
-/// hash part's count of nil values does not change). False (nothing done) otherwise.
+/// `t[K[k]] = v` for a string constant `K[k]` that is a key of `t`'s shape, through the
+/// promoted shape: one store, when the key holds a value or `t` has no metatable (no
+/// `__newindex` can apply). False (nothing done) otherwise: a new key changes the shape.
 #[look_inside]
 fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
-    if matches!(v, Value::Nil) {
-        return false;
-    }
     let shape = promote!(t.shape.get());
     let slot = shape_slot(shape, proto, k);
     if slot < 0 {
         return false;
     }
     let part = t.hpart.get();
-    if matches!(part.items[2 * slot as usize + 1].get(), Value::Nil) {
+    if matches!(part.items[2 * slot as usize + 1].get(), Value::Nil) && t.meta.get().is_some() {
         return false;
     }
     part.items[2 * slot as usize + 1].set(v);

@@ -90,8 +90,6 @@ struct HashPart {
     /// are searched along the entries, and cost no allocation and no insertion for an index;
     /// integer keys keep the index's probe, a scan measured slower on fannkuch).
     index: Option<Box<HashTable<u32>>>,
-    /// Entries whose value is nil.
-    dead: u32,
     /// Entries whose key is a string that is not interned (an upper bound: entries whose
     /// value became nil still count until `compact`). While it is 0, an interned key is found
     /// by comparing pointers only.
@@ -201,7 +199,6 @@ impl HashPart {
             part: new_part(2 * n),
             n: 0,
             index: None,
-            dead: 0,
             plain_keys: 0,
             str_mask: 0,
         }
@@ -225,7 +222,8 @@ impl HashPart {
         self.part.items[2 * j + 1].get()
     }
 
-    /// Sets the value of entry `j`.
+    /// Sets the value of entry `j`. (Nothing counts the entries whose value is nil: traced
+    /// code writes values itself, nil included.)
     #[inline(always)]
     fn set_val(&self, j: usize, v: Value) {
         self.part.items[2 * j + 1].set(v)
@@ -356,42 +354,29 @@ impl HashPart {
         Some(j)
     }
 
-    /// Sets the value of an existing entry `j` that holds a value.
-    #[inline(always)]
-    fn overwrite(&mut self, j: usize, v: Value) {
-        if matches!(v, Value::Nil) {
-            self.dead += 1;
-        }
-        self.set_val(j, v);
-    }
-
     fn remove(&mut self, k: &Value) {
         if let Some(j) = self.find(k) {
-            if !matches!(self.val(j), Value::Nil) {
-                self.set_val(j, Value::Nil);
-                self.dead += 1;
-            }
+            self.set_val(j, Value::Nil);
         }
     }
 
     /// `self[k] = v`; `shape` is the table's shape of these keys, which it keeps up to date.
     fn set(&mut self, k: Value, v: Value, shape: &Cell<&'static Shape>) {
         if let Some(j) = self.find(&k) {
-            let was_nil = matches!(self.val(j), Value::Nil);
-            let is_nil = matches!(v, Value::Nil);
             self.set_val(j, v);
-            if was_nil && !is_nil {
-                self.dead -= 1;
-            } else if !was_nil && is_nil {
-                self.dead += 1;
-            }
             return;
         }
         if matches!(v, Value::Nil) {
             return;
         }
-        if self.dead > 8 && self.dead as usize * 2 > self.len() {
-            self.compact(shape);
+        if 2 * self.len() == self.part.items.len() {
+            // Full: drop the entries whose value is nil first if they are more than half.
+            let dead = (0..self.len())
+                .filter(|&j| matches!(self.val(j), Value::Nil))
+                .count();
+            if dead > 8 && dead * 2 > self.len() {
+                self.compact(shape);
+            }
         }
         if let Value::Str(s) = &k {
             self.plain_keys += !s.interned as u32;
@@ -468,7 +453,6 @@ impl HashPart {
         if self.len() > SMALL || self.keys().any(|k| !matches!(k, Value::Str(_))) {
             self.build_index();
         }
-        self.dead = 0;
     }
 }
 
@@ -609,10 +593,11 @@ impl Table {
     pub fn set_str_fast_ic(&self, k: &Value, v: Value, ic: &Cell<u32>) -> Result<(), Value> {
         let mut h = self.hash.borrow_mut();
         if let Some(j) = h.find_ic(k, ic) {
-            if !matches!(h.val(j), Value::Nil) {
-                h.overwrite(j, v);
+            if !matches!(h.val(j), Value::Nil) || self.meta.get().is_none() {
+                h.set_val(j, v);
                 return Ok(());
             }
+            return Err(v);
         }
         if self.meta.get().is_some() {
             return Err(v);
@@ -628,10 +613,11 @@ impl Table {
     pub fn set_str_fast(&self, k: &Value, v: Value) -> Result<(), Value> {
         let mut h = self.hash.borrow_mut();
         if let Some(j) = h.find(k) {
-            if !matches!(h.val(j), Value::Nil) {
-                h.overwrite(j, v);
+            if !matches!(h.val(j), Value::Nil) || self.meta.get().is_none() {
+                h.set_val(j, v);
                 return Ok(());
             }
+            return Err(v);
         }
         if self.meta.get().is_some() {
             return Err(v);
@@ -756,7 +742,6 @@ impl Table {
                 Some(j) if !matches!(h.val(j), Value::Nil) => {
                     let v = h.val(j);
                     h.set_val(j, Value::Nil);
-                    h.dead += 1;
                     self.push(v);
                 }
                 _ => break,
@@ -836,7 +821,7 @@ impl Table {
     /// True if the table has no items.
     pub fn is_empty(&self) -> bool {
         let h = self.hash.borrow();
-        self.len.get() == 0 && h.n == h.dead
+        self.len.get() == 0 && (0..h.len()).all(|j| matches!(h.val(j), Value::Nil))
     }
 
     /// The array items in use, copied out.

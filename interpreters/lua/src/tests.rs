@@ -573,7 +573,8 @@ fn fields_of_shaped_tables_are_loads_in_the_trace() {
 /// What a compiled field access assumed changes under it: a field becomes nil (then
 /// `__index` answers), the object gets a new field or loses its last one (a new shape), the
 /// class's method and `__index` are replaced (by a table, then a function), objects of two
-/// shapes alternate, and a field written to nil leaves `__newindex` to a later write. Each
+/// shapes alternate, a field written to nil leaves `__newindex` to a later write, and fields
+/// of a table without metatable go nil and back (then `pairs` sees the live ones). Each
 /// turn's result is the plain loop's.
 #[test]
 fn compiled_field_access_follows_shape_and_class_changes() {
@@ -584,6 +585,7 @@ fn compiled_field_access_follows_shape_and_class_changes() {
          B.__index = B
          local log = 0
          local objs = {setmetatable({v = 1}, A), setmetatable({w = 0, v = 2}, B)}
+         local q = {a = 0, b = 0}
          local s = 0
          for i = 1, 2000 do
            local o = objs[i % 2 + 1]
@@ -597,7 +599,13 @@ fn compiled_field_access_follows_shape_and_class_changes() {
              setmetatable(objs[1], {__index = A, __newindex = function(t, k, v) log = log + v end})
            end
            if i > 1600 then objs[1].w = i end
+           q.a = (i % 3 == 0) and nil or i
+           q.b = (i % 5 == 0) and i or nil
+           s = s + (q.a or 0) + (q.b or 0)
          end
+         local keys = 0
+         for k, v in pairs(q) do keys = keys + 1 end
+         s = s + keys
          R = s * 1000 + log % 1000";
     let (_, _, jit) = jit_loops(src);
     let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");

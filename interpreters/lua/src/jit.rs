@@ -813,8 +813,8 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::Eq(b, c, k) => {
-                // Two integers, or two floats; anything else (strings, tables, mixed numbers,
-                // `__eq`) goes to the plain loop.
+                // Two integers, two floats, nil or a boolean on one side; anything else
+                // (strings, tables, mixed numbers, `__eq`) goes to `simple`.
                 // The jump after the comparison runs when it gives `k`.
                 if let Some(x) = rk_int(vm, proto, base, b) {
                     if let Some(y) = rk_int(vm, proto, base, c) {
@@ -827,6 +827,21 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         pc += if (x == y) == k { 1 } else { 2 };
                         continue;
                     }
+                }
+                // nil equals only nil, and a boolean only itself (no `__eq` applies).
+                let (x, y) = (rk(vm, proto, base, b), rk(vm, proto, base, c));
+                let (xn, yn) = (matches!(x, Value::Nil), matches!(y, Value::Nil));
+                if xn || yn {
+                    pc += if (xn == yn) == k { 1 } else { 2 };
+                    continue;
+                }
+                if let Value::Boolean(p) = x {
+                    let e = match y {
+                        Value::Boolean(q) => p == q,
+                        _ => false,
+                    };
+                    pc += if e == k { 1 } else { 2 };
+                    continue;
                 }
             }
             Op::Lt(b, c, k) => {

@@ -5,8 +5,11 @@
 //! references: the array part's length, its items and the metatable are `Cell`s, which traced
 //! code can read and write with no call (`t.arr.get().items[i].get()`, see `crate::jit`). The
 //! array part ([`ArrayPart`]) never changes length: growing installs a new, bigger part. The
-//! hash part sits behind a `RefCell` and stays native code; no method here holds its borrow
-//! across anything that can run Lua code or collect (they call neither).
+//! hash part's entries are cells of such a part too (key and value side by side), which the
+//! table mirrors with the keys' shape (`crate::shape`), so that traced code reads a field of a
+//! shaped table with no call; its index and counts sit behind a `RefCell` and stay native
+//! code. No method here holds that borrow across anything that can run Lua code or collect
+//! (they call neither).
 //!
 //! Float keys with an integral value are normalized to integers. This module knows nothing
 //! about metamethods; the VM applies them.

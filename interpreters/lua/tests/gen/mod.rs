@@ -325,6 +325,15 @@ impl Unit {
             ),
             21 => format!("math.sin({})", self.expr(Ty::Num, d)),
             23 => format!("math.sin({})", self.expr(Ty::Num, d)),
+            // An optional field of an object, or of its class through `__index` (shapes).
+            24 => {
+                let f = *self.rng.pick(&["a", "b", "c", "w"]);
+                format!(
+                    "({}.{f} or {})",
+                    self.expr(Ty::Obj, d),
+                    self.expr(Ty::Num, d)
+                )
+            }
             _ => {
                 let c = self.callable();
                 if c.is_empty() {
@@ -680,6 +689,33 @@ impl Unit {
                 self.line(&format!(
                     "do local s = 0 for _, x in ipairs({t}) do s = s + x end mix(s) end"
                 ));
+            }
+            // Objects' fields come and go, in any order, so that objects of one class have
+            // many shapes; an integer or a computed string key makes a dictionary.
+            23 => {
+                let o = self.expr(Ty::Obj, 1);
+                let f = *self.rng.pick(&["a", "b", "c"]);
+                let e = if self.rng.chance(1, 3) {
+                    "nil".to_string()
+                } else {
+                    self.expr(Ty::Num, 2)
+                };
+                let place = match self.rng.below(10) {
+                    0 => format!("o[{}]", 1 + self.rng.below(2)),
+                    1 => format!("o[\"{f}\" .. \"{f}\"]"),
+                    _ => format!("o.{f}"),
+                };
+                self.line(&format!("do local o = {o} {place} = {e} end"));
+            }
+            // The class's fields, which objects without their own read through `__index`.
+            24 => {
+                let f = *self.rng.pick(&["a", "b", "c", "w"]);
+                let e = if self.rng.chance(1, 3) {
+                    "nil".to_string()
+                } else {
+                    self.expr(Ty::Num, 2)
+                };
+                self.line(&format!("M.{f} = {e}"));
             }
             _ => {
                 let e = self.expr(Ty::Num, 3);

@@ -613,3 +613,18 @@ fn compiled_field_access_follows_shape_and_class_changes() {
     // The write to a nil field after i = 1600 goes to `__newindex`: its sum, mod 1000.
     assert_eq!(plain % 1000, (1601..=2000i64).sum::<i64>() % 1000);
 }
+
+/// A register that gets an integer and then a float in one turn of a compiled loop holds the
+/// float: the payload's integer and float stores are one place for the optimizer (generated
+/// program 178385 read 71's bits as a float, 3.5e-322, before the alias classes of an enum's
+/// payload overlapped).
+#[test]
+fn an_integer_then_a_float_in_one_register_is_the_float() {
+    let (traces, _, r) = jit_loops(
+        "local v = 2.5
+         for i = 1, 71 do v = i v = 1e-3 end
+         R = math.floor(v * 1000 + 0.5)",
+    );
+    assert!(!traces.is_empty(), "no loop compiled");
+    assert_eq!(r, 1);
+}

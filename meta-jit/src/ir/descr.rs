@@ -11,7 +11,12 @@
 //! A class name is either *wide*, `T` (any location holding a `T`), or *precise*, `T:PATH` (the
 //! locations holding a `T` that are reached by the access path `PATH`, such as the field `f` of
 //! struct `S`, `i64:S.f`, or the items of `Vec`s, `i64:Vec.items`). Precise classes of one wide type
-//! are disjoint from each other, and each may alias its wide class ([`may_alias`]). The
+//! are disjoint from each other, and each may alias its wide class ([`may_alias`]). The precise
+//! classes of an enum's payload alias each other whatever their types: the payload is one path
+//! (`E.payload`) that holds an `i64` in one variant and an `f64` in another, and a store of one
+//! must forget what was known of the other (a Lua loop that stored an integer and then a float
+//! into one register kept the float's store out of its body, as if the integer's could not
+//! have changed it). The
 //! codewriter gives a precise class to every access whose path it saw (a field projection, an
 //! item of a `Vec` or of an array field) and the wide class, the stored Rust type, to an access
 //! through a reference whose origin it cannot see: safe Rust may reach one `i64` both as the
@@ -171,9 +176,11 @@ pub enum Access {
 }
 
 /// Whether accesses through descriptors of alias classes `a` and `b` (names as
-/// [`Descr::alias_class`] gives them) may touch the same memory: the same class, or a wide class
-/// `T` and a precise class `T:PATH` of it (see the module doc). Descriptors without a class
-/// alias only themselves, which this function cannot see: it says `false` for them.
+/// [`Descr::alias_class`] gives them) may touch the same memory: the same class, a wide class
+/// `T` and a precise class `T:PATH` of it, or the precise classes `T:E.payload` and
+/// `U:E.payload` of an enum's payload, which holds each variant's type in turn (see the module
+/// doc; [`overlaps_across_types`]). Descriptors without a class alias only themselves, which
+/// this function cannot see: it says `false` for them.
 pub fn may_alias(a: Option<&str>, b: Option<&str>) -> bool {
     let (Some(a), Some(b)) = (a, b) else {
         return false;
@@ -184,8 +191,25 @@ pub fn may_alias(a: Option<&str>, b: Option<&str>) -> bool {
     match (a.split_once(':'), b.split_once(':')) {
         (None, Some((wide, _))) => wide == a,
         (Some((wide, _)), None) => wide == b,
-        _ => false,
+        (Some((_, pa)), Some((_, pb))) => pa == pb && overlaps_across_types(pa),
+        (None, None) => false,
     }
+}
+
+/// Whether the locations of access path `path` hold values of several types: an enum's payload,
+/// `E.payload` (the codewriter's name, `lower/place.rs`). Every other path holds one type (a
+/// struct's field), or one type per buffer (the items of `Vec`s, `T:Vec.items`: a `Vec<i64>`'s
+/// buffer is never a `Vec<u8>`'s).
+pub fn overlaps_across_types(path: &str) -> bool {
+    path.ends_with(".payload")
+}
+
+/// The path of a precise class name whose locations hold values of several types
+/// ([`overlaps_across_types`]), `PATH` for such a `T:PATH`; None otherwise.
+pub fn shared_path(name: &str) -> Option<&str> {
+    name.split_once(':')
+        .map(|(_, path)| path)
+        .filter(|p| overlaps_across_types(p))
 }
 
 /// The wide class of an alias class name: `T` for `T:PATH`, the name itself otherwise.

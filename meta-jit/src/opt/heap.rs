@@ -39,7 +39,7 @@
 //! ([`Cache::banned`]).
 
 use super::{Optimizer, Step};
-use crate::ir::{wide_class, Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
+use crate::ir::{shared_path, wide_class, Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
@@ -82,7 +82,8 @@ pub struct Cache {
     /// The alias class of each descriptor (by table index): equal numbers may alias.
     classes: Vec<u32>,
     /// For each class, the other classes that may alias it: a wide class's precise classes,
-    /// a precise class's wide class ([`crate::ir::may_alias`]).
+    /// a precise class's wide class and, for an enum's payload, the other precise classes of
+    /// its path ([`crate::ir::may_alias`]).
     related: Vec<SmallVec<[u32; 2]>>,
     /// Whether each descriptor is an immutable field (a call never changes it).
     immutable: Vec<bool>,
@@ -143,15 +144,28 @@ impl Cache {
             .map(|d| d.field().is_some_and(|f| f.immutable))
             .collect();
         let mut related = vec![SmallVec::new(); classes.len()];
+        let mut paths = HashMap::<&str, SmallVec<[u32; 2]>>::new();
         for (name, &c) in &names {
             let wide = wide_class(name);
             if let Some(&w) = names.get(wide).filter(|_| wide != *name) {
                 related[c as usize].push(w);
                 related[w as usize].push(c);
             }
+            if let Some(path) = shared_path(name) {
+                paths.entry(path).or_default().push(c);
+            }
+        }
+        // The precise classes of one enum's payload (read as each variant's type).
+        for cs in paths.values() {
+            for &a in cs {
+                for &b in cs.iter().filter(|&&b| b != a) {
+                    related[a as usize].push(b);
+                }
+            }
         }
         for r in &mut related {
             r.sort_unstable();
+            r.dedup();
         }
         Cache {
             mem: vec![Class::default(); classes.len()],

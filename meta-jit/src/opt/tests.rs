@@ -888,6 +888,29 @@ fn heap_item_at_a_constant_and_at_index_plus_constant_may_alias() {
     check(t, t);
 }
 
+/// An enum's payload is one path read as each variant's type: a store of an `i64` payload
+/// forgets the `f64` payload known at the same place. (A Lua loop stored an integer, then a
+/// float, into one register; the body's float store was dropped as already done, and the
+/// register read back the integer's bits as a float.)
+#[test]
+fn heap_payloads_of_one_enum_path_overlap_whatever_their_type() {
+    let descrs = "descr ip = field(offset=8, size=8, kind=i, signed, alias=i64:E.payload)\ndescr fp = field(offset=8, size=8, kind=f, alias=f64:E.payload)\n";
+    // The float's second store stays; its first is dead (overwritten, nothing reads it).
+    check(
+        &format!("{descrs}[p0, i0, f0]\nsetfield(p0, f0, descr=fp)\nsetfield(p0, i0, descr=ip)\nsetfield(p0, f0, descr=fp)\nfinish()"),
+        &format!("{descrs}[p0, i0, f0]\nsetfield(p0, i0, descr=ip)\nsetfield(p0, f0, descr=fp)\nfinish()"),
+    );
+    // A load of the float after the integer's store reads memory.
+    let t = format!("{descrs}[p0, i0, f0]\nsetfield(p0, f0, descr=fp)\nsetfield(p0, i0, descr=ip)\nf1 = getfield_f(p0, descr=fp)\nfinish(f1)");
+    check(&t, &t);
+    // In a loop: the body stores the integer, then the float; both stay in the body.
+    let t = format!("{descrs}[p0, i0]\nlabel(p0, i0)\nsetfield(p0, i0, descr=ip)\nsetfield(p0, 0.001, descr=fp)\ni1 = int_add(i0, 1)\njump(p0, i1)");
+    let (got, _) = optimize_with_report(&parse_with(&format!("{HEADER}{t}"), &env()).unwrap(), &Options::all());
+    let text = got.to_string();
+    let body = text.rsplit("label(").next().unwrap();
+    assert!(body.contains("descr=fp)") && body.contains("descr=ip)"), "{text}");
+}
+
 #[test]
 fn heap_a_loop_value_may_be_an_object_allocated_before_the_label() {
     // p0 is p1 from the second iteration on: the store through p0 may change p1's field.

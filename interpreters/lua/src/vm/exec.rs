@@ -306,7 +306,11 @@ impl Vm {
                 }};
             }
             loop {
-                let op = code[pc];
+                debug_assert!(pc < code.len());
+                // SAFETY: the compiler ends every prototype with a `Ret` (the pc never runs
+                // off the end) and emits jumps, skips and loop offsets only to instructions of
+                // the same prototype; a saved pc (calls, the JIT's resumption) is one of those.
+                let op = unsafe { *code.get_unchecked(pc) };
                 pc += 1;
                 match op {
                     Op::Mov(a, b) => set!(a, *r!(b)),

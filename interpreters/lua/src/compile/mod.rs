@@ -428,19 +428,23 @@ impl Compiler {
 /// a `Ret`, and every jump, loop offset and skip lands on an instruction of the same code.
 fn check_targets(code: &[Op]) {
     let n = code.len() as i64;
-    assert!(matches!(code.last(), Some(Op::Ret(..))), "code ends with a Ret");
+    assert!(
+        matches!(code.last(), Some(Op::Ret(..))),
+        "code ends with a Ret"
+    );
     for (i, op) in code.iter().enumerate() {
         let next = i as i64 + 1;
         let target = match *op {
-            Op::Jmp(_, off)
-            | Op::ForPrep(_, off)
-            | Op::ForStep(_, off)
-            | Op::TForLoop(_, off) => next + off as i64,
+            Op::Jmp(_, off) | Op::ForPrep(_, off) | Op::ForStep(_, off) | Op::TForLoop(_, off) => {
+                next + off as i64
+            }
             Op::Eq(..) | Op::Lt(..) | Op::Le(..) | Op::TestJ(..) | Op::LoadFalseSkip(_) => next + 1,
             // Falls through: in the code, as the last instruction is a `Ret`.
             _ => continue,
         };
-        assert!((0..n).contains(&target), "instruction {i} ({op:?}) leaves the code");
+        assert!(
+            (0..n).contains(&target),
+            "instruction {i} ({op:?}) leaves the code"
+        );
     }
 }
-

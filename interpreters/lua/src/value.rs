@@ -270,8 +270,20 @@ pub fn int_eq_float(i: i64, f: f64) -> bool {
 
 const TWO63: f64 = 9.223372036854776e18;
 
+/// Whether the integer converts to a float exactly (|i| <= 2^53, PUC Lua's `l_intfitsf`):
+/// then the comparisons below are one float comparison (NaN compares false, as it must).
+#[inline(always)]
+fn int_fits_float(i: i64) -> bool {
+    const M: u64 = 1 << 53;
+    (i as u64).wrapping_add(M) <= 2 * M
+}
+
 /// `i < f` exactly.
+#[inline]
 pub fn lt_int_float(i: i64, f: f64) -> bool {
+    if int_fits_float(i) {
+        return (i as f64) < f;
+    }
     if f.is_nan() {
         false
     } else if f >= TWO63 {
@@ -284,7 +296,11 @@ pub fn lt_int_float(i: i64, f: f64) -> bool {
 }
 
 /// `i <= f` exactly.
+#[inline]
 pub fn le_int_float(i: i64, f: f64) -> bool {
+    if int_fits_float(i) {
+        return (i as f64) <= f;
+    }
     if f.is_nan() {
         false
     } else if f >= TWO63 {
@@ -297,7 +313,11 @@ pub fn le_int_float(i: i64, f: f64) -> bool {
 }
 
 /// `f < i` exactly.
+#[inline]
 pub fn lt_float_int(f: f64, i: i64) -> bool {
+    if int_fits_float(i) {
+        return f < (i as f64);
+    }
     if f.is_nan() || f >= TWO63 {
         false
     } else if f >= -TWO63 {
@@ -308,7 +328,11 @@ pub fn lt_float_int(f: f64, i: i64) -> bool {
 }
 
 /// `f <= i` exactly.
+#[inline]
 pub fn le_float_int(f: f64, i: i64) -> bool {
+    if int_fits_float(i) {
+        return f <= (i as f64);
+    }
     if f.is_nan() || f >= TWO63 {
         false
     } else if f > -TWO63 {
@@ -515,5 +539,70 @@ pub fn to_str_bytes(v: &Value) -> Option<Vec<u8>> {
         Value::Num(f) => Some(fmt_float(*f).into_bytes()),
         Value::Str(s) => Some(s.bytes.to_vec()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mixed comparisons against an exact reference in 128-bit integers, at the edges of
+    /// the one-float-comparison path (|i| = 2^53 and its neighbours) and beyond it.
+    #[test]
+    fn mixed_comparisons_are_exact() {
+        let big = 1i64 << 53;
+        let mut ints = vec![0, 1, -1, 3, i64::MAX, i64::MIN, i64::MAX - 1, i64::MIN + 1];
+        for d in -2..=2 {
+            ints.push(big + d);
+            ints.push(-big + d);
+        }
+        let b = big as f64;
+        let floats = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            3.0,
+            b,
+            -b,
+            b + 2.0,
+            -b - 2.0,
+            b - 1.0,
+            -b + 1.0,
+            b - 0.5,
+            -b + 0.5,
+            TWO63,
+            -TWO63,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e300,
+            -1e300,
+        ];
+        // Exact for a finite float of magnitude below 2^100 (an integer there is exact in i128).
+        let lim = 2f64.powi(100);
+        for &i in &ints {
+            for &f in &floats {
+                let (lt, le, gt, ge) = if f.is_nan() {
+                    (false, false, false, false)
+                } else if f >= lim {
+                    (true, true, false, false)
+                } else if f <= -lim {
+                    (false, false, true, true)
+                } else {
+                    let i = i as i128;
+                    (
+                        i < f.ceil() as i128,
+                        i <= f.floor() as i128,
+                        (f.floor() as i128) < i,
+                        (f.ceil() as i128) <= i,
+                    )
+                };
+                assert_eq!(lt_int_float(i, f), lt, "{i} < {f}");
+                assert_eq!(le_int_float(i, f), le, "{i} <= {f}");
+                assert_eq!(lt_float_int(f, i), gt, "{f} < {i}");
+                assert_eq!(le_float_int(f, i), ge, "{f} <= {i}");
+            }
+        }
     }
 }

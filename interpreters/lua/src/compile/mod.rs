@@ -146,6 +146,7 @@ impl Compiler {
         // unchecked register access relies on it).
         let need = proto.code.iter().map(Op::reg_end).max().unwrap_or(0);
         proto.maxstack = proto.maxstack.max(u16::try_from(need).unwrap_or(u16::MAX));
+        check_targets(&proto.code);
         proto.hot = crate::jit::hot_loops(&proto.code);
         proto.loops = proto.code.iter().any(|op| {
             matches!(op, Op::Jmp(_, off) | Op::ForStep(_, off) | Op::TForLoop(_, off) if *off < 0)
@@ -420,5 +421,30 @@ impl Compiler {
         } else {
             None
         })
+    }
+}
+
+/// Asserts what the dispatch loop's unchecked instruction fetch relies on: the code ends with
+/// a `Ret`, and every jump, loop offset and skip lands on an instruction of the same code.
+fn check_targets(code: &[Op]) {
+    let n = code.len() as i64;
+    assert!(
+        matches!(code.last(), Some(Op::Ret(..))),
+        "code ends with a Ret"
+    );
+    for (i, op) in code.iter().enumerate() {
+        let next = i as i64 + 1;
+        let target = match *op {
+            Op::Jmp(_, off) | Op::ForPrep(_, off) | Op::ForStep(_, off) | Op::TForLoop(_, off) => {
+                next + off as i64
+            }
+            Op::Eq(..) | Op::Lt(..) | Op::Le(..) | Op::TestJ(..) | Op::LoadFalseSkip(_) => next + 1,
+            // Falls through: in the code, as the last instruction is a `Ret`.
+            _ => continue,
+        };
+        assert!(
+            (0..n).contains(&target),
+            "instruction {i} ({op:?}) leaves the code"
+        );
     }
 }

@@ -306,7 +306,11 @@ impl Vm {
                 }};
             }
             loop {
-                let op = code[pc];
+                debug_assert!(pc < code.len());
+                // SAFETY: the compiler ends every prototype with a `Ret` (the pc never runs
+                // off the end) and emits jumps, skips and loop offsets only to instructions of
+                // the same prototype; a saved pc (calls, the JIT's resumption) is one of those.
+                let op = unsafe { *code.get_unchecked(pc) };
                 pc += 1;
                 match op {
                     Op::Mov(a, b) => set!(a, *r!(b)),
@@ -324,7 +328,12 @@ impl Vm {
                     }
                     Op::GetUpval(a, u) => {
                         let v = match cl.upvals[u as usize].v.get() {
-                            Up::Open(i) => self.stack[i],
+                            Up::Open(i) => {
+                                debug_assert!(i < self.stack.len());
+                                // SAFETY: an open upvalue names a register of a live frame,
+                                // inside the stack (which never shrinks).
+                                unsafe { *self.stack.get_unchecked(i) }
+                            }
                             Up::Shut(v) => v,
                         };
                         set!(a, v);
@@ -642,11 +651,29 @@ impl Vm {
                         continue 'frame;
                     }
                     Op::ForPrep(a, off) => {
-                        save!();
-                        if self.for_prep(base + a as usize)? {
-                            pc = (pc as i64 + off as i64) as usize;
+                        // The common loop inline: integer init, limit and step, the step 1 or
+                        // more (`for_prep` computes the same count; it raises the errors).
+                        let fast = match (*rd!(a), *rd!(a + 1), *rd!(a + 2)) {
+                            (Value::Int(i), Value::Int(l), Value::Int(s)) if s > 0 => {
+                                if i > l {
+                                    pc = (pc as i64 + off as i64) as usize;
+                                } else {
+                                    let c = (l as u64).wrapping_sub(i as u64) / s as u64;
+                                    // A count past i64::MAX runs i64::MAX times (as `for_prep`).
+                                    *r!(a + 1) = Value::Int(c.min(i64::MAX as u64) as i64);
+                                    *r!(a + 3) = Value::Int(i);
+                                }
+                                true
+                            }
+                            _ => false,
+                        };
+                        if !fast {
+                            save!();
+                            if self.for_prep(base + a as usize)? {
+                                pc = (pc as i64 + off as i64) as usize;
+                            }
+                            refresh!();
                         }
-                        refresh!();
                     }
                     Op::ForStep(a, off) => {
                         if let Value::Int(step) = *r!(a + 2) {

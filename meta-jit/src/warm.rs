@@ -148,6 +148,9 @@ struct State {
     /// Bridges that end where the portal returns: their `finish` hands back the portal's
     /// return values, not greens and reds at a merge point.
     returns: HashSet<TraceId>,
+    /// Bridges cut short where they grew too long (`trace::Traced::Cut`): a bridge from one of
+    /// their guards is not cut again (it would go on where its parent stopped, as long).
+    cut: HashSet<TraceId>,
     /// Traces thrown away while compiled code waited in a call (the portal ran again): a
     /// waiting run may still leave through one of their guards. Emptied when no run is left.
     zombies: HashMap<TraceId, Rc<resume::Exits>>,
@@ -194,6 +197,7 @@ impl State {
             compiled: HashMap::new(),
             zombies: HashMap::new(),
             returns: HashSet::new(),
+            cut: HashSet::new(),
             meta: HashMap::new(),
             closures: HashMap::new(),
             guards: HashMap::new(),
@@ -823,6 +827,7 @@ impl JitDriver {
                 // The tracer left the interpreter in the state of `frames`.
                 Next::Blackhole(frames)
             }
+            Traced::Cut { .. } => unreachable!("only a bridge's tracer cuts"),
         }
     }
 

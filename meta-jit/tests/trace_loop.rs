@@ -104,6 +104,7 @@ fn record(code: &Code, regs: &mut Regs, codes: &mut Codes) -> Trace {
             trace
         }
         Traced::Aborted { reason, .. } => panic!("aborted: {reason}"),
+        Traced::Cut { .. } => panic!("cut short without `Tracer::cutting`"),
     }
 }
 

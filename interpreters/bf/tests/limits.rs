@@ -64,6 +64,52 @@ fn nothing_is_traced_past_max_memory_kb() {
     );
 }
 
+#[test]
+fn a_bridge_too_long_is_cut_at_the_last_loop_header_it_passed() {
+    // collatz.bf's loop body branches at every bit of a number, and a bridge duplicates the
+    // rest of the body after its guard: with a low `bridge_limit`, bridges grow past it.
+    // Cut short, such a bridge ends with a `finish` at the last loop header it passed (the
+    // interpreter takes over there), and its guard's failures run that part compiled instead
+    // of deoptimizing into the interpreter every time.
+    let limit = 300;
+    let common = format!("on,threshold=50,bridge_limit={limit},keep_recorded=1");
+    let (_, cut) = run(&format!("{common},cut_bridges=1"));
+    let (_, whole) = run(&format!("{common},cut_bridges=0"));
+    assert_eq!(whole.cut, 0, "{}", whole.summary());
+    assert!(cut.cut >= 1, "{}", cut.summary());
+    let ends_in_finish = |t: &&meta_jit::warm::TraceRecord| {
+        let text = t.recorded.as_ref().expect("kept").to_string();
+        let last = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+        last.trim_start().starts_with("finish(")
+    };
+    let cut_bridges: Vec<_> = cut
+        .traces
+        .iter()
+        .filter(|t| t.kind == meta_jit::warm::TraceKind::Bridge)
+        .filter(ends_in_finish)
+        .collect();
+    // collatz.bf's bridges end by jumping into a loop, never at the program's end: the
+    // bridges that finish are the cut ones, and each is at most the limit long (the limit
+    // counts the inputs; then the `finish`).
+    assert_eq!(cut_bridges.len(), cut.cut, "{}", cut.summary());
+    for t in &cut_bridges {
+        let ops = &t.recorded.as_ref().unwrap().ops;
+        assert!(ops.len() <= limit + 1, "{} ops", ops.len());
+    }
+    assert!(
+        whole.traces.iter().filter(ends_in_finish).count() == 0,
+        "{}",
+        whole.summary()
+    );
+    // The guards of too long bridges no longer all fail into the interpreter.
+    assert!(
+        cut.guard_failures < whole.guard_failures,
+        "{} vs {}",
+        cut.summary(),
+        whole.summary()
+    );
+}
+
 /// The program of `bf::gen::long_loops`.
 fn long_loops(loops: usize, pairs: usize) -> bf::Program {
     bf::parse(bf::gen::long_loops(loops, pairs).as_bytes()).unwrap()

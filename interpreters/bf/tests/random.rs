@@ -2,8 +2,10 @@
 //! the JIT on (a low threshold, so loops compile and guards fail), and the jitcode-only run of
 //! the same annotated loop give the same output and the same final tape. The JIT runs twice:
 //! with the default `max_aborts`, which drops loop traces that end in another loop, and with
-//! `max_aborts=1`, which compiles them; and a third time with `inline_loops=1`, where traces
-//! take in the counted loops they reach.
+//! `max_aborts=1`, which compiles them; a third time with `inline_loops=1`, where traces
+//! take in the counted loops they reach; and a fourth time with `bridge_limit=24`, where
+//! bridges longer than that are cut short at a loop header and hand over to the interpreter
+//! there.
 
 use bf::gen::Generated;
 use quickcheck::{Gen, TestResult};
@@ -11,7 +13,11 @@ use quickcheck::{Gen, TestResult};
 #[derive(Clone, Copy, Debug)]
 enum Mode {
     NoJit,
-    Jit { max_aborts: u32, inline: bool },
+    Jit {
+        max_aborts: u32,
+        inline: bool,
+        bridge_limit: usize,
+    },
     Jitcode,
 }
 
@@ -21,8 +27,13 @@ fn run(g: &Generated, mode: Mode) -> (Vec<u8>, Vec<u8>) {
     // notice that code compiled for the old program does not fit (its entry check).
     bf::interpret::with_driver(|d| {
         let params = match mode {
-            Mode::Jit { max_aborts, inline } => format!(
-                "on,threshold=3,trace_eagerness=2,max_aborts={max_aborts},inline_loops={}",
+            Mode::Jit {
+                max_aborts,
+                inline,
+                bridge_limit,
+            } => format!(
+                "on,threshold=3,trace_eagerness=2,max_aborts={max_aborts},inline_loops={},\
+                 bridge_limit={bridge_limit}",
                 u8::from(inline)
             ),
             _ => "off".to_string(),
@@ -48,10 +59,20 @@ fn jit_and_jitcode_run_like_the_native_interpreter() {
         let native = run(&g, Mode::NoJit);
         // The default number of tries (a trace that ends in another loop is dropped and
         // retried), and one try (it is compiled at once).
-        let default = meta_jit::warm::Params::default().max_aborts;
-        let jit = [(default, false), (1, false), (default, true)]
-            .map(|(max_aborts, inline)| Mode::Jit { max_aborts, inline });
-        for mode in [jit[0], jit[1], jit[2], Mode::Jitcode] {
+        let default = meta_jit::warm::Params::default();
+        let (tries, limit) = (default.max_aborts, default.bridge_limit);
+        let jit = [
+            (tries, false, limit),
+            (1, false, limit),
+            (tries, true, limit),
+            (tries, false, 24),
+        ]
+        .map(|(max_aborts, inline, bridge_limit)| Mode::Jit {
+            max_aborts,
+            inline,
+            bridge_limit,
+        });
+        for mode in [jit[0], jit[1], jit[2], jit[3], Mode::Jitcode] {
             let other = run(&g, mode);
             if other != native {
                 return TestResult::error(format!(
@@ -70,6 +91,8 @@ fn jit_and_jitcode_run_like_the_native_interpreter() {
     // that skips to the last turn), so the property covers that rewrite in machine code too.
     let stats = bf::interpret::with_driver(|d| d.stats());
     assert!(stats.counted_loops > 100, "{}", stats.summary());
+    // And bridges are cut short.
+    assert!(stats.cut > 10, "{}", stats.summary());
 }
 
 #[test]
@@ -128,7 +151,8 @@ fn a_trace_that_jumps_into_another_loop_continues_there() {
             &g,
             Mode::Jit {
                 max_aborts: 1,
-                inline: false
+                inline: false,
+                bridge_limit: meta_jit::warm::Params::default().bridge_limit,
             }
         ),
         native

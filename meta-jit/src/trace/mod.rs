@@ -161,6 +161,34 @@ pub enum Traced {
         /// when it stopped.
         marks: Vec<Mark>,
     },
+    /// The trace grew longer than the limit and was cut short at the last loop header (a
+    /// merge point of the portal right after `can_enter_jit!`) it passed, where it now ends
+    /// with a `finish` (the greens and the reds): the interpreter continues from there when
+    /// compiled code gets there, and counts that loop towards compiling it. Only a tracer made
+    /// [`Tracer::cutting`] returns it. Tracing ran on beyond that merge point: the
+    /// interpreter continues from `frames`, as after [`Traced::Aborted`].
+    Cut {
+        /// The trace up to the merge point, ended by its `finish` (not optimized).
+        trace: Trace,
+        /// What the trace folded from the objects its greens reference (also past the cut:
+        /// more facts to check, never fewer).
+        fingerprint: Fingerprint,
+        /// The merge points the trace passed up to the cut (see [`Mark`]).
+        marks: Vec<Mark>,
+        /// The concrete state where tracing stopped.
+        frames: Vec<Frame<'static>>,
+    },
+}
+
+/// Where a trace can end if it grows too long (see [`Tracer::cutting`]): the last loop header
+/// of the portal frame that tracing went on from.
+struct CutPoint {
+    /// The length of the trace there (after the greens' promotions).
+    ops: usize,
+    /// How many marks the trace had passed there.
+    marks: usize,
+    /// The `finish` arguments there: the greens' shadows, then the reds'.
+    args: Vec<OpRef>,
 }
 
 /// A merge point of the portal that a trace passed (PyPy's `debug_merge_point`): the ops
@@ -270,6 +298,11 @@ pub struct Tracer<'c> {
     /// The frames were replaced at a merge point (by an inlined loop): the top frame's pc is
     /// the next op to run.
     resumed: bool,
+    /// A trace too long ends at its last loop header instead of aborting (see
+    /// [`Tracer::cutting`]).
+    cutting: bool,
+    /// That merge point.
+    cut: Option<CutPoint>,
 }
 
 impl<'c> Tracer<'c> {
@@ -352,6 +385,16 @@ impl<'c> Tracer<'c> {
         self
     }
 
+    /// The same tracer, which, when the trace grows longer than the limit, ends it at the
+    /// last loop header of the portal it passed with a `finish` there ([`Traced::Cut`])
+    /// instead of aborting (when it passed none, it aborts). For a bridge: its compiled part then runs
+    /// instead of the interpreter, which takes over at that merge point (a bridge that is
+    /// too long otherwise sends every failure of its guard through the interpreter).
+    pub fn cutting(mut self) -> Tracer<'c> {
+        self.cutting = true;
+        self
+    }
+
     /// The same tracer, asking `calls` at every recursive portal call whether to inline it
     /// or call its compiled code (see `portal`); without, it inlines them all.
     pub fn with_calls(mut self, calls: &'c mut dyn PortalCalls) -> Tracer<'c> {
@@ -406,6 +449,8 @@ impl<'c> Tracer<'c> {
             calls: None,
             inlinable: None,
             resumed: false,
+            cutting: false,
+            cut: None,
         }
     }
 
@@ -493,6 +538,9 @@ impl<'c> Tracer<'c> {
                     if let Some(c) = self.calls.as_deref_mut() {
                         c.too_long(&g);
                     }
+                }
+                if let Some(t) = self.cut_short() {
+                    return t;
                 }
                 return self.abort_here(Abort::TooLong);
             }
@@ -639,6 +687,24 @@ impl<'c> Tracer<'c> {
         }
     }
 
+    /// Ends the trace at its cut point (see [`Tracer::cutting`]), if it has one.
+    fn cut_short(&mut self) -> Option<Traced> {
+        if !self.cutting {
+            return None;
+        }
+        let cut = self.cut.take()?;
+        self.trace.ops.truncate(cut.ops);
+        self.marks.truncate(cut.marks);
+        self.trace.emit(Opcode::Finish, &cut.args);
+        let frames = std::mem::take(&mut self.frames);
+        Some(Traced::Cut {
+            trace: std::mem::take(&mut self.trace),
+            fingerprint: std::mem::take(&mut self.fp),
+            marks: std::mem::take(&mut self.marks),
+            frames: frames.into_iter().map(|f| f.frame).collect(),
+        })
+    }
+
     /// Aborts with the top frame at its current op (not executed).
     fn abort_here(&mut self, reason: Abort) -> Traced {
         let frames = std::mem::take(&mut self.frames);
@@ -685,7 +751,12 @@ impl<'c> Tracer<'c> {
             greens: gv.clone(),
         });
         match close {
-            Close::Continue => return None,
+            Close::Continue => {
+                if header {
+                    self.cut_here(greens, &red_shadows);
+                }
+                return None;
+            }
             Close::Return => unreachable!("the driver decides no return at a merge point"),
             Close::Reenter => return Some(self.abort_here(Abort::Reentered)),
             Close::TraceFirst => {
@@ -695,6 +766,9 @@ impl<'c> Tracer<'c> {
                         .insert(gv.iter().map(|&v| to_ir(v).bits()).collect())
                 {
                     return Some(self.abort_here(Abort::InnerLoop));
+                }
+                if header {
+                    self.cut_here(greens, &red_shadows);
                 }
                 return None;
             }
@@ -735,6 +809,31 @@ impl<'c> Tracer<'c> {
             fingerprint: std::mem::take(&mut self.fp),
             marks: std::mem::take(&mut self.marks),
         })
+    }
+}
+
+impl Tracer<'_> {
+    /// Tracing goes on from this loop header of the portal frame (its greens promoted, its
+    /// reds' shadows `reds`): remembers it as the place to end the trace if it grows too
+    /// long. (A loop header, not any merge point: the interpreter that takes over there
+    /// counts the loop, which gets code of its own when it is hot.)
+    fn cut_here(&mut self, greens: &[Register], reds: &[OpRef]) {
+        if !self.cutting {
+            return;
+        }
+        let mut args = self.cut.take().map(|c| c.args).unwrap_or_default();
+        args.clear();
+        for &g in greens {
+            let s = self.shadow(g);
+            args.push(s);
+        }
+        args.extend_from_slice(reds);
+        self.cut = Some(CutPoint {
+            ops: self.trace.ops.len(),
+            // The mark of this merge point is pushed already.
+            marks: self.marks.len(),
+            args,
+        });
     }
 }
 

@@ -37,6 +37,7 @@ impl JitDriver {
         let first_guard = state.next_guard;
         let trusted = state.meta[&parent_id].fingerprint.for_bridge();
         let inlinable = std::rc::Rc::clone(&state.inlinable);
+        let cut = params.cut_bridges && !state.cut.contains(&parent_id);
         let (codes, cells, mut calls) =
             assembler::EntryCalls::split(self, &mut *state, params.function_entry);
 
@@ -49,6 +50,9 @@ impl JitDriver {
             first_guard,
             trusted,
         );
+        if cut {
+            tracer = tracer.cutting();
+        }
         if params.inline_loops {
             tracer = tracer.with_inlining(inlinable);
         }
@@ -66,58 +70,51 @@ impl JitDriver {
                 fingerprint,
                 marks,
             } => {
-                // Guard ids of the bridge continue after the parent's.
-                let max = trace
-                    .ops
-                    .iter()
-                    .filter_map(|o| o.resume.as_ref())
-                    .map(|r| r.id + 1)
-                    .max();
-                state.next_guard = state.next_guard.max(max.unwrap_or(0));
-                let guard = r.id;
-                let origin = stale::Origin::Bridge { guard };
-                let parent = Some((parent_id, op));
-                // The bridge starts where its guard is; then come the merge points it passed.
-                let from = state.guards.get(&guard).and_then(|g| g.location.clone());
                 // SAFETY: the interpreter stands in the program the bridge ran.
-                let mut located = unsafe { self.render(&marks) };
-                if let Some(from) = &from {
-                    located
-                        .marks
-                        .insert(0, (trace.num_inputs(), from.to_string()));
-                }
-                let header = format!(
-                    "bridge from guard {guard} of trace {} of {}{}",
-                    parent_id.0,
-                    self.name,
-                    from.map_or(String::new(), |f| format!(" at {f}"))
-                );
-                let named = (header, located);
-                let returns = close == Close::Return;
-                match self.compile(
-                    state,
-                    params,
-                    trace,
-                    parent,
-                    origin,
-                    fingerprint,
-                    named,
-                    returns,
-                ) {
-                    Ok(id) if matches!(close, Close::Return) => {
-                        state.returns.insert(id);
-                    }
-                    Ok(_) => {}
-                    Err((e, _)) => {
-                        self.aborted(state, &format!("bridge compilation failed: {e}"));
-                    }
-                }
+                unsafe {
+                    self.attach(
+                        state,
+                        params,
+                        trace,
+                        close,
+                        fingerprint,
+                        &marks,
+                        parent_id,
+                        op,
+                        r.id,
+                    )
+                };
                 match close {
                     Close::Jump(n) => Next::enter(n, &reds, false),
                     // The tracer ran the portal's return.
                     Close::Return => Next::Done(super::Resumed::Return(reds)),
                     _ => Next::Done(merge_point(greens, reds)),
                 }
+            }
+            Traced::Cut {
+                trace,
+                fingerprint,
+                marks,
+                frames,
+            } => {
+                state.stats.cut += 1;
+                // SAFETY: the interpreter stands in the program the bridge ran.
+                let id = unsafe {
+                    self.attach(
+                        state,
+                        params,
+                        trace,
+                        Close::Finish,
+                        fingerprint,
+                        &marks,
+                        parent_id,
+                        op,
+                        r.id,
+                    )
+                };
+                state.cut.extend(id);
+                // Tracing ran on past the cut: the interpreter continues from there.
+                Next::Blackhole(frames)
             }
             Traced::Aborted {
                 reason: Abort::InnerLoop,
@@ -163,6 +160,74 @@ impl JitDriver {
                 }
                 // The tracer left the interpreter in the state of `frames`.
                 Next::Blackhole(frames)
+            }
+        }
+    }
+
+    /// Compiles bridge `trace`, traced from guard `guard` (op `op` of trace `parent_id`), and
+    /// attaches it to the guard.
+    ///
+    /// # Safety
+    /// The interpreter stands in the program the bridge ran (its marks are rendered).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn attach(
+        &self,
+        state: &mut State,
+        params: &Params,
+        trace: crate::ir::Trace,
+        close: Close,
+        fingerprint: crate::trace::Fingerprint,
+        marks: &[crate::trace::Mark],
+        parent_id: TraceId,
+        op: usize,
+        guard: u32,
+    ) -> Option<TraceId> {
+        // Guard ids of the bridge continue after the parent's.
+        let max = trace
+            .ops
+            .iter()
+            .filter_map(|o| o.resume.as_ref())
+            .map(|r| r.id + 1)
+            .max();
+        state.next_guard = state.next_guard.max(max.unwrap_or(0));
+        let origin = stale::Origin::Bridge { guard };
+        let parent = Some((parent_id, op));
+        // The bridge starts where its guard is; then come the merge points it passed.
+        let from = state.guards.get(&guard).and_then(|g| g.location.clone());
+        // SAFETY: forwarded from this function's contract.
+        let mut located = unsafe { self.render(marks) };
+        if let Some(from) = &from {
+            located
+                .marks
+                .insert(0, (trace.num_inputs(), from.to_string()));
+        }
+        let header = format!(
+            "bridge from guard {guard} of trace {} of {}{}",
+            parent_id.0,
+            self.name,
+            from.map_or(String::new(), |f| format!(" at {f}"))
+        );
+        let named = (header, located);
+        let returns = close == Close::Return;
+        match self.compile(
+            state,
+            params,
+            trace,
+            parent,
+            origin,
+            fingerprint,
+            named,
+            returns,
+        ) {
+            Ok(id) => {
+                if returns {
+                    state.returns.insert(id);
+                }
+                Some(id)
+            }
+            Err((e, _)) => {
+                self.aborted(state, &format!("bridge compilation failed: {e}"));
+                None
             }
         }
     }

@@ -99,6 +99,7 @@ impl JitDriver {
                     _ => Next::Blackhole(frames),
                 }
             }
+            Traced::Cut { .. } => unreachable!("only a bridge's tracer cuts"),
         }
     }
 }

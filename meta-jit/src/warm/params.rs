@@ -21,7 +21,8 @@ pub struct Params {
     pub bridge_ops: u32,
     /// The longest trace, in ops, before tracing aborts.
     pub trace_limit: usize,
-    /// The longest bridge, in ops (at most `trace_limit`): a longer one aborts, and its guard
+    /// The longest bridge, in ops (at most `trace_limit`): a longer one is cut short at the
+    /// last loop header it passed (see `cut_bridges`) or, without one, aborts, and its guard
     /// goes to the interpreter. A bridge duplicates the guest code after its guard up to the
     /// next compiled loop; past a few thousand ops, compiling that tail costs more than the
     /// interpreter running it for the failures that follow.
@@ -65,6 +66,12 @@ pub struct Params {
     /// loops mostly run one turn it makes longer bridges and loops compiled as one turn
     /// (the book's performance notes have the figures).
     pub inline_loops: bool,
+    /// Whether a bridge that grows past `bridge_limit` ends at the last loop header of the
+    /// portal it passed, with a `finish` that hands over to the interpreter there, instead of
+    /// aborting (on by default; `cut_bridges=0` turns it off). A bridge from a guard of such
+    /// a bridge is not cut again. The guard's failures then run the bridge's first part
+    /// compiled instead of the whole way in the interpreter.
+    pub cut_bridges: bool,
 }
 
 impl Default for Params {
@@ -85,6 +92,7 @@ impl Default for Params {
             check_hints: false,
             function_entry: false,
             inline_loops: false,
+            cut_bridges: true,
         }
     }
 }
@@ -133,12 +141,13 @@ impl Params {
         "check_hints",
         "function_entry",
         "inline_loops",
+        "cut_bridges",
     ];
 
     /// Applies settings written `name=value,...` (`threshold`, `trace_eagerness`,
     /// `bridge_ops`, `trace_limit`, `bridge_limit`, `max_aborts`, `max_bridges`, `max_memory_kb`, `enable_opts` as in
     /// `opt::Options::parse`, `keep_recorded`, `keep_optimized`, `check_hints`,
-    /// `function_entry` and `inline_loops` as 0 or 1), or `off`/`on`. A
+    /// `function_entry`, `inline_loops` and `cut_bridges` as 0 or 1), or `off`/`on`. A
     /// value out of its range is an error that gives the range; an unknown name is an error
     /// that lists the names.
     pub fn set(&mut self, s: &str) -> Result<(), String> {
@@ -167,6 +176,7 @@ impl Params {
                 Some(("check_hints", v)) => self.check_hints = num(v, 0, 1)? != 0,
                 Some(("function_entry", v)) => self.function_entry = num(v, 0, 1)? != 0,
                 Some(("inline_loops", v)) => self.inline_loops = num(v, 0, 1)? != 0,
+                Some(("cut_bridges", v)) => self.cut_bridges = num(v, 0, 1)? != 0,
                 _ => {
                     return Err(format!(
                         "unknown JIT parameter `{item}`: the parameters are `on`, `off` and {}",

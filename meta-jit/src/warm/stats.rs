@@ -80,6 +80,9 @@ pub struct Stats {
     /// Loop traces that left their loop and came back to their start from outside, and were
     /// traced again from there (`trace::Close::Reenter`).
     pub retraced: usize,
+    /// Bridges that grew longer than `bridge_limit` and were cut short at the last merge
+    /// point they passed, where they hand over to the interpreter (`trace::Traced::Cut`).
+    pub cut: usize,
     /// Guard failures that went back to the interpreter or into a new bridge.
     pub guard_failures: usize,
     /// Times compiled code was entered from the interpreter.
@@ -134,7 +137,7 @@ impl Stats {
             (n, c) => format!("function entries: {n}, calls of compiled code: {c}, "),
         };
         format!(
-            "{entry}loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, guard failures: {}, entries: {}, \
+            "{entry}loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, cut bridges: {}, guard failures: {}, entries: {}, \
              fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
             self.counted_loops,
@@ -142,6 +145,7 @@ impl Stats {
             self.aborts.len(),
             self.inner_loops_first,
             self.retraced,
+            self.cut,
             self.guard_failures,
             self.entries,
             self.fact_checks,

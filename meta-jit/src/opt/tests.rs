@@ -911,6 +911,23 @@ fn heap_payloads_of_one_enum_path_overlap_whatever_their_type() {
     assert!(body.contains("descr=fp)") && body.contains("descr=ip)"), "{text}");
 }
 
+/// A virtual object's payload written as an `i64` and read as an `f64` (another descriptor
+/// over the same bytes) is no zero: the load forces the object and reads memory. Written as an
+/// `f64` over the `i64`, the object keeps only the `f64`.
+#[test]
+fn virtual_payload_read_as_another_type_forces_the_object() {
+    let descrs = "descr E = size(size=16, align=8)\ndescr ip = field(offset=8, size=8, kind=i, signed, alias=i64:E.payload)\ndescr fp = field(offset=8, size=8, kind=f, alias=f64:E.payload)\n";
+    let t = format!("{descrs}[i0]\np1 = new(descr=E)\nsetfield(p1, i0, descr=ip)\nf2 = getfield_f(p1, descr=fp)\nfinish(f2)");
+    let (got, _) = optimize_with_report(&parse_with(&format!("{HEADER}{t}"), &env()).unwrap(), &Options::all());
+    let text = got.to_string();
+    assert!(text.contains("new(descr=E)") && text.contains("getfield_f("), "{text}");
+    // The float replaces the integer: a load of it is the float, and nothing is allocated.
+    let t = format!("{descrs}[i0, f0]\np1 = new(descr=E)\nsetfield(p1, i0, descr=ip)\nsetfield(p1, f0, descr=fp)\nf2 = getfield_f(p1, descr=fp)\nfinish(f2)");
+    let (got, _) = optimize_with_report(&parse_with(&format!("{HEADER}{t}"), &env()).unwrap(), &Options::all());
+    let text = got.to_string();
+    assert!(!text.contains("new(") && text.contains("finish(f1)"), "{text}");
+}
+
 #[test]
 fn heap_a_loop_value_may_be_an_object_allocated_before_the_label() {
     // p0 is p1 from the second iteration on: the store through p0 may change p1's field.

@@ -4,7 +4,10 @@
 //! *virtual* object, an [`OpRef::virtual_obj`] whose fields the optimizer tracks. Loads from
 //! it read the tracked values (zero where nothing was stored: allocation zeroes memory;
 //! narrowed as a load from memory would be, for fields under 8 bytes), stores
-//! into it update them, and `ptr_eq` against anything else is false. Any other use *forces*
+//! into it update them, and `ptr_eq` against anything else is false. Fields of different
+//! descriptors over the same bytes (an enum's payload, as each variant's type) replace each
+//! other; a load or store that overlaps another field's bytes only in part, or a load of bytes
+//! another descriptor wrote, forces the object. Any other use *forces*
 //! it: the allocation and its non-zero fields are emitted right there, and from then on the
 //! virtual's `find` is the emitted object. Guards do not force: their resume data describes
 //! the virtuals they need ([`describe`]), and resume rebuilds them only if the guard fails.
@@ -77,7 +80,9 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             }
         }
         GetfieldI | GetfieldF | GetfieldR => {
-            if let Some(v) = virt(o, 0) {
+            // A load of bytes that a field of another descriptor holds (an enum's payload
+            // read as another variant's type) forces the virtual: the load reads memory.
+            if let Some(v) = virt(o, 0).filter(|v| !overlapped(o, *v, op.descr.unwrap(), false)) {
                 let d = op.descr.unwrap();
                 let known = o.virtuals.objs[v.index()].fields.iter().find(|f| f.0 == d);
                 return Step::Replace(match known.map(|f| f.1) {
@@ -90,9 +95,20 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             }
         }
         Setfield => {
-            if let Some(v) = virt(o, 0) {
+            // A store over part of another descriptor's bytes forces the virtual (a store over
+            // all of them replaces that field: an enum's payload written as another type).
+            if let Some(v) = virt(o, 0).filter(|v| !overlapped(o, *v, op.descr.unwrap(), true)) {
                 let (d, x) = (op.descr.unwrap(), op.args[1]);
+                let same = |e: DescrId| {
+                    let (f, g) = (field_range(o, d), field_range(o, e));
+                    e != d && f == g
+                };
+                let replaced: Vec<DescrId> = (o.virtuals.objs[v.index()].fields.iter())
+                    .map(|f| f.0)
+                    .filter(|&e| same(e))
+                    .collect();
                 let fields = &mut o.virtuals.objs[v.index()].fields;
+                fields.retain(|f| !replaced.contains(&f.0));
                 match fields.iter_mut().find(|f| f.0 == d) {
                     Some(f) => f.1 = x,
                     None => fields.push((d, x)),
@@ -138,6 +154,27 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
         op.args[k] = force(o, op.args[k]);
     }
     Step::Next(op)
+}
+
+/// The byte range `(offset, end)` of field descriptor `d`.
+fn field_range(o: &Optimizer, d: DescrId) -> (u32, u32) {
+    let f = o.out.get_descr(d).field().expect("verified");
+    (f.offset, f.offset + u32::from(f.size))
+}
+
+/// Whether virtual struct `v` holds a field of another descriptor than `d` whose bytes overlap
+/// `d`'s: any overlap for a load, which cannot be answered from the fields (`store` false), or
+/// a partial one for a store, which cannot replace that field (`store` true).
+fn overlapped(o: &Optimizer, v: OpRef, d: DescrId, store: bool) -> bool {
+    let obj = &o.virtuals.objs[v.index()];
+    if obj.is_array {
+        return false;
+    }
+    let (lo, hi) = field_range(o, d);
+    obj.fields.iter().any(|&(e, _)| {
+        let (elo, ehi) = field_range(o, e);
+        e != d && elo < hi && lo < ehi && !(store && (elo, ehi) == (lo, hi))
+    })
 }
 
 /// Forces a virtual object: emits its allocation and its non-zero fields now, and returns the

@@ -43,6 +43,9 @@ pub struct Obj {
     pub f: f64,
     /// Another object (never null).
     pub next: *mut Obj,
+    /// An enum's payload: read and written as an `i64` (`pi`) and as an `f64` (`pf`), two
+    /// descriptors of one path whose precise alias classes alias each other.
+    pub pay: u64,
     /// Immutable: written only when the object is initialized.
     pub imm: i64,
 }
@@ -72,7 +75,7 @@ pub struct FieldInfo {
 }
 
 /// The fields of [`Obj`], in declaration order.
-pub const FIELDS: [FieldInfo; 11] = {
+pub const FIELDS: [FieldInfo; 13] = {
     const fn f(name: &'static str, offset: usize, size: u8, signed: bool, kind: Type) -> FieldInfo {
         FieldInfo {
             name,
@@ -101,14 +104,16 @@ pub const FIELDS: [FieldInfo; 11] = {
         f("b64", offset_of!(Obj, b64), 8, false, Type::Int),
         vable(f("f", offset_of!(Obj, f), 8, false, Type::Float)),
         vable(f("next", offset_of!(Obj, next), 8, false, Type::Ref)),
+        f("pi", offset_of!(Obj, pay), 8, true, Type::Int),
+        f("pf", offset_of!(Obj, pay), 8, false, Type::Float),
         imm,
     ]
 };
 
 /// Index in [`FIELDS`] of `next`.
 pub const NEXT: usize = 9;
-/// Index in [`FIELDS`] of `imm`.
-pub const IMM: usize = 10;
+/// Index in [`FIELDS`] of `imm` (the last: stores pick among the others).
+pub const IMM: usize = 12;
 /// Index in [`FIELDS`] of `a64`.
 pub const A64: usize = 6;
 /// Index in [`FIELDS`] of `f`.
@@ -119,7 +124,7 @@ pub const F: usize = 8;
 #[derive(Clone, Debug)]
 pub struct Descrs {
     /// One per entry of [`FIELDS`].
-    pub fields: [DescrId; 11],
+    pub fields: [DescrId; 13],
     /// The size of [`Obj`] (for `new`).
     pub obj: DescrId,
     /// Arrays of `i64` (the heap's array, and `new_array` of ints).
@@ -151,6 +156,10 @@ impl Descrs {
                     vable: f.vable,
                     alias: match f.name {
                         "a64" => Some("w64:Obj.a64".to_string()),
+                        // One enum payload's bytes read as an `i64` and as an `f64`: two
+                        // precise classes of one path, which alias.
+                        "pi" => Some("i64:Obj.payload".to_string()),
+                        "pf" => Some("f64:Obj.payload".to_string()),
                         "b64" => Some("w64:Obj.b64".to_string()),
                         _ => None,
                     },
@@ -313,6 +322,7 @@ impl Heap {
                 b64: s.ints[7] as u64,
                 f: s.f,
                 next: self.objs[s.next % n] as *mut Obj,
+                pay: s.ints[7] as u64 ^ 0x5555,
                 imm: s.imm,
             };
             // Write field by field through a zeroed image so the padding stays zero.
@@ -331,6 +341,7 @@ impl Heap {
                 std::ptr::addr_of_mut!((*p).b64).write(o.b64);
                 std::ptr::addr_of_mut!((*p).f).write(o.f);
                 std::ptr::addr_of_mut!((*p).next).write(o.next);
+                std::ptr::addr_of_mut!((*p).pay).write(o.pay);
                 std::ptr::addr_of_mut!((*p).imm).write(o.imm);
             }
         }

@@ -595,18 +595,8 @@ impl Table {
     #[inline(always)]
     pub fn set_str_fast_ic(&self, k: &Value, v: Value, ic: &Cell<u32>) -> Result<(), Value> {
         let mut h = self.hash.borrow_mut();
-        if let Some(j) = h.find_ic(k, ic) {
-            if !matches!(h.val(j), Value::Nil) || self.meta.get().is_none() {
-                h.set_val(j, v);
-                return Ok(());
-            }
-            return Err(v);
-        }
-        if self.meta.get().is_some() {
-            return Err(v);
-        }
-        self.hash_set(&mut h, *k, v);
-        Ok(())
+        let j = h.find_ic(k, ic);
+        self.set_str_found(&mut h, j, k, v)
     }
 
     /// `t[k] = v` for a string key `k` when no metamethod can apply: the key holds a value,
@@ -615,17 +605,26 @@ impl Table {
     #[inline]
     pub fn set_str_fast(&self, k: &Value, v: Value) -> Result<(), Value> {
         let mut h = self.hash.borrow_mut();
-        if let Some(j) = h.find(k) {
-            if !matches!(h.val(j), Value::Nil) || self.meta.get().is_none() {
-                h.set_val(j, v);
-                return Ok(());
-            }
-            return Err(v);
+        let j = h.find(k);
+        self.set_str_found(&mut h, j, k, v)
+    }
+
+    /// The two above, once the key's entry `j` (if any) is found in the hash part `h`.
+    #[inline(always)]
+    fn set_str_found(
+        &self,
+        h: &mut HashPart,
+        j: Option<usize>,
+        k: &Value,
+        v: Value,
+    ) -> Result<(), Value> {
+        let no_meta = self.meta.get().is_none();
+        match j {
+            Some(j) if no_meta || !matches!(h.val(j), Value::Nil) => h.set_val(j, v),
+            Some(_) => return Err(v),
+            None if no_meta => self.hash_set(h, *k, v),
+            None => return Err(v),
         }
-        if self.meta.get().is_some() {
-            return Err(v);
-        }
-        self.hash_set(&mut h, *k, v);
         Ok(())
     }
 

@@ -14,9 +14,9 @@
 //! are disjoint from each other, and each may alias its wide class ([`may_alias`]). The precise
 //! classes of an enum's payload alias each other whatever their types: the payload is one path
 //! (`E.payload`) that holds an `i64` in one variant and an `f64` in another, and a store of one
-//! must forget what was known of the other (a Lua loop that stored an integer and then a float
-//! into one register kept the float's store out of its body, as if the integer's could not
-//! have changed it). The
+//! must forget what was known of the other (a loop that stored an integer and then a float
+//! into one register of an interpreter kept the float's store out of its body, as if the
+//! integer's could not have changed it). The
 //! codewriter gives a precise class to every access whose path it saw (a field projection, an
 //! item of a `Vec` or of an array field) and the wide class, the stored Rust type, to an access
 //! through a reference whose origin it cannot see: safe Rust may reach one `i64` both as the
@@ -199,10 +199,17 @@ pub fn may_alias(a: Option<&str>, b: Option<&str>) -> bool {
 /// Whether the locations of access path `path` hold values of several types: an enum's payload,
 /// `E.payload` (the codewriter's name, `lower/place.rs`). Every other path holds one type (a
 /// struct's field), or one type per buffer (the items of `Vec`s, `T:Vec.items`: a `Vec<i64>`'s
-/// buffer is never a `Vec<u8>`'s).
+/// buffer is never a `Vec<u8>`'s). A wide class `T` still aliases only `T:E.payload`: safe
+/// Rust writes through a `&mut T` into a payload only while its variant holds a `T`, and the
+/// store that made it so forgot what was known of the other types.
 pub fn overlaps_across_types(path: &str) -> bool {
-    path.ends_with(".payload")
+    path.strip_suffix(PAYLOAD_FIELD)
+        .is_some_and(|p| p.ends_with('.'))
 }
+
+/// The field name the codewriter gives an enum's payload place (its class path is
+/// `E.payload`), which [`overlaps_across_types`] recognizes.
+pub const PAYLOAD_FIELD: &str = "payload";
 
 /// The path of a precise class name whose locations hold values of several types
 /// ([`overlaps_across_types`]), `PATH` for such a `T:PATH`; None otherwise.

@@ -525,9 +525,10 @@ impl<E: JitEnum> Payload for Ptr<E> {
     fn payload_of<F>(self, _b: &mut Builder, variant: &str, field: &str) -> Ptr<F> {
         let mut r = self.cast::<F>();
         r.offset += E::payload_offset(variant, field);
-        r.field = "payload";
-        // Every payload of one type shares a class: the variants overlap in memory.
-        r.origin = Origin::Field(std::any::type_name::<E>(), "payload");
+        r.field = crate::ir::PAYLOAD_FIELD;
+        // Every payload of one type shares a class, `T:E.payload`; the classes of other types
+        // at this path alias it (`ir::overlaps_across_types`): the variants overlap in memory.
+        r.origin = Origin::Field(std::any::type_name::<E>(), crate::ir::PAYLOAD_FIELD);
         r
     }
 }

@@ -889,7 +889,7 @@ fn heap_item_at_a_constant_and_at_index_plus_constant_may_alias() {
 }
 
 /// An enum's payload is one path read as each variant's type: a store of an `i64` payload
-/// forgets the `f64` payload known at the same place. (A Lua loop stored an integer, then a
+/// forgets the `f64` payload known at the same place. (An interpreter loop stored an integer, then a
 /// float, into one register; the body's float store was dropped as already done, and the
 /// register read back the integer's bits as a float.)
 #[test]

@@ -13,7 +13,7 @@ use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
 use crate::shape::Shape;
 use crate::table::Table;
 use crate::value::Value;
-use crate::vm::{ArOp, Desc, LResult, Up, Vm};
+use crate::vm::{ArOp, Closure, Desc, LResult, Up, Vm, MAX_FRAMES};
 use crate::Mode;
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
@@ -96,19 +96,142 @@ fn step(vm: &mut Vm, pc: usize, stop: usize) -> i64 {
 /// The running frame's prototype: loads (the frame stack and closures are `JitLayout`).
 #[look_inside]
 fn frame_proto(vm: &Vm) -> &'static Proto {
-    vm.frames[vm.frames.len() - 1].cl.proto
+    vm.frames.items[vm.frames.n - 1].cl.proto
 }
 
 /// The running frame's pc.
 #[look_inside]
 fn frame_pc(vm: &Vm) -> usize {
-    vm.frames[vm.frames.len() - 1].pc
+    vm.frames.items[vm.frames.n - 1].pc
 }
 
 /// The running frame's base.
 #[look_inside]
 fn frame_base(vm: &Vm) -> usize {
-    vm.frames[vm.frames.len() - 1].base
+    vm.frames.items[vm.frames.n - 1].base
+}
+
+/// `return_fast` and `tail_fast` result: the common path does not apply, nothing was done.
+const NOT_FAST: i64 = -4;
+
+/// The common call of a Lua function `f` in `vm.stack[func]` (as `Vm::enter_lua`), in traced
+/// code: a callee without `...`, with room for its frame and registers. The push is stores
+/// into the frame stack's next record (`FrameStack`), so a trace that inlines the call keeps
+/// what it knows about memory across it. Returns the callee's base, or 0 (nothing done):
+/// [`call_lua`] then makes the call.
+#[unroll_safe]
+fn call_fast(
+    vm: &mut Vm,
+    f: Gc<Closure>,
+    func: usize,
+    nargs: usize,
+    nres: i32,
+    ret: usize,
+) -> usize {
+    let p = promote!(f.proto);
+    if p.is_vararg {
+        return 0;
+    }
+    let n = vm.frames.n;
+    if n >= MAX_FRAMES || n >= vm.frames.items.len() {
+        return 0;
+    }
+    let base = func + 1;
+    if base + p.maxstack as usize + nargs + 1 > vm.stack.len() {
+        return 0;
+    }
+    vm.frames.items[n - 1].pc = ret;
+    // The frame owns the closure from here on (`exec::take_closure`).
+    vm.stack[func] = Value::Nil;
+    let np = p.nparams as usize;
+    let mut i = nargs;
+    while i < np {
+        vm.stack[base + i] = Value::Nil;
+        i += 1;
+    }
+    let va = vm.varargs.len() as u32;
+    let fr = &mut vm.frames.items[n];
+    fr.cl = f;
+    fr.base = base;
+    fr.pc = 0;
+    fr.nres = nres;
+    fr.va_start = va;
+    fr.va_len = 0;
+    fr.boundary = false;
+    fr.from_native = false;
+    vm.frames.n = n + 1;
+    base
+}
+
+/// The common tail call of a Lua function `f` in `vm.stack[func]` (as `Vm::tail_lua`), in
+/// traced code: a callee without `...` from a frame without extra arguments or open
+/// upvalues, with room for the callee's registers. False (nothing done) otherwise:
+/// [`tail_call_lua`] then makes it.
+#[unroll_safe]
+fn tail_fast(vm: &mut Vm, f: Gc<Closure>, base: usize, func: usize, nargs: usize) -> bool {
+    let p = promote!(f.proto);
+    if p.is_vararg || vm.open_top > base {
+        return false;
+    }
+    let fi = vm.frames.n - 1;
+    if vm.frames.items[fi].va_len > 0 {
+        return false;
+    }
+    if base + p.maxstack as usize + nargs + 1 > vm.stack.len() {
+        return false;
+    }
+    vm.stack[func] = Value::Nil;
+    let mut i = 1;
+    while i <= nargs {
+        vm.stack[base - 1 + i] = vm.stack[func + i];
+        vm.stack[func + i] = Value::Nil;
+        i += 1;
+    }
+    let np = p.nparams as usize;
+    let mut j = nargs;
+    while j < np {
+        vm.stack[base + j] = Value::Nil;
+        j += 1;
+    }
+    vm.frames.items[fi].cl = f;
+    vm.frames.items[fi].pc = 0;
+    true
+}
+
+/// The common return of `n` values from stack slot `from` of the running frame at `base`
+/// (as `Vm::leave_lua`), in traced code: a frame without open upvalues or extra arguments,
+/// called from Lua, above the stop depth. The pop is stores and a counter, as
+/// [`call_fast`]'s push. 0 when the caller runs on, [`NOT_FAST`] (nothing done) otherwise:
+/// [`return_lua`] then makes the return.
+#[unroll_safe]
+fn return_fast(vm: &mut Vm, base: usize, from: usize, n: usize, stop: usize) -> i64 {
+    if vm.open_top > base {
+        return NOT_FAST;
+    }
+    let fi = vm.frames.n - 1;
+    if fi <= stop || vm.frames.items[fi].va_len > 0 || vm.frames.items[fi].boundary {
+        return NOT_FAST;
+    }
+    let nres = vm.frames.items[fi].nres;
+    let dest = base - 1;
+    let want = if nres < 0 { n } else { nres as usize };
+    if n >= 1 && want == 1 {
+        vm.stack[dest] = vm.stack[from];
+    } else {
+        let mut i = 0;
+        while i < n {
+            vm.stack[dest + i] = vm.stack[from + i];
+            vm.stack[from + i] = Value::Nil;
+            i += 1;
+        }
+        while i < want {
+            vm.stack[dest + i] = Value::Nil;
+            i += 1;
+        }
+    }
+    vm.top = dest + want;
+    vm.frames.n = fi;
+    0
 }
 
 /// A call of the Lua function in `vm.stack[func]` with `nargs` arguments, wanting `nres`
@@ -150,7 +273,7 @@ fn return_lua(vm: &mut Vm, base: usize, from: usize, n: usize, stop: usize) -> i
 /// Sets upvalue `u` of the running frame's closure to `v`.
 #[look_inside]
 fn set_upval(vm: &mut Vm, u: u16, v: Value) {
-    let cl = vm.frames[vm.frames.len() - 1].cl;
+    let cl = vm.frames.items[vm.frames.n - 1].cl;
     let cell = &cl.upvals[u as usize].v;
     match cell.get() {
         Up::Open(i) => vm.stack[i] = v,
@@ -495,7 +618,7 @@ fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
 /// Upvalue `u` of the running frame's closure.
 #[look_inside]
 fn upval(vm: &Vm, u: u16) -> Value {
-    let cl = vm.frames[vm.frames.len() - 1].cl;
+    let cl = vm.frames.items[vm.frames.n - 1].cl;
     match cl.upvals[u as usize].v.get() {
         Up::Open(i) => vm.stack[i],
         Up::Shut(v) => v,
@@ -938,7 +1061,11 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 if let Value::LFunc(f) = vm.stack[base + a as usize] {
                     let p = f.proto;
                     let func = base + a as usize;
-                    let nb = call_lua(vm, func, b as usize - 1, c as i32 - 1, pc + 1);
+                    let (nargs, nres) = (b as usize - 1, c as i32 - 1);
+                    let mut nb = call_fast(vm, f, func, nargs, nres, pc + 1);
+                    if nb == 0 {
+                        nb = call_lua(vm, func, nargs, nres, pc + 1);
+                    }
                     if nb != 0 {
                         proto = p;
                         pc = 0;
@@ -1009,7 +1136,8 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             Op::TailCall(a, b) if b != 0 => {
                 if let Value::LFunc(f) = vm.stack[base + a as usize] {
                     let p = f.proto;
-                    if tail_call_lua(vm, base, base + a as usize, b as usize - 1) {
+                    let (func, nargs) = (base + a as usize, b as usize - 1);
+                    if tail_fast(vm, f, base, func, nargs) || tail_call_lua(vm, base, func, nargs) {
                         proto = p;
                         pc = 0;
                         can_enter_jit!();
@@ -1018,7 +1146,11 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             Op::Ret(a, b) if b != 0 => {
-                let r = return_lua(vm, base, base + a as usize, b as usize - 1, stop);
+                let (from, n) = (base + a as usize, b as usize - 1);
+                let mut r = return_fast(vm, base, from, n, stop);
+                if r == NOT_FAST {
+                    r = return_lua(vm, base, from, n, stop);
+                }
                 if r < 0 {
                     return r;
                 }

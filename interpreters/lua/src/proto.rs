@@ -189,10 +189,13 @@ pub struct Proto {
     /// Local variable debug info.
     pub locvars: Vec<LocVar>,
     /// Fixed parameters.
+    #[jit(immutable)]
     pub nparams: u16,
     /// Takes `...`.
+    #[jit(immutable)]
     pub is_vararg: bool,
     /// Registers needed.
+    #[jit(immutable)]
     pub maxstack: u16,
     /// The chunk name.
     pub source: std::rc::Rc<str>,

@@ -616,7 +616,7 @@ impl Vm {
                             continue 'frame;
                         }
                         if let Value::LFunc(_) = self.stack[func] {
-                            if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+                            if self.open_top > base {
                                 self.close_upvals(base);
                             }
                             // Move the function and its arguments down to this frame's slot.

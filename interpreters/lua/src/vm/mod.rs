@@ -6,10 +6,12 @@
 mod arith;
 mod debug;
 mod exec;
+mod frames;
 mod ops;
 
 pub use arith::ArOp;
 pub(crate) use exec::index_str;
+pub use frames::FrameStack;
 
 use crate::proto::Proto;
 use crate::table::Table;
@@ -83,7 +85,7 @@ pub struct LuaError {
 pub type LResult<T> = Result<T, LuaError>;
 
 /// A guest frame.
-#[derive(JitLayout, Trace)]
+#[derive(Clone, Copy, JitLayout, Trace)]
 pub struct Frame {
     /// The running function.
     pub cl: Gc<Closure>,
@@ -170,7 +172,7 @@ pub struct Vm {
     /// The value stack.
     pub stack: Vec<Value>,
     /// Guest frames.
-    pub frames: Vec<Frame>,
+    pub frames: FrameStack,
     /// The argument buffer of native calls, kept between calls (a call that finds it taken,
     /// a native called by a native, makes its own).
     native_args: Vec<Value>,
@@ -179,6 +181,10 @@ pub struct Vm {
     pub varargs: Vec<Value>,
     /// Open upvalues, by ascending stack slot.
     open_upvals: Vec<(usize, Gc<UpVal>)>,
+    /// One past the stack slot of the highest open upvalue (0: none): a frame at `base` has
+    /// open upvalues to close when `open_top > base`, one load and a comparison for traced
+    /// code.
+    pub open_top: usize,
     /// End of the values of the last open-result call or `...`.
     pub top: usize,
     /// The global table.
@@ -233,10 +239,11 @@ impl Vm {
         ];
         let mut vm = Vm {
             stack: vec![Value::Nil; 1024],
-            frames: Vec::with_capacity(64),
+            frames: FrameStack::with_capacity(64),
             varargs: vec![],
             native_args: Vec::with_capacity(8),
             open_upvals: vec![],
+            open_top: 0,
             top: 0,
             globals: Table::new_gc(0, 0),
             string_meta: None,
@@ -591,7 +598,7 @@ impl Vm {
         if p.is_vararg {
             return false;
         }
-        if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+        if self.open_top > base {
             self.close_upvals(base);
         }
         let f = exec::take_closure(&mut self.stack[func]);
@@ -619,7 +626,7 @@ impl Vm {
     /// padded with nils or cut to the number the caller wants. Returns the popped frame.
     #[inline(always)]
     pub(crate) fn leave_lua(&mut self, base: usize, from: usize, n: usize) -> Frame {
-        if self.open_upvals.last().is_some_and(|u| u.0 >= base) {
+        if self.open_top > base {
             self.close_upvals(base);
         }
         let f = self.frames.pop().unwrap();
@@ -644,25 +651,10 @@ impl Vm {
         f
     }
 
-    /// Pushes a guest frame; inline, with the growth of the frame vector out of line.
+    /// Pushes a guest frame.
     #[inline(always)]
     pub(crate) fn push_frame(&mut self, f: Frame) {
-        if self.frames.len() == self.frames.capacity() {
-            self.grow_frames();
-        }
-        let len = self.frames.len();
-        // SAFETY: `len < capacity` (grown just above if it was not): the slot is allocated
-        // and uninitialized, and `set_len` covers exactly the value written.
-        unsafe {
-            self.frames.as_mut_ptr().add(len).write(f);
-            self.frames.set_len(len + 1);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow_frames(&mut self) {
-        self.frames.reserve(self.frames.len().max(16));
+        self.frames.push(f);
     }
 
     /// Pops frames down to `depth` (an error unwinding), with their extra arguments.
@@ -698,6 +690,7 @@ impl Vm {
             Err(i) => {
                 let c = UpVal::new(Up::Open(idx));
                 self.open_upvals.insert(i, (idx, c));
+                self.open_top = self.open_top.max(idx + 1);
                 c
             }
         }
@@ -713,6 +706,7 @@ impl Vm {
             let (idx, cell) = self.open_upvals.pop().unwrap();
             cell.v.set(Up::Shut(self.stack[idx]));
         }
+        self.open_top = self.open_upvals.last().map_or(0, |u| u.0 + 1);
     }
 
     /// Runs a loaded main chunk with `args` as its varargs. The caller holds `f` and

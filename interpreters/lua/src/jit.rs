@@ -536,6 +536,12 @@ fn shape_index_slot(shape: &Shape) -> i64 {
     shape.index_slot() as i64
 }
 
+/// True if a metatable of shape `shape` has the key `__newindex`.
+#[elidable]
+fn shape_has_newindex(shape: &Shape) -> bool {
+    shape.has_newindex()
+}
+
 /// `vm.stack[dst] = t[K[k]]` for a string constant `K[k]` through table shapes: the table's
 /// shape is promoted, which makes the key's slot a constant, and the value is one load; a key
 /// that is not there is looked up along the `__index` tables of the metatables, the same way
@@ -594,8 +600,8 @@ fn field_get(vm: &mut Vm, dst: usize, t: Gc<Table>, proto: &'static Proto, k: u1
 }
 
 /// `t[K[k]] = v` for a string constant `K[k]` that is a key of `t`'s shape, through the
-/// promoted shape: one store, when the key holds a value or `t` has no metatable (no
-/// `__newindex` can apply). False (nothing done) otherwise: a new key changes the shape.
+/// promoted shape: one store, when the key holds a value or no `__newindex` can apply (no
+/// metatable, or one whose shape has no such key). False (nothing done) otherwise: a new key changes the shape.
 #[look_inside]
 fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
     // Natively, `set_field`'s inline cache (as in `field_get`).
@@ -608,8 +614,15 @@ fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
         return false;
     }
     let part = t.hpart.get();
-    if matches!(part.items[2 * slot as usize + 1].get(), Value::Nil) && t.meta.get().is_some() {
-        return false;
+    if let Value::Nil = part.items[2 * slot as usize + 1].get() {
+        // A nil field: `__newindex` applies if the metatable has one, which its promoted
+        // shape tells (a dictionary might: the plain loop decides).
+        if let Some(m) = t.meta.get() {
+            let ms = promote!(m.shape.get());
+            if shape_is_dict(ms) || shape_has_newindex(ms) {
+                return false;
+            }
+        }
     }
     part.items[2 * slot as usize + 1].set(v);
     true
@@ -709,6 +722,33 @@ fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
         part.items[(i - 1) as usize].set(v);
         t.len.set(i as u32);
         return true;
+    }
+    false
+}
+
+/// [`bitwise`]'s operators.
+const BAND: u8 = 0;
+const BOR: u8 = 1;
+const BXOR: u8 = 2;
+
+/// `R[a] = RK[b] op RK[c]` for a bitwise `op` ([`BAND`], [`BOR`], [`BXOR`]) of two integers.
+/// False (nothing done) otherwise: floats with an integral value, strings and metamethods go
+/// to [`simple`].
+#[look_inside]
+#[allow(clippy::too_many_arguments)]
+fn bitwise(vm: &mut Vm, proto: &Proto, base: usize, op: u8, a: u16, b: u16, c: u16) -> bool {
+    if let Some(x) = rk_int(vm, proto, base, b) {
+        if let Some(y) = rk_int(vm, proto, base, c) {
+            let r = if op == BAND {
+                x & y
+            } else if op == BOR {
+                x | y
+            } else {
+                x ^ y
+            };
+            set_int(vm, base + a as usize, r);
+            return true;
+        }
     }
     false
 }
@@ -940,6 +980,49 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                             set_int(vm, base + a as usize, m);
                             pc += 1;
                             continue;
+                        }
+                    }
+                }
+            }
+            Op::BAnd(a, b, c) => {
+                if bitwise(vm, proto, base, BAND, a, b, c) {
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::BOr(a, b, c) => {
+                if bitwise(vm, proto, base, BOR, a, b, c) {
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::BXor(a, b, c) => {
+                if bitwise(vm, proto, base, BXOR, a, b, c) {
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::ForPrep(a, off) => {
+                // The common integer loop, as the plain loop runs it inline: integer start,
+                // limit and step, the step positive, a count that fits (`Vm::for_prep`
+                // raises the errors and takes the rest).
+                if let Some(i) = rk_int(vm, proto, base, a) {
+                    if let Some(l) = rk_int(vm, proto, base, a + 1) {
+                        if let Some(st) = rk_int(vm, proto, base, a + 2) {
+                            if st > 0 {
+                                if i > l {
+                                    pc = (pc as i64 + 1 + off as i64) as usize;
+                                    continue;
+                                }
+                                let span = l.wrapping_sub(i);
+                                if span >= 0 {
+                                    let ra = base + a as usize;
+                                    set_int(vm, ra + 1, if st == 1 { span } else { span / st });
+                                    vm.stack[ra + 3] = Value::Int(i);
+                                    pc += 1;
+                                    continue;
+                                }
+                            }
                         }
                     }
                 }

@@ -38,6 +38,8 @@ pub struct Shape {
     dict: bool,
     /// The slot of `__index` (a metatable's), or -1.
     index_slot: i32,
+    /// `__newindex` is one of the keys.
+    newindex: bool,
     /// The shapes with one more key, by the key's address.
     next: RefCell<hashbrown::HashMap<usize, &'static Shape>>,
     /// The last transition taken (`next`'s entry), checked first: objects of one class get
@@ -68,6 +70,8 @@ impl Shape {
             (Some(p), Some(k)) if &*k.bytes == b"__index" => p.len as i32,
             _ => -1,
         };
+        let newindex = parent.is_some_and(|p| p.newindex)
+            || key.is_some_and(|k| &*k.bytes == b"__newindex");
         let key = key.map_or(0, |k| k.as_ptr() as usize);
         Box::leak(Box::new(Shape {
             parent,
@@ -75,6 +79,7 @@ impl Shape {
             len,
             dict: false,
             index_slot,
+            newindex,
             next: RefCell::default(),
             last: Cell::new((0, None)),
         }))
@@ -87,6 +92,7 @@ impl Shape {
             len: 0,
             dict: true,
             index_slot: -1,
+            newindex: false,
             next: RefCell::default(),
             last: Cell::new((0, None)),
         }))
@@ -154,6 +160,12 @@ impl Shape {
     pub fn index_slot(&self) -> i32 {
         self.index_slot
     }
+
+    /// True if `__newindex` is one of the keys (false for the dictionary shape, which knows
+    /// no keys: ask [`Shape::is_dict`] first).
+    pub fn has_newindex(&self) -> bool {
+        self.newindex
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +187,9 @@ mod tests {
         let m = Shape::of_keys([x, Value::Str(intern(b"__index"))].into_iter());
         assert_eq!(m.index_slot(), 1);
         assert_eq!(m.with(&y).index_slot(), 1);
+        assert!(!m.has_newindex());
+        let ni = m.with(&Value::Str(intern(b"__newindex")));
+        assert!(ni.has_newindex() && ni.with(&y).has_newindex());
     }
 
     #[test]

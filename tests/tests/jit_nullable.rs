@@ -233,3 +233,32 @@ fn question_mark_on_links() {
     assert_eq!(second::run_jitcode(&none), None);
     assert_eq!(second(&two), Some(5));
 }
+
+/// Whether the top node is `n` (object identity in traced code: `Gc::ptr_eq`, one address
+/// comparison).
+#[look_inside]
+fn top_is(s: &Stack, n: Gc<Node>) -> bool {
+    match s.top {
+        Some(t) => Gc::ptr_eq(t, n),
+        None => false,
+    }
+}
+
+#[test]
+fn identity_of_objects_in_traced_code() {
+    let n2 = Gc::new(Node { v: 5, next: None });
+    let n1 = Gc::new(Node {
+        v: 5,
+        next: Some(n2),
+    });
+    let s = Stack {
+        top: Some(n1),
+        len: 2,
+    };
+    // Two nodes with equal fields are still two objects.
+    assert!(top_is::run_jitcode(&s, n1));
+    assert!(!top_is::run_jitcode(&s, n2));
+    let empty = Stack { top: None, len: 0 };
+    assert!(!top_is::run_jitcode(&empty, n1));
+    assert_eq!(top_is(&s, n1), top_is::run_jitcode(&s, n1));
+}

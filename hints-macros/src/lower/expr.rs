@@ -61,6 +61,13 @@ fn is_gc_new(p: &syn::Path) -> bool {
     n >= 2 && p.segments[n - 1].ident == "new" && p.segments[n - 2].ident == "Gc"
 }
 
+/// Whether a called path is `Gc::ptr_eq` (object identity, as `Gc::ptr_eq` or
+/// `meta_jit::gc::Gc::ptr_eq`).
+fn is_gc_ptr_eq(p: &syn::Path) -> bool {
+    let n = p.segments.len();
+    n >= 2 && p.segments[n - 1].ident == "ptr_eq" && p.segments[n - 2].ident == "Gc"
+}
+
 /// `Cell::new` (or `std::cell::Cell::new`): a cell holding its argument, in traced code the
 /// argument's registers.
 fn is_cell_new(p: &syn::Path) -> bool {
@@ -655,6 +662,22 @@ impl Lowerer {
         }
         if is_gc_new(&p.path) {
             return self.gc_new(c);
+        }
+        if is_gc_ptr_eq(&p.path) && c.args.len() == 2 {
+            let x = self.expr(&c.args[0])?;
+            if x.diverges {
+                return Ok(x);
+            }
+            let y = self.expr(&c.args[1])?;
+            if y.diverges {
+                return Ok(y);
+            }
+            let (xt, yt, ll) = (x.ts, y.ts, l());
+            return Ok(Lowered::value(quote_spanned!(span=> {
+                let __jit_x = #xt;
+                let __jit_y = #yt;
+                #ll::gc_ptr_eq(#bb, __jit_x, __jit_y)
+            })));
         }
         if is_cell_new(&p.path) && c.args.len() == 1 {
             let x = self.expr(&c.args[0])?;

@@ -10,9 +10,9 @@
 //! the frame (it may have changed: a call pushes one, a return pops one).
 
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
-use crate::shape::Shape;
+use crate::shape::{Shape, EV_EQ, EV_LEN, EV_NEWINDEX};
 use crate::table::Table;
-use crate::value::Value;
+use crate::value::{LStr, Value};
 use crate::vm::{ArOp, Closure, Desc, LResult, Up, Vm, MAX_FRAMES};
 use crate::Mode;
 use meta_jit::hints as jit;
@@ -536,10 +536,35 @@ fn shape_index_slot(shape: &Shape) -> i64 {
     shape.index_slot() as i64
 }
 
-/// True if a metatable of shape `shape` has the key `__newindex`.
+/// True if a metatable of shape `shape` has the metamethod name `ev` (`Shape::has_event`).
 #[elidable]
-fn shape_has_newindex(shape: &Shape) -> bool {
-    shape.has_newindex()
+fn shape_has_event(shape: &Shape, ev: u8) -> bool {
+    shape.has_event(ev)
+}
+
+/// True if no metamethod `ev` can apply to `t`: it has no metatable, or one whose promoted
+/// shape lacks the name (a dictionary might have it: false).
+#[look_inside]
+fn lacks_event(t: Gc<Table>, ev: u8) -> bool {
+    match t.meta.get() {
+        None => true,
+        Some(m) => {
+            let ms = promote!(m.shape.get());
+            !shape_is_dict(ms) && !shape_has_event(ms, ev)
+        }
+    }
+}
+
+/// Whether two strings have the same bytes (after the trace found them to be two objects).
+#[elidable]
+fn str_eq(a: Gc<LStr>, b: Gc<LStr>) -> bool {
+    !(a.interned && b.interned) && a.hash == b.hash && a.bytes == b.bytes
+}
+
+/// A string's length.
+#[elidable]
+fn str_len(s: Gc<LStr>) -> i64 {
+    s.bytes.len() as i64
 }
 
 /// `vm.stack[dst] = t[K[k]]` for a string constant `K[k]` through table shapes: the table's
@@ -617,11 +642,8 @@ fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
     if let Value::Nil = part.items[2 * slot as usize + 1].get() {
         // A nil field: `__newindex` applies if the metatable has one, which its promoted
         // shape tells (a dictionary might: the plain loop decides).
-        if let Some(m) = t.meta.get() {
-            let ms = promote!(m.shape.get());
-            if shape_is_dict(ms) || shape_has_newindex(ms) {
-                return false;
-            }
+        if !lacks_event(t, EV_NEWINDEX) {
+            return false;
         }
     }
     part.items[2 * slot as usize + 1].set(v);
@@ -1058,6 +1080,27 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     pc += if e == k { 1 } else { 2 };
                     continue;
                 }
+                // Two tables: the same object, or two without `__eq`.
+                if let Value::Tab(p) = x {
+                    if let Value::Tab(q) = y {
+                        if Gc::ptr_eq(p, q) {
+                            pc += if k { 1 } else { 2 };
+                            continue;
+                        }
+                        if lacks_event(p, EV_EQ) && lacks_event(q, EV_EQ) {
+                            pc += if k { 2 } else { 1 };
+                            continue;
+                        }
+                    }
+                }
+                // Two strings: the same object, or the same bytes.
+                if let Value::Str(p) = x {
+                    if let Value::Str(q) = y {
+                        let e = if Gc::ptr_eq(p, q) { true } else { str_eq(p, q) };
+                        pc += if e == k { 1 } else { 2 };
+                        continue;
+                    }
+                }
             }
             Op::Lt(b, c, k) => {
                 // Two integers, or two numbers of which an integer converts exactly.
@@ -1086,6 +1129,25 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     if let Some(y) = rk_f(vm, proto, base, c) {
                         pc += if (x <= y) == k { 1 } else { 2 };
                         continue;
+                    }
+                }
+            }
+            Op::Len(a, b) => {
+                // A string's length; a table's array count without `__len`, when that is its
+                // border (items, or nothing in the hash part either).
+                if let Value::Str(st) = vm.stack[base + b as usize] {
+                    vm.stack[base + a as usize] = Value::Int(str_len(st));
+                    pc += 1;
+                    continue;
+                }
+                if let Value::Tab(t) = vm.stack[base + b as usize] {
+                    if lacks_event(t, EV_LEN) {
+                        let n = t.len.get();
+                        if n > 0 || t.nhash.get() == 0 {
+                            vm.stack[base + a as usize] = Value::Int(n as i64);
+                            pc += 1;
+                            continue;
+                        }
                     }
                 }
             }

@@ -24,6 +24,13 @@ pub const MAX_KEYS: u32 = 128;
 /// The most shapes a thread makes; tables get the dictionary shape after that.
 pub const MAX_SHAPES: usize = 1 << 16;
 
+/// [`Shape::has_event`]: `__newindex`.
+pub const EV_NEWINDEX: u8 = 1;
+/// [`Shape::has_event`]: `__len`.
+pub const EV_LEN: u8 = 2;
+/// [`Shape::has_event`]: `__eq`.
+pub const EV_EQ: u8 = 4;
+
 /// The keys of a hash part, as the last key and the shape of the keys before it.
 pub struct Shape {
     /// The shape without the last key (None for the root and the dictionary).
@@ -38,8 +45,9 @@ pub struct Shape {
     dict: bool,
     /// The slot of `__index` (a metatable's), or -1.
     index_slot: i32,
-    /// `__newindex` is one of the keys.
-    newindex: bool,
+    /// The metamethod names among the keys that traced code asks about ([`EV_NEWINDEX`],
+    /// [`EV_LEN`], [`EV_EQ`] bits).
+    events: u8,
     /// The shapes with one more key, by the key's address.
     next: RefCell<hashbrown::HashMap<usize, &'static Shape>>,
     /// The last transition taken (`next`'s entry), checked first: objects of one class get
@@ -70,8 +78,13 @@ impl Shape {
             (Some(p), Some(k)) if &*k.bytes == b"__index" => p.len as i32,
             _ => -1,
         };
-        let newindex = parent.is_some_and(|p| p.newindex)
-            || key.is_some_and(|k| &*k.bytes == b"__newindex");
+        let event = match key.as_ref().map(|k| &*k.bytes) {
+            Some(b"__newindex") => EV_NEWINDEX,
+            Some(b"__len") => EV_LEN,
+            Some(b"__eq") => EV_EQ,
+            _ => 0,
+        };
+        let events = parent.map_or(0, |p| p.events) | event;
         let key = key.map_or(0, |k| k.as_ptr() as usize);
         Box::leak(Box::new(Shape {
             parent,
@@ -79,7 +92,7 @@ impl Shape {
             len,
             dict: false,
             index_slot,
-            newindex,
+            events,
             next: RefCell::default(),
             last: Cell::new((0, None)),
         }))
@@ -92,7 +105,7 @@ impl Shape {
             len: 0,
             dict: true,
             index_slot: -1,
-            newindex: false,
+            events: 0,
             next: RefCell::default(),
             last: Cell::new((0, None)),
         }))
@@ -161,10 +174,11 @@ impl Shape {
         self.index_slot
     }
 
-    /// True if `__newindex` is one of the keys (false for the dictionary shape, which knows
-    /// no keys: ask [`Shape::is_dict`] first).
-    pub fn has_newindex(&self) -> bool {
-        self.newindex
+    /// True if the metamethod name `ev` ([`EV_NEWINDEX`], [`EV_LEN`] or [`EV_EQ`]) is one of
+    /// the keys (false for the dictionary shape, which knows no keys: ask
+    /// [`Shape::is_dict`] first).
+    pub fn has_event(&self, ev: u8) -> bool {
+        self.events & ev != 0
     }
 }
 
@@ -187,9 +201,14 @@ mod tests {
         let m = Shape::of_keys([x, Value::Str(intern(b"__index"))].into_iter());
         assert_eq!(m.index_slot(), 1);
         assert_eq!(m.with(&y).index_slot(), 1);
-        assert!(!m.has_newindex());
+        assert!(!m.has_event(EV_NEWINDEX));
         let ni = m.with(&Value::Str(intern(b"__newindex")));
-        assert!(ni.has_newindex() && ni.with(&y).has_newindex());
+        assert!(ni.has_event(EV_NEWINDEX) && ni.with(&y).has_event(EV_NEWINDEX));
+        assert!(!ni.has_event(EV_LEN) && !ni.has_event(EV_EQ));
+        let all = ni
+            .with(&Value::Str(intern(b"__len")))
+            .with(&Value::Str(intern(b"__eq")));
+        assert!(all.has_event(EV_NEWINDEX) && all.has_event(EV_LEN) && all.has_event(EV_EQ));
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub use calls::{arg_regs, call_descr, emit_call, emit_inline_call, emit_known_re
 pub use cell::cell_new;
 pub use control::*;
 pub use nullable::{none, some, OptGc};
-pub use objects::{gc_new, gc_value, init_field};
+pub use objects::{gc_new, gc_ptr_eq, gc_value, init_field};
 pub use ops::*;
 pub use place::*;
 pub use sum::{err, ok, try_continue, try_output, try_residual, OptionH, ResultH};

@@ -1,5 +1,6 @@
 //! Objects of the framework's heap in traced code: [`Gc<T>`] as a value (one ref register,
-//! the same handle as a reference: a [`Ptr<T>`]) and its allocation, `Gc::new(T { .. })`.
+//! the same handle as a reference: a [`Ptr<T>`]), its allocation, `Gc::new(T { .. })`, and
+//! identity, `Gc::ptr_eq(a, b)`.
 //!
 //! Owns: how an allocation becomes a jitcode `new` plus the stores that initialize its fields.
 //! Must not know: syntax (the macro recognizes `Gc::new` with a struct literal and calls
@@ -48,6 +49,20 @@ pub fn init_field<F: Stored>(b: &mut Builder, p: Ptr<F>, v: F::Handle) {
 /// the `T` of the `Gc<T>` the code expects, natively; here the handle is the object's place.
 pub fn gc_value<T>(p: Ptr<T>) -> Ptr<T> {
     p
+}
+
+/// `Gc::ptr_eq(a, b)` in traced code: whether two objects are the same, one comparison of
+/// their addresses (the optimizer folds it when both are known).
+pub fn gc_ptr_eq<T>(b: &mut Builder, x: Ptr<T>, y: Ptr<T>) -> super::Reg<bool> {
+    let (a, c) = (x.materialize(b), y.materialize(b));
+    let dst = b.fresh(Kind::Int);
+    b.emit(Op::RefCompare {
+        eq: true,
+        dst,
+        a,
+        b: c,
+    });
+    super::Reg::new(dst)
 }
 
 impl<T: 'static> JitType for Gc<T> {

@@ -270,6 +270,33 @@ fn return_lua(vm: &mut Vm, base: usize, from: usize, n: usize, stop: usize) -> i
     }
 }
 
+/// A tail call of the native in `vm.stack[func]` with `nargs` arguments, from the running
+/// frame at `base` (the instruction at `pc`): the native runs with the frame in place, as
+/// the plain loop runs it, and the frame returns all its results (the `return` after the
+/// tail call). [`DONE`] when the frame at the stop depth returned, [`ERROR`] (the error is in
+/// `Vm::pending`), 0 when the caller runs on.
+#[dont_look_inside]
+fn tail_native(vm: &mut Vm, pc: usize, base: usize, func: usize, nargs: usize, stop: usize) -> i64 {
+    let fi = vm.frames.len() - 1;
+    vm.frames[fi].pc = pc + 1;
+    match vm.precall(func, nargs, -1, true) {
+        Err(e) => {
+            vm.pending = Some(e);
+            ERROR
+        }
+        Ok(pushed) => {
+            assert!(!pushed, "a native pushes no frame");
+            let n = vm.top - func;
+            let f = vm.leave_lua(base, func, n);
+            if vm.frames.len() <= stop || f.boundary {
+                DONE
+            } else {
+                0
+            }
+        }
+    }
+}
+
 /// Sets upvalue `u` of the running frame's closure to `v`.
 #[look_inside]
 fn set_upval(vm: &mut Vm, u: u16, v: Value) {
@@ -1288,6 +1315,18 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         can_enter_jit!();
                         continue;
                     }
+                }
+                if let Value::Builtin(_) = vm.stack[base + a as usize] {
+                    // `return f(...)` of a native: its call, then the return of its results.
+                    let func = base + a as usize;
+                    let r = tail_native(vm, pc, base, func, b as usize - 1, stop);
+                    if r < 0 {
+                        return r;
+                    }
+                    proto = frame_proto(vm);
+                    pc = frame_pc(vm);
+                    base = frame_base(vm);
+                    continue;
                 }
             }
             Op::Ret(a, b) if b != 0 => {

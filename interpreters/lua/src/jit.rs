@@ -12,7 +12,7 @@
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
 use crate::shape::{Shape, EV_EQ, EV_LEN, EV_NEWINDEX};
 use crate::table::Table;
-use crate::value::{LStr, Value};
+use crate::value::{LStr, Native, Value};
 use crate::vm::{ArOp, Closure, Desc, LResult, Up, Vm, MAX_FRAMES};
 use crate::Mode;
 use meta_jit::hints as jit;
@@ -295,6 +295,98 @@ fn tail_native(vm: &mut Vm, pc: usize, base: usize, func: usize, nargs: usize, s
             }
         }
     }
+}
+
+/// [`native_kind`]: a native the portal runs inline ([`fast_native`]), or none.
+const NATIVE_OTHER: u8 = 0;
+const NATIVE_FLOOR: u8 = 1;
+const NATIVE_SQRT: u8 = 2;
+const NATIVE_SETMETATABLE: u8 = 3;
+
+/// Which native `n` is, for [`fast_native`]: by its name, which only the standard library
+/// gives (natives are made by the library alone). Its argument is a constant in a trace (the
+/// callee is promoted), so the tracer calls it once.
+#[elidable]
+fn native_kind(n: Gc<Native>) -> u8 {
+    match n.name.as_str() {
+        "floor" => NATIVE_FLOOR,
+        "sqrt" => NATIVE_SQRT,
+        "setmetatable" => NATIVE_SETMETATABLE,
+        _ => NATIVE_OTHER,
+    }
+}
+
+/// `x.floor()`.
+#[elidable]
+fn float_floor(x: f64) -> f64 {
+    x.floor()
+}
+
+/// `x.sqrt()`.
+#[elidable]
+fn float_sqrt(x: f64) -> f64 {
+    x.sqrt()
+}
+
+/// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 or 1)
+/// results, run inline when it is one of a few with simple arguments: `math.floor` and
+/// `math.sqrt` of a number, `setmetatable` of a table without a metatable. A trace then has
+/// no call where [`simple`] would call the native (and make the optimizer forget what it
+/// knows of memory). False (nothing done) otherwise.
+#[look_inside]
+fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32) -> bool {
+    if nres > 1 || nres < 0 {
+        return false;
+    }
+    let kind = native_kind(n);
+    if kind == NATIVE_FLOOR && nargs == 1 {
+        let r = match vm.stack[func + 1] {
+            Value::Int(i) => Value::Int(i),
+            Value::Num(x) => {
+                let f = float_floor(x);
+                // As `float_to_int`: an integer when the floor is one.
+                if f >= -9223372036854775808.0 && f < 9223372036854775808.0 {
+                    Value::Int(f as i64)
+                } else {
+                    Value::Num(f)
+                }
+            }
+            _ => return false,
+        };
+        if nres == 1 {
+            vm.stack[func] = r;
+        }
+        vm.top = func + nres as usize;
+        return true;
+    }
+    if kind == NATIVE_SQRT && nargs == 1 {
+        let x = match vm.stack[func + 1] {
+            Value::Num(x) => x,
+            Value::Int(i) => i as f64,
+            _ => return false,
+        };
+        if nres == 1 {
+            vm.stack[func] = Value::Num(float_sqrt(x));
+        }
+        vm.top = func + nres as usize;
+        return true;
+    }
+    if kind == NATIVE_SETMETATABLE && nargs == 2 {
+        if let Value::Tab(t) = vm.stack[func + 1] {
+            if let Value::Tab(m) = vm.stack[func + 2] {
+                // No metatable yet, so none protected by `__metatable`.
+                if t.meta.get().is_none() {
+                    t.meta.set(Some(m));
+                    if nres == 1 {
+                        vm.stack[func] = Value::Tab(t);
+                    }
+                    vm.top = func + nres as usize;
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 /// Sets upvalue `u` of the running frame's closure to `v`.
@@ -1229,6 +1321,13 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 continue;
             }
             Op::CallV(a, b, c) if b != 0 => {
+                if let Value::Builtin(n) = vm.stack[base + a as usize] {
+                    let n = promote!(n);
+                    if fast_native(vm, n, base + a as usize, b as usize - 1, c as i32 - 1) {
+                        pc += 1;
+                        continue;
+                    }
+                }
                 // A Lua function: the portal follows the call into it (the trace inlines it).
                 if let Value::LFunc(f) = vm.stack[base + a as usize] {
                     let p = f.proto;

@@ -333,6 +333,8 @@ fn float_sqrt(x: f64) -> f64 {
 /// `math.sqrt` of a number, `setmetatable` of a table without a metatable. A trace then has
 /// no call where [`simple`] would call the native (and make the optimizer forget what it
 /// knows of memory). False (nothing done) otherwise.
+// The codewriter takes no ranges outside `for` loops, so no `contains` here.
+#[allow(clippy::manual_range_contains)]
 #[look_inside]
 fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32) -> bool {
     if nres > 1 || nres < 0 {

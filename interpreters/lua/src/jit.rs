@@ -965,6 +965,9 @@ fn rk_f(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
 
 /// The portal: runs frames until the frame count drops to `stop`; returns [`DONE`] or
 /// [`ERROR`].
+// One arm per instruction, each falling through to the generic path when its fast path does
+// not apply: an arm that is a single `if` stays one.
+#[allow(clippy::collapsible_match)]
 #[jit::interpreter(greens(pc, proto), reds(vm, base, stop))]
 pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: usize) -> i64 {
     loop {
@@ -1323,8 +1326,8 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 continue;
             }
             Op::CallV(a, b, c) if b != 0 => {
-                if let Value::Builtin(n) = vm.stack[base + a as usize] {
-                    let n = promote!(n);
+                if let Value::Builtin(native) = vm.stack[base + a as usize] {
+                    let n = promote!(native);
                     if fast_native(vm, n, base + a as usize, b as usize - 1, c as i32 - 1) {
                         pc += 1;
                         continue;

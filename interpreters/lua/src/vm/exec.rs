@@ -59,8 +59,32 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 /// The value is written to `out` (true), not returned as an `Option<Value>`: rustc copies an
 /// `Option<Value>` as its tag byte and the 15 bytes after it, and the overlapping narrow
 /// stores stalled the next 16-byte load of the value (nbody spent 17% more time).
-#[inline]
+///
+/// The common case of a field (`GetStr`), a field of the object itself at the position its
+/// cache remembers, is tested first in a function of its own that saves no registers; the
+/// rest (`index_str_chain`) is called from it, out of line, only on a miss. A method
+/// (`SelfOp`) is usually found in a class, not in the object: it calls `index_str_chain`
+/// directly.
+#[inline(never)]
 pub(crate) fn index_str(
+    obj: &Value,
+    key: &Value,
+    tm_index: &Value,
+    smeta: Option<TRef>,
+    ic: &Ic,
+    out: &mut Value,
+) -> bool {
+    if let Value::Tab(t) = obj {
+        if t.get_str_cached(key, &ic.key[0], out) {
+            return true;
+        }
+    }
+    index_str_chain(obj, key, tm_index, smeta, ic, out)
+}
+
+/// [`index_str`] without its first test of the object's cache (the whole lookup).
+#[inline(never)]
+pub(crate) fn index_str_chain(
     obj: &Value,
     key: &Value,
     tm_index: &Value,
@@ -448,7 +472,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
-                        if !index_str(&obj, key, &self.tm.index, sm, &ic[pc - 1], &mut v) {
+                        if !index_str_chain(&obj, key, &self.tm.index, sm, &ic[pc - 1], &mut v) {
                             save!();
                             v = self.index(&obj, key, Desc::Rk(b))?;
                             refresh!();

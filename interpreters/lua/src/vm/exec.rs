@@ -260,6 +260,16 @@ impl Vm {
                     }
                 };
             }
+            // The inline caches of the running instruction (`pc - 1`).
+            macro_rules! ic {
+                () => {{
+                    debug_assert!(pc - 1 < ic.len());
+                    // SAFETY: the compiler gives every prototype one cache per instruction
+                    // (`proto.ic` has `code.len()` entries, and prototypes are immutable), and
+                    // `pc - 1` is the running instruction's index in `code`.
+                    unsafe { ic.get_unchecked(pc - 1) }
+                }};
+            }
             macro_rules! save {
                 () => {
                     self.frames[fi].pc = pc
@@ -377,7 +387,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         // Fast path: a closed `_ENV` table holding the key.
                         let v = match cl.upvals[u as usize].v.get() {
-                            Up::Shut(Value::Tab(tb)) => tb.get_str_ic(key, &ic[pc - 1].key[0]),
+                            Up::Shut(Value::Tab(tb)) => tb.get_str_ic(key, &ic!().key[0]),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -425,7 +435,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
-                        if !index_str(rd!(b), key, &self.tm.index, sm, &ic[pc - 1], &mut v) {
+                        if !index_str(rd!(b), key, &self.tm.index, sm, ic!(), &mut v) {
                             let t = *rd!(b);
                             save!();
                             v = self.index(&t, key, Desc::Rk(b))?;
@@ -453,7 +463,7 @@ impl Vm {
                         let rest = match rd!(a) {
                             Value::Tab(t) => {
                                 let key = &k[b as usize];
-                                t.set_str_fast_ic(key, v, &ic[pc - 1].key[0]).err()
+                                t.set_str_fast_ic(key, v, &ic!().key[0]).err()
                             }
                             _ => Some(v),
                         };
@@ -472,7 +482,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
-                        if !index_str_chain(&obj, key, &self.tm.index, sm, &ic[pc - 1], &mut v) {
+                        if !index_str_chain(&obj, key, &self.tm.index, sm, ic!(), &mut v) {
                             save!();
                             v = self.index(&obj, key, Desc::Rk(b))?;
                             refresh!();

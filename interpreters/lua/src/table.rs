@@ -225,6 +225,21 @@ impl HashPart {
         self.part.items[2 * j + 1].get()
     }
 
+    /// The key and the value of entry `j < self.len()`, without bounds checks (the inline
+    /// caches' hit path, which has just compared `j` with the length).
+    #[inline(always)]
+    fn entry(&self, j: usize) -> (&Cell<Value>, &Cell<Value>) {
+        debug_assert!(j < self.len());
+        debug_assert!(2 * self.len() <= self.part.items.len());
+        // SAFETY: `j < n` (the caller's test), and `2 * n <= part.items.len()` always: an
+        // entry is appended only after `grow` made room for it (`set`), `grow` copies into a
+        // part twice as large, and `compact` only lowers `n`. So `2 * j + 1` is in bounds.
+        unsafe {
+            let items = &self.part.items;
+            (items.get_unchecked(2 * j), items.get_unchecked(2 * j + 1))
+        }
+    }
+
     /// Sets the value of entry `j`. (Nothing counts the entries whose value is nil: traced
     /// code writes values itself, nil included.)
     #[inline(always)]
@@ -250,7 +265,7 @@ impl HashPart {
                 // Every string key here is interned, and so is `ks`: the entry of an equal
                 // key holds this very object.
                 let p = ks.as_ptr();
-                return (0..self.len()).position(|j| is_str(&self.key(j), p));
+                return (0..self.len()).position(|j| is_str(&self.entry(j).0.get(), p));
             }
         }
         self.find_hashed(k)
@@ -332,7 +347,7 @@ impl HashPart {
         if j >= self.len() {
             return None;
         }
-        match (self.key(j), k) {
+        match (self.entry(j).0.get(), k) {
             (Value::Str(s), Value::Str(ks)) if Gc::ptr_eq(s, *ks) => Some(j),
             _ => None,
         }
@@ -565,9 +580,10 @@ impl Table {
                 if let Value::Str(ks) = k {
                     let j = ic.get() as usize;
                     if j < h.len() {
-                        if let Value::Str(s) = h.key(j) {
+                        let (ek, ev) = h.entry(j);
+                        if let Value::Str(s) = ek.get() {
                             if Gc::ptr_eq(s, *ks) {
-                                return h.val(j);
+                                return ev.get();
                             }
                         }
                     }
@@ -579,6 +595,31 @@ impl Table {
             }
         }
         self.get_str_ic_miss(k, ic)
+    }
+
+    /// The hit of [`Table::get_str_ic`] alone: true, with the value in `out`, when the entry
+    /// that `ic` remembers holds this very key and a value other than nil. False (`out`
+    /// untouched) otherwise, without a search: the caller goes on with `get_str_ic`.
+    #[inline(always)]
+    pub fn get_str_cached(&self, k: &Value, ic: &Cell<u32>, out: &mut Value) -> bool {
+        // SAFETY: as in `get_str_ic`: the reference lives only in this block, which copies
+        // one value out and calls nothing.
+        if let Ok(h) = unsafe { self.hash.try_borrow_unguarded() } {
+            if let Value::Str(ks) = k {
+                let j = ic.get() as usize;
+                if j < h.len() {
+                    let (ek, ev) = h.entry(j);
+                    if let Value::Str(s) = ek.get() {
+                        let v = ev.get();
+                        if Gc::ptr_eq(s, *ks) && !matches!(v, Value::Nil) {
+                            *out = v;
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// [`Table::get_str_ic`] when the remembered position does not hold the key.
@@ -620,8 +661,15 @@ impl Table {
     ) -> Result<(), Value> {
         let no_meta = self.meta.get().is_none();
         match j {
-            Some(j) if no_meta || !matches!(h.val(j), Value::Nil) => h.set_val(j, v),
-            Some(_) => return Err(v),
+            Some(j) => {
+                // `j` is an entry of `h` (`find` and the cache give only those).
+                let ev = h.entry(j).1;
+                if no_meta || !matches!(ev.get(), Value::Nil) {
+                    ev.set(v);
+                } else {
+                    return Err(v);
+                }
+            }
             None if no_meta => self.hash_set(h, *k, v),
             None => return Err(v),
         }

@@ -59,8 +59,32 @@ fn for_limit(lim: &Value, init: i64, step: i64) -> Result<Option<i64>, ()> {
 /// The value is written to `out` (true), not returned as an `Option<Value>`: rustc copies an
 /// `Option<Value>` as its tag byte and the 15 bytes after it, and the overlapping narrow
 /// stores stalled the next 16-byte load of the value (nbody spent 17% more time).
-#[inline]
+///
+/// The common case of a field (`GetStr`), a field of the object itself at the position its
+/// cache remembers, is tested first in a function of its own that saves no registers; the
+/// rest (`index_str_chain`) is called from it, out of line, only on a miss. A method
+/// (`SelfOp`) is usually found in a class, not in the object: it calls `index_str_chain`
+/// directly.
+#[inline(never)]
 pub(crate) fn index_str(
+    obj: &Value,
+    key: &Value,
+    tm_index: &Value,
+    smeta: Option<TRef>,
+    ic: &Ic,
+    out: &mut Value,
+) -> bool {
+    if let Value::Tab(t) = obj {
+        if t.get_str_cached(key, &ic.key[0], out) {
+            return true;
+        }
+    }
+    index_str_chain(obj, key, tm_index, smeta, ic, out)
+}
+
+/// [`index_str`] without its first test of the object's cache (the whole lookup).
+#[inline(never)]
+pub(crate) fn index_str_chain(
     obj: &Value,
     key: &Value,
     tm_index: &Value,
@@ -236,6 +260,16 @@ impl Vm {
                     }
                 };
             }
+            // The inline caches of the running instruction (`pc - 1`).
+            macro_rules! ic {
+                () => {{
+                    debug_assert!(pc - 1 < ic.len());
+                    // SAFETY: the compiler gives every prototype one cache per instruction
+                    // (`proto.ic` has `code.len()` entries, and prototypes are immutable), and
+                    // `pc - 1` is the running instruction's index in `code`.
+                    unsafe { ic.get_unchecked(pc - 1) }
+                }};
+            }
             macro_rules! save {
                 () => {
                     self.frames[fi].pc = pc
@@ -353,7 +387,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         // Fast path: a closed `_ENV` table holding the key.
                         let v = match cl.upvals[u as usize].v.get() {
-                            Up::Shut(Value::Tab(tb)) => tb.get_str_ic(key, &ic[pc - 1].key[0]),
+                            Up::Shut(Value::Tab(tb)) => tb.get_str_ic(key, &ic!().key[0]),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
@@ -401,7 +435,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
-                        if !index_str(rd!(b), key, &self.tm.index, sm, &ic[pc - 1], &mut v) {
+                        if !index_str(rd!(b), key, &self.tm.index, sm, ic!(), &mut v) {
                             let t = *rd!(b);
                             save!();
                             v = self.index(&t, key, Desc::Rk(b))?;
@@ -429,7 +463,7 @@ impl Vm {
                         let rest = match rd!(a) {
                             Value::Tab(t) => {
                                 let key = &k[b as usize];
-                                t.set_str_fast_ic(key, v, &ic[pc - 1].key[0]).err()
+                                t.set_str_fast_ic(key, v, &ic!().key[0]).err()
                             }
                             _ => Some(v),
                         };
@@ -448,7 +482,7 @@ impl Vm {
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
-                        if !index_str(&obj, key, &self.tm.index, sm, &ic[pc - 1], &mut v) {
+                        if !index_str_chain(&obj, key, &self.tm.index, sm, ic!(), &mut v) {
                             save!();
                             v = self.index(&obj, key, Desc::Rk(b))?;
                             refresh!();

@@ -309,8 +309,8 @@ const NATIVE_SETMETATABLE: u8 = 3;
 #[elidable]
 fn native_kind(n: Gc<Native>) -> u8 {
     match n.name.as_str() {
-        "floor" => NATIVE_FLOOR,
-        "sqrt" => NATIVE_SQRT,
+        "math.floor" => NATIVE_FLOOR,
+        "math.sqrt" => NATIVE_SQRT,
         "setmetatable" => NATIVE_SETMETATABLE,
         _ => NATIVE_OTHER,
     }

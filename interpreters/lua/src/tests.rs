@@ -569,6 +569,66 @@ fn fields_of_shaped_tables_are_loads_in_the_trace() {
     assert!(all.contains("guard_value"), "no shape guard:\n{all}");
 }
 
+/// Lengths, table and string equality, integer bitwise operators, an inner integer `for`
+/// loop's preparation, `math.floor` and a nil field stored into an object whose class has no
+/// `__newindex` run inline in the portal: the loop's traces call nothing (each of these went
+/// through `simple` or `set_field` before, a call that made the optimizer forget memory).
+#[test]
+fn common_instructions_of_object_code_run_inline() {
+    let (traces, calls, r) = jit_loops(
+        "R = 0
+         local C = {}
+         C.__index = C
+         local o = setmetatable({x = 1, y = 2}, C)
+         local t, a, b, str = {1, 2, 3}, {}, {}, 'abc'
+         local s = 0
+         for i = 1, 3000 do
+           s = s + #t + #str + (i ~ 5) + (i & 3) + (i | 8) + math.floor(i / 3)
+           if a == b then s = s + 1 end
+           if t == t then s = s + 2 end
+           if str == 'abc' then s = s + 4 end
+           for j = 1, 2 do s = s + j end
+           o.y = nil
+           o.y = i
+         end
+         R = s + o.y",
+    );
+    let mut s = 0i64;
+    for i in 1..=3000i64 {
+        s += 3 + 3 + (i ^ 5) + (i & 3) + (i | 8) + i / 3 + 2 + 4 + 3;
+    }
+    assert_eq!(r, s + 3000);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let all = traces.join("\n");
+    assert!(calls.iter().all(|&c| c == 0), "calls {calls:?} in\n{all}");
+}
+
+/// `math.floor`, `math.sqrt` and `setmetatable` run inline in traces give the library's
+/// results: integers, negative zeros, floats past the integers' range, metatables set on
+/// fresh tables (the loop's result equals the plain loop's).
+#[test]
+fn inline_natives_agree_with_the_library() {
+    let src = "local C, D = {}, {}
+         local vals = {2.5, -2.5, 7, -7, 0.0, -0.0, 1e300, -1e300, 2^63, -2^63, 2^53 + 1, 0.5,
+                       -0.5, 9007199254740993, math.mininteger}
+         local h = 0
+         for i = 1, 1500 do
+           local v = vals[i % #vals + 1]
+           local f = math.floor(v)
+           if math.type(f) == 'integer' then h = (h * 31 + f) & 0xffffffff
+           else h = (h * 31 + 7) & 0xffffffff end
+           local q = math.sqrt(v > 0 and v or -v)
+           if q < 1e15 then h = (h + math.floor(q * 1000)) & 0xffffffff end
+           local o = setmetatable({}, i % 2 == 0 and C or D)
+           if getmetatable(o) == C then h = h + 1 end
+         end
+         R = h";
+    let off = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert!(!traces.is_empty(), "no loop compiled");
+    assert_eq!(on, off);
+}
+
 /// What a compiled field access assumed changes under it: a field becomes nil (then
 /// `__index` answers), the object gets a new field or loses its last one (a new shape), the
 /// class's method and `__index` are replaced (by a table, then a function), objects of two

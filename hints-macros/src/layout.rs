@@ -78,6 +78,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                         deep: false,
                         private: false,
                         vable: #vable,
+                        length: false,
                     },));
                 }
             }

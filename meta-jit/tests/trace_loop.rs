@@ -204,6 +204,7 @@ fn virtual_regs_trace(code: &Code, codes: &mut Codes) -> Trace {
                 immutable: false,
                 quasi_immutable: false,
                 vable: false,
+                length: false,
                 alias: None,
             }),
         )

@@ -125,6 +125,9 @@ fn a_compiled_trace_keeps_its_resume_data_not_its_ops() {
     // Measured here: 401 bytes a guard in a debug build (2,641 guards; its traces are longer),
     // 510 in a release build (1,203 guards), machine code included. The optimized traces
     // alone, which the driver used to keep on top of that, take 346 and 537 bytes a guard.
+    // Since the bounds stage knows a `Vec`'s length is not negative, the sign checks of the
+    // tape pointer are gone: 604 guards in release and debug builds, 650 bytes a guard (392 KB
+    // in all, 613 KB before: the code that is not guards is shared by fewer of them).
     let program = long_loops(1, 600);
     bf::interpret::with_driver(|d| {
         d.reset();
@@ -146,9 +149,9 @@ fn a_compiled_trace_keeps_its_resume_data_not_its_ops() {
                 .count()
         })
         .sum();
-    assert!(guards >= 1_000, "{}", stats.summary());
+    assert!(guards >= 500, "{guards} guards: {}", stats.summary());
     let per_guard = memory / guards;
-    assert!(per_guard <= 600, "{memory} bytes for {guards} guards");
+    assert!(per_guard <= 700, "{memory} bytes for {guards} guards");
 }
 
 #[test]

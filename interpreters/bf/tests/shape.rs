@@ -45,6 +45,21 @@ fn a_copy_loop_compiles_to_its_own_work_only() {
     assert!(body.contains(", 0, descr=u8_items1)"), "{text}");
 }
 
+#[test]
+fn a_move_loop_checks_bounds_but_not_signs() {
+    // `[->>>+<<<]` moves the pointer 3 right and back: each move had a sign check
+    // (`int_lt(ptr, 0)`) besides its bounds check against the tape's length. The length of a
+    // `Vec` lies in [0, 2^57] (the framework marks the descriptor `length`), so a pointer
+    // below it and the pointer plus a small offset are not negative: no sign check is left
+    // in the trace, and one bounds check per cell moved to remains.
+    let stats = compile(b"++++++++++[>++++++++++<-]>>++[<[->>>+<<<]>>>[-<<<+>>>]<<-]");
+    assert!(stats.loops() >= 1, "{}", stats.summary());
+    let text = stats.traces[0].optimized().to_string();
+    assert!(text.contains("length"), "{text}");
+    assert_eq!(text.matches("= int_lt(").count(), 0, "{text}");
+    assert_eq!(text.matches("uint_").count(), 2, "{text}");
+}
+
 /// Runs `src` with these JIT parameters (besides a low threshold and the optimized traces
 /// kept).
 fn compile_with(src: &[u8], params: &str) -> meta_jit::warm::Stats {

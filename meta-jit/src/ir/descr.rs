@@ -71,9 +71,18 @@ pub struct FieldDescr {
     /// The field belongs to a virtualizable frame (`#[jit(virtualizable)]`): the optimizer may
     /// keep its stores in registers until the trace exits ([`crate::opt::vable`]).
     pub vable: bool,
+    /// The field holds the length of a Rust `Vec` or slice whose items are not zero-sized: a
+    /// load of it lies in `[0, LENGTH_MAX]` ([`LENGTH_MAX`]), which the bounds stage uses.
+    pub length: bool,
     /// The alias class shared with other descriptors, if any (see the module doc).
     pub alias: Option<String>,
 }
+
+/// The largest value of a [`FieldDescr::length`] field: 2^57. The items of a `Vec` or slice of
+/// items that are not zero-sized lie in the address space, and x86-64's user address space
+/// (with 5-level paging) is below 2^57; a bound this far from `i64::MAX` lets the bounds stage
+/// add offsets to an index below a length without overflow.
+pub const LENGTH_MAX: i64 = 1 << 57;
 
 /// Array items: where the first is and how to load one.
 #[derive(Clone, Debug, PartialEq, Eq)]

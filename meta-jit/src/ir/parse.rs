@@ -545,6 +545,7 @@ impl Parser<'_> {
                 immutable: has("immutable"),
                 quasi_immutable: has("quasi_immutable"),
                 vable: has("vable"),
+                length: has("length"),
                 alias: alias()?,
             }),
             "array" => DescrKind::Array(ArrayDescr {

@@ -221,7 +221,7 @@ fn descr_text(trace: &Trace, k: &DescrKind) -> String {
     };
     match k {
         DescrKind::Field(f) => format!(
-            "field(offset={}, size={}, kind={}{}{}{}{}{})",
+            "field(offset={}, size={}, kind={}{}{}{}{}{}{})",
             f.offset,
             f.size,
             f.kind.letter(),
@@ -229,6 +229,7 @@ fn descr_text(trace: &Trace, k: &DescrKind) -> String {
             flag(f.immutable, "immutable"),
             flag(f.quasi_immutable, "quasi_immutable"),
             flag(f.vable, "vable"),
+            flag(f.length, "length"),
             alias(&f.alias),
         ),
         DescrKind::Array(a) => format!(

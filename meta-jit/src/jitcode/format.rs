@@ -286,6 +286,9 @@ pub struct FieldDescr {
     /// (`#[jit(virtualizable)]`): the optimizer may keep its stores in registers until the
     /// trace exits.
     pub vable: bool,
+    /// The field is the length of a Rust `Vec` or slice whose items are not zero-sized (see
+    /// `ir::FieldDescr::length`).
+    pub length: bool,
     /// The alias class (see `ir::may_alias`): the stored type's name (safe Rust reaches
     /// a `u8` only as a `u8`, wherever it lives) for an access through a reference of unseen
     /// origin; `TYPE|PATH` for one whose access path the codewriter saw (`i64|S.f`, the field

@@ -135,6 +135,9 @@ pub struct FieldFlags {
     /// to the interpreter's frame, whose stores compiled code keeps in registers until it
     /// exits (see `crate::opt::vable`).
     pub vable: bool,
+    /// The place is a `Vec`'s length and its items are not zero-sized: the length lies in
+    /// `[0, ir::LENGTH_MAX]` (see `ir::FieldDescr::length`).
+    pub length: bool,
 }
 
 impl<T: ?Sized> Ptr<T> {

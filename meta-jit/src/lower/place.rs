@@ -101,6 +101,7 @@ pub fn scalar_descr<T: Scalar>(p: &Ptr<T>) -> FieldDescr {
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
         vable: p.flags.vable,
+        length: p.flags.length,
         class: alias_class::<T>(p),
     }
 }
@@ -266,6 +267,7 @@ impl<T> Indexable for Ptr<Vec<T>> {
         lp.offset += len_off;
         lp.field = "Vec.len";
         lp.flags.private = true;
+        lp.flags.length = size_of::<T>() > 0;
         let data = <&T as Stored>::load(b, pp);
         let len = <usize as Stored>::load(b, lp);
         (data, len)

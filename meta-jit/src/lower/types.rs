@@ -277,6 +277,7 @@ fn ref_descr_part<T: ?Sized>(
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
         vable: p.flags.vable,
+        length: false,
         class: super::place::alias_class_part(p, suffix),
     }
 }
@@ -336,6 +337,7 @@ macro_rules! slice_jit_type {
                 emit_load(b, base, d, ptr);
                 let mut d = ref_descr_part(&p, 8, Kind::Int, false, ".len");
                 d.offset += len_off;
+                d.length = size_of::<T>() > 0;
                 emit_load(b, base, d, len);
                 SliceRef::new(ptr, len)
             }

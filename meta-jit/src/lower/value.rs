@@ -332,6 +332,7 @@ pub fn tag_descr<E: JitEnum>(p: &Ptr<E>) -> FieldDescr {
         immutable: p.flags.immutable,
         quasi_immutable: p.flags.quasi_immutable,
         vable: p.flags.vable,
+        length: false,
         class: format!("{}.tag", E::NAME),
     }
 }

@@ -120,6 +120,7 @@ fn producer_range(o: &mut Optimizer, v: OpRef, depth: u32) -> (i64, i64) {
         GetfieldI | GetarrayitemI => {
             let d = o.out.get_descr(descr.expect("verified"));
             let (size, signed) = match (d.field(), d.array()) {
+                (Some(f), _) if f.length => return (0, crate::ir::LENGTH_MAX),
                 (Some(f), _) => (f.size, f.signed),
                 (_, Some(a)) => (a.item_size, a.signed),
                 _ => return FULL,

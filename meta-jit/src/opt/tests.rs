@@ -636,6 +636,21 @@ fn bounds_a_checked_offset_covers_smaller_ones() {
 }
 
 #[test]
+fn bounds_an_index_below_a_length_and_its_offsets_are_not_negative() {
+    // A `length` field lies in [0, 2^57]: after x <u len, 0 <= x < 2^57, so neither x nor
+    // x + 36 can be negative (the sign checks go) and x + 36 does not wrap; x + 36 <u len is
+    // still checked. The same trace with a plain 8-byte field keeps both sign checks.
+    let body = "i2 = getfield_i(p1, descr=DESCR)\ni3 = uint_lt(i0, i2)\nguard_true(i3) []\ni4 = int_add(i0, 36)\ni5 = int_lt(i4, 0)\nguard_false(i5) []\ni6 = uint_ge(i4, i2)\nguard_false(i6) []\ni7 = int_lt(i0, 0)\nguard_false(i7) []\nfinish(i4)";
+    let len = "descr len = field(offset=48, size=8, kind=i, length)\n[i0, p1]\n";
+    check(
+        &format!("{len}{}", body.replace("DESCR", "len")),
+        &format!("{len}i2 = getfield_i(p1, descr=len)\ni3 = uint_lt(i0, i2)\nguard_true(i3) []\ni4 = int_add(i0, 36)\ni5 = uint_ge(i4, i2)\nguard_false(i5) []\nfinish(i4)"),
+    );
+    let plain = format!("[i0, p1]\n{}", body.replace("DESCR", "y"));
+    check(&plain, &plain);
+}
+
+#[test]
 fn bounds_a_smaller_offset_that_may_be_negative_is_not_covered() {
     // x may be -3: then x + 4 <u n holds but x + 2 is -1, far above n as unsigned.
     let t = "[i0, i1]\ni2 = int_lt(i1, 0)\nguard_false(i2) []\ni3 = int_add(i0, 4)\ni4 = int_lt(i3, 0)\nguard_false(i4) []\ni5 = uint_lt(i3, i1)\nguard_true(i5) []\ni6 = int_add(i0, 2)\ni7 = uint_lt(i6, i1)\nguard_true(i7) []\nfinish()";

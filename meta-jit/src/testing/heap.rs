@@ -154,6 +154,7 @@ impl Descrs {
                     immutable: f.immutable,
                     quasi_immutable: false,
                     vable: f.vable,
+                    length: false,
                     alias: match f.name {
                         "a64" => Some("w64:Obj.a64".to_string()),
                         // One enum payload's bytes read as an `i64` and as an `f64`: two
@@ -205,6 +206,7 @@ impl Descrs {
                 immutable: false,
                 quasi_immutable: false,
                 vable: false,
+                length: false,
                 alias: Some("w64".to_string()),
             }),
         );

@@ -421,6 +421,7 @@ mod tests {
             immutable: true,
             quasi_immutable: false,
             vable: false,
+            length: false,
             class: "i64|T.f".into(),
         }
     }

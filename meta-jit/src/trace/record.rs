@@ -107,6 +107,7 @@ impl Tracer<'_> {
             immutable: d.immutable,
             quasi_immutable: d.quasi_immutable,
             vable: d.vable,
+            length: d.length,
             alias: Some(alias_name(&d.class)),
         });
         let id = self.named_descr(&format!("{}_{}", d.name, d.offset), kind);

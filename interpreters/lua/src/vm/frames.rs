@@ -13,7 +13,9 @@ use std::ops::{Deref, DerefMut};
 /// (their closures may be freed: nothing reads them before a push writes them whole).
 #[derive(JitLayout)]
 pub struct FrameStack {
-    /// Live frames, then dead records.
+    /// Live frames, then dead records. Public for traced code, which writes records below
+    /// the length and never changes the length: only `push` grows the vector, and nothing
+    /// shrinks it (`deref` relies on `n <= items.len()`).
     pub items: Vec<Frame>,
     /// The number of live frames.
     pub n: usize,

@@ -56,9 +56,8 @@ const HARMLESS_MACROS: &[&str] = &[
 /// do not matter; a reference green of any other lifetime makes it false.
 pub fn greens_static(f: &ItemFn, greens: &[Ident]) -> bool {
     greens.iter().all(|g| {
-        let ty = param(f, g).map(|(_, ty)| ty);
         // A type passed through a `macro_rules!` fragment comes wrapped in a group.
-        let mut ty = ty;
+        let mut ty = param(f, g).map(|(_, ty)| ty);
         while let Some(
             Type::Group(syn::TypeGroup { elem, .. }) | Type::Paren(syn::TypeParen { elem, .. }),
         ) = ty

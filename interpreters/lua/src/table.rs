@@ -343,14 +343,18 @@ impl HashPart {
     /// key held by another string object is a miss, and `find` decides.
     #[inline(always)]
     fn ic_hit(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
-        let j = ic.get() as usize;
-        if j >= self.len() {
+        let Value::Str(ks) = k else {
             return None;
+        };
+        let j = ic.get() as usize;
+        if j < self.len() {
+            if let Value::Str(s) = self.entry(j).0.get() {
+                if Gc::ptr_eq(s, *ks) {
+                    return Some(j);
+                }
+            }
         }
-        match (self.entry(j).0.get(), k) {
-            (Value::Str(s), Value::Str(ks)) if Gc::ptr_eq(s, *ks) => Some(j),
-            _ => None,
-        }
+        None
     }
 
     /// `find` for a string key, first at the position `ic` remembers, which it updates.
@@ -578,14 +582,8 @@ impl Table {
             if let Ok(h) = unsafe { self.hash.try_borrow_unguarded() } {
                 // The hit, inline: the entry at the remembered position holds this very key.
                 if let Value::Str(ks) = k {
-                    let j = ic.get() as usize;
-                    if j < h.len() {
-                        let (ek, ev) = h.entry(j);
-                        if let Value::Str(s) = ek.get() {
-                            if Gc::ptr_eq(s, *ks) {
-                                return ev.get();
-                            }
-                        }
+                    if let Some(j) = h.ic_hit(k, ic) {
+                        return h.entry(j).1.get();
                     }
                     // Not a key of this table: no search.
                     if h.str_mask & mask_bit(ks.hash) == 0 {
@@ -605,17 +603,11 @@ impl Table {
         // SAFETY: as in `get_str_ic`: the reference lives only in this block, which copies
         // one value out and calls nothing.
         if let Ok(h) = unsafe { self.hash.try_borrow_unguarded() } {
-            if let Value::Str(ks) = k {
-                let j = ic.get() as usize;
-                if j < h.len() {
-                    let (ek, ev) = h.entry(j);
-                    if let Value::Str(s) = ek.get() {
-                        let v = ev.get();
-                        if Gc::ptr_eq(s, *ks) && !matches!(v, Value::Nil) {
-                            *out = v;
-                            return true;
-                        }
-                    }
+            if let Some(j) = h.ic_hit(k, ic) {
+                let v = h.entry(j).1.get();
+                if !matches!(v, Value::Nil) {
+                    *out = v;
+                    return true;
                 }
             }
         }

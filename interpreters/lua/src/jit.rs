@@ -13,7 +13,7 @@ use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
 use crate::shape::{Shape, EV_EQ, EV_LEN, EV_NEWINDEX};
 use crate::table::Table;
 use crate::value::{LStr, Native, Value};
-use crate::vm::{ArOp, Closure, Desc, LResult, Up, Vm, MAX_FRAMES};
+use crate::vm::{ArOp, Closure, Desc, LResult, Up, Vm};
 use crate::Mode;
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
@@ -132,8 +132,10 @@ fn call_fast(
     if p.is_vararg {
         return 0;
     }
+    // Below the vector's length is below `MAX_FRAMES` too: every push that grows it was
+    // checked against the limit (`Vm::precall`, `Vm::enter_lua`).
     let n = vm.frames.n;
-    if n >= MAX_FRAMES || n >= vm.frames.items.len() {
+    if n >= vm.frames.items.len() {
         return 0;
     }
     let base = func + 1;
@@ -287,12 +289,7 @@ fn tail_native(vm: &mut Vm, pc: usize, base: usize, func: usize, nargs: usize, s
         Ok(pushed) => {
             assert!(!pushed, "a native pushes no frame");
             let n = vm.top - func;
-            let f = vm.leave_lua(base, func, n);
-            if vm.frames.len() <= stop || f.boundary {
-                DONE
-            } else {
-                0
-            }
+            return_lua(vm, base, func, n, stop)
         }
     }
 }
@@ -341,8 +338,8 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
         return false;
     }
     let kind = native_kind(n);
-    if kind == NATIVE_FLOOR && nargs == 1 {
-        let r = match vm.stack[func + 1] {
+    let r = if kind == NATIVE_FLOOR && nargs == 1 {
+        match vm.stack[func + 1] {
             Value::Int(i) => Value::Int(i),
             Value::Num(x) => {
                 let f = float_floor(x);
@@ -354,41 +351,36 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
                 }
             }
             _ => return false,
-        };
-        if nres == 1 {
-            vm.stack[func] = r;
         }
-        vm.top = func + nres as usize;
-        return true;
-    }
-    if kind == NATIVE_SQRT && nargs == 1 {
-        let x = match vm.stack[func + 1] {
-            Value::Num(x) => x,
-            Value::Int(i) => i as f64,
+    } else if kind == NATIVE_SQRT && nargs == 1 {
+        match vm.stack[func + 1] {
+            Value::Num(x) => Value::Num(float_sqrt(x)),
+            Value::Int(i) => Value::Num(float_sqrt(i as f64)),
+            _ => return false,
+        }
+    } else if kind == NATIVE_SETMETATABLE && nargs == 2 {
+        let t = match vm.stack[func + 1] {
+            Value::Tab(t) => t,
             _ => return false,
         };
-        if nres == 1 {
-            vm.stack[func] = Value::Num(float_sqrt(x));
+        let m = match vm.stack[func + 2] {
+            Value::Tab(m) => m,
+            _ => return false,
+        };
+        // No metatable yet, so none protected by `__metatable`.
+        if t.meta.get().is_some() {
+            return false;
         }
-        vm.top = func + nres as usize;
-        return true;
+        t.meta.set(Some(m));
+        Value::Tab(t)
+    } else {
+        return false;
+    };
+    if nres == 1 {
+        vm.stack[func] = r;
     }
-    if kind == NATIVE_SETMETATABLE && nargs == 2 {
-        if let Value::Tab(t) = vm.stack[func + 1] {
-            if let Value::Tab(m) = vm.stack[func + 2] {
-                // No metatable yet, so none protected by `__metatable`.
-                if t.meta.get().is_none() {
-                    t.meta.set(Some(m));
-                    if nres == 1 {
-                        vm.stack[func] = Value::Tab(t);
-                    }
-                    vm.top = func + nres as usize;
-                    return true;
-                }
-            }
-        }
-    }
-    false
+    vm.top = func + nres as usize;
+    true
 }
 
 /// Sets upvalue `u` of the running frame's closure to `v`.

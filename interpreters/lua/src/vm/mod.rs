@@ -574,7 +574,7 @@ impl Vm {
         for i in nargs..np {
             self.stack[base + i] = Value::Nil;
         }
-        self.push_frame(Frame {
+        self.frames.push(Frame {
             cl,
             base,
             pc: 0,
@@ -649,12 +649,6 @@ impl Vm {
         }
         self.top = dest + want;
         f
-    }
-
-    /// Pushes a guest frame.
-    #[inline(always)]
-    pub(crate) fn push_frame(&mut self, f: Frame) {
-        self.frames.push(f);
     }
 
     /// Pops frames down to `depth` (an error unwinding), with their extra arguments.

@@ -184,6 +184,12 @@ struct State {
     inline_pending: Option<Rc<(Trace, Fingerprint)>>,
     /// What the trace viewer shows, when `METAJIT_LOG` asks for it.
     viewer: Option<log::viewer::Recorder>,
+    /// The locations whose traces stopped at another's header to trace that one first
+    /// ([`Abort::InnerLoop`]), in order, while each trace that follows does the same. A
+    /// location asked again closes a cycle (function entries called twice each in an outer
+    /// loop pass each other's header twice): none of them is an inner loop of another, and
+    /// the one asked again is traced no more (`trace_here`), so that traces go through it.
+    asked_first: Vec<Vec<u64>>,
 }
 
 impl State {
@@ -212,6 +218,7 @@ impl State {
             inline_pending: None,
             stats: Stats::default(),
             viewer: None,
+            asked_first: Vec::new(),
         }
     }
 }
@@ -582,7 +589,10 @@ impl JitDriver {
                             // SAFETY: the interpreter stands at this merge point.
                             unsafe { self.trace_here(&mut state, params, &greens, &reds, why) }
                         }
-                        Landed::Return(v) => Next::Done(Resumed::Return(v)),
+                        Landed::Return(v) => {
+                            self.state.borrow_mut().asked_first.clear();
+                            Next::Done(Resumed::Return(v))
+                        }
                     }
                 }
                 Next::Enter {
@@ -742,6 +752,15 @@ impl JitDriver {
         };
         // SAFETY: forwarded from `hot`.
         let traced = unsafe { self.trace_from(state, params, greens, reds, false, &mut decide) };
+        if !matches!(
+            traced,
+            Traced::Aborted {
+                reason: Abort::InnerLoop,
+                ..
+            }
+        ) {
+            state.asked_first.clear();
+        }
         match traced {
             Traced::Closed {
                 trace,
@@ -808,6 +827,7 @@ impl JitDriver {
                 // Not this location's fault: it is traced again at its next visit, and the
                 // inner loop now.
                 self.counters.borrow_mut()[Self::slot(&start)] = params.threshold;
+                state.asked_first.push(key);
                 Next::TraceHere(frames, Abort::InnerLoop)
             }
             Traced::Aborted {
@@ -871,6 +891,15 @@ impl JitDriver {
             log::line("abort", &format!("{}: {why}, at {at}", self.name));
         }
         let key = Self::key(greens);
+        if why == Abort::InnerLoop && state.asked_first.contains(&key) {
+            state.asked_first.clear();
+            self.aborted(
+                state,
+                "a cycle of loops that each pass the other's header twice",
+            );
+            state.cells.insert(key, CellState::DontTrace);
+            return Next::Done(merge_point(greens.to_vec(), reds.to_vec()));
+        }
         let aborts = match state.cells.get(&key) {
             Some(CellState::Counting { aborts, .. }) => *aborts,
             _ => 0,

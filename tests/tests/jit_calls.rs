@@ -16,7 +16,8 @@ struct Program(Vec<Ins>);
 
 /// A straight-line body: arithmetic writing `r0`..`r6` and reading `r0`..`r7` (`r7` is the
 /// loop counter, so paths change from one iteration to the next), calls of function
-/// `0..functions` (placeholders, fixed up to addresses later), and early returns when
+/// `0..functions` (placeholders, fixed up to addresses later; half of them `Enter`, whose
+/// callee's entry is a merge point), and early returns when
 /// `in_function`.
 fn body(g: &mut Gen, len: usize, functions: u32, in_function: bool) -> Vec<Ins> {
     let mut calls = 0;
@@ -32,7 +33,12 @@ fn body(g: &mut Gen, len: usize, functions: u32, in_function: bool) -> Vec<Ins> 
                 4 => Ins::Lt(a, b, c),
                 5 | 6 if calls < 2 => {
                     calls += 1;
-                    Ins::Gosub(u32::arbitrary(g) % functions)
+                    // Some calls enter at a merge point: traces start and close there too.
+                    if bool::arbitrary(g) {
+                        Ins::Gosub(u32::arbitrary(g) % functions)
+                    } else {
+                        Ins::Enter(u32::arbitrary(g) % functions)
+                    }
                 }
                 7 if in_function => Ins::RetIfNeg(a),
                 8 if in_function => Ins::RetIfOdd(if bool::arbitrary(g) { 7 } else { b }),
@@ -59,7 +65,7 @@ impl Arbitrary for Program {
             ops.push(Ins::Ret);
         }
         for op in &mut ops {
-            if let Ins::Gosub(f) = op {
+            if let Ins::Gosub(f) | Ins::Enter(f) = op {
                 *f = starts[*f as usize];
             }
         }
@@ -146,5 +152,51 @@ fn deep_calls_are_cut_at_the_depth_limit() {
     assert_eq!(
         outcome(Mode::Jit("threshold=2,trace_eagerness=2"), &ops).unwrap(),
         off
+    );
+}
+
+#[test]
+fn function_entries_that_each_pass_the_other_twice_are_no_inner_loops() {
+    // The loop calls f twice, then g twice, and both entries are merge points. A trace from
+    // the second call of f passes g's entry twice before it comes back to f, and one from the
+    // second call of g passes f's twice: each stops to trace the other first. The driver
+    // sees the cycle at its second turn and traces that entry no more, so that the
+    // loop's trace goes through it (before, the two asked for each other on every turn).
+    let ops = vec![
+        Ins::Li(7, 2000),
+        Ins::Li(1, 3),
+        Ins::Enter(8),
+        Ins::Enter(8),
+        Ins::Enter(10),
+        Ins::Enter(10),
+        Ins::DecJnz(7, 2),
+        Ins::Halt,
+        Ins::Add(0, 0, 1),
+        Ins::Ret,
+        Ins::Sub(0, 0, 7),
+        Ins::Ret,
+    ];
+    let off = outcome(Mode::Jit("off"), &ops).unwrap();
+    assert_eq!(off.0, 2000 * 6 - 2 * (1..=2000).sum::<i64>());
+    let before = stats();
+    let on = outcome(Mode::Jit("threshold=4,trace_eagerness=5"), &ops).unwrap();
+    assert_eq!(on, off);
+    let s = stats();
+    let firsts = s.inner_loops_first - before.inner_loops_first;
+    assert!(firsts <= 4, "{firsts} inner loops first: {}", s.summary());
+    let cycles = s.aborts[before.aborts.len()..]
+        .iter()
+        .filter(|a| a.contains("a cycle of loops"))
+        .count();
+    assert_eq!(cycles, 1, "{}", s.summary());
+    assert!(
+        s.loops() > before.loops(),
+        "nothing compiled: {}",
+        s.summary()
+    );
+    assert!(
+        s.entries - before.entries < 100,
+        "the loop leaves compiled code: {}",
+        s.summary()
     );
 }

@@ -23,8 +23,17 @@ pub const DONE: i64 = -2;
 /// `portal` result: an error is waiting in `Vm::pending`.
 pub const ERROR: i64 = -1;
 
-/// Applies the command line's JIT mode and parameters to the portal's driver.
+/// The driver's parameters for Lua, before the command line's: a bridge may be as long as
+/// 4,000 ops (the framework's default is 2,000). A loop of object code inlines every method
+/// and metamethod it calls, and a bridge from a guard on an object's class traces the rest of
+/// the turn: oop's bridges were 2,000 to 4,000 ops, and aborted, so that every other turn of
+/// its loop left compiled code (0.52 s with them, 0.98 s without).
+const PARAMS: &str = "bridge_limit=4000";
+
+/// Applies Lua's parameters, then the command line's JIT mode and parameters, to the
+/// portal's driver.
 pub fn configure(mode: Mode, params: &[String]) -> Result<(), String> {
+    portal::with_driver(|d| d.set_params(PARAMS)).map_err(|e| e.to_string())?;
     for p in params {
         portal::with_driver(|d| d.set_params(p)).map_err(|e| format!("--jit-param {p}: {e}"))?;
     }
@@ -161,6 +170,7 @@ fn call_fast(
     fr.va_len = 0;
     fr.boundary = false;
     fr.from_native = false;
+    fr.fin = 0;
     vm.frames.n = n + 1;
     base
 }
@@ -233,6 +243,143 @@ fn return_fast(vm: &mut Vm, base: usize, from: usize, n: usize, stop: usize) -> 
     }
     vm.top = dest + want;
     vm.frames.n = fi;
+    let fin = vm.frames.items[fi].fin;
+    if fin != 0 {
+        finish_meta(vm, fin, dest);
+    }
+    0
+}
+
+/// [`Frame::fin`](crate::vm::Frame::fin) of a metamethod that gives an operator's value: the
+/// caller's register to store the result in is `fin - FIN_STORE`.
+const FIN_STORE: u16 = 0x4000;
+/// [`Frame::fin`](crate::vm::Frame::fin) of a metamethod that gives a comparison's outcome:
+/// bit 0 is the instruction's `k`, and the caller skips its next instruction (the jump) when
+/// the result's truth is not `k`.
+const FIN_COND: u16 = 0x8000;
+/// [`meta_site`]'s event numbers (`vm::META_EVENTS`) after the operators': `__lt`, `__le`,
+/// `__eq`.
+const EV_LT_ID: i64 = 14;
+const EV_LE_ID: i64 = 15;
+const EV_EQ_ID: i64 = 16;
+
+/// What the caller's instruction does with the result of the metamethod frame that just
+/// returned it to `vm.stack[dest]` (`fin` is the frame's [`FIN_STORE`] or [`FIN_COND`] word):
+/// the rest of the instruction, in the caller's frame. Traced code runs it after
+/// [`return_fast`]; the plain loop after `Vm::leave_lua`.
+#[look_inside]
+pub(crate) fn finish_meta(vm: &mut Vm, fin: u16, dest: usize) {
+    let ci = vm.frames.n - 1;
+    if fin & FIN_COND != 0 {
+        let t = match vm.stack[dest] {
+            Value::Nil => false,
+            Value::Boolean(b) => b,
+            _ => true,
+        };
+        if t != (fin & 1 != 0) {
+            vm.frames.items[ci].pc += 1;
+        }
+    } else {
+        let cb = vm.frames.items[ci].base;
+        vm.stack[cb + (fin - FIN_STORE) as usize] = vm.stack[dest];
+    }
+}
+
+/// The instruction at `pc` as a call of an operator's metamethod: its event number
+/// (`vm::META_EVENTS`) in bits 0-7, its RK operands in bits 8-23 and 24-39 and its
+/// [`Frame::fin`](crate::vm::Frame::fin) word in bits 40-55; -1 for an instruction without
+/// one. Its arguments are constants in a trace, so the tracer decodes the instruction once.
+#[elidable]
+fn meta_site(proto: &Proto, pc: usize) -> i64 {
+    let pack = |ev: i64, b: u16, c: u16, fin: u16| {
+        ev | (b as i64) << 8 | (c as i64) << 24 | (fin as i64) << 40
+    };
+    let op = &proto.code[pc];
+    if let Some((o, a, b, c)) = binary(op) {
+        return pack(o as i64, b, c, FIN_STORE | a);
+    }
+    match *op {
+        Op::Unm(a, b) => pack(ArOp::Unm as i64, b, b, FIN_STORE | a),
+        Op::BNot(a, b) => pack(ArOp::BNot as i64, b, b, FIN_STORE | a),
+        Op::Lt(b, c, k) => pack(EV_LT_ID, b, c, FIN_COND | k as u16),
+        Op::Le(b, c, k) => pack(EV_LE_ID, b, c, FIN_COND | k as u16),
+        Op::Eq(b, c, k) => pack(EV_EQ_ID, b, c, FIN_COND | k as u16),
+        _ => -1,
+    }
+}
+
+/// The slot of metamethod `ev` (`vm::META_EVENTS`) in a metatable of shape `shape`, or -1.
+#[elidable]
+fn shape_event_slot(shape: &Shape, ev: u8) -> i64 {
+    let name = crate::value::intern(crate::vm::META_EVENTS[ev as usize].as_bytes());
+    shape.slot(name).map_or(-1, |i| i as i64)
+}
+
+/// The metamethod `ev` of `v` read raw from its metatable through the metatable's promoted
+/// shape: nil when it has none (a number has no metatable); `false` when this cannot tell (a
+/// string, a dictionary metatable), which no caller takes for a function.
+#[look_inside]
+fn meta_get(v: Value, ev: u8) -> Value {
+    match v {
+        Value::Tab(t) => match t.meta.get() {
+            None => Value::Nil,
+            Some(m) => {
+                let ms = promote!(m.shape.get());
+                if shape_is_dict(ms) {
+                    return Value::Boolean(false);
+                }
+                let slot = shape_event_slot(ms, ev);
+                if slot < 0 {
+                    Value::Nil
+                } else {
+                    m.hpart.get().items[2 * slot as usize + 1].get()
+                }
+            }
+        },
+        Value::Int(_) => Value::Nil,
+        Value::Num(_) => Value::Nil,
+        _ => Value::Boolean(false),
+    }
+}
+
+/// The operator at `pc` through a metamethod, as a guest call: when an operand is a table
+/// (the other a table or a number; both tables for `==`) and the metamethod found first is a
+/// Lua function [`call_fast`] can enter, its frame is pushed above the caller's registers with
+/// the operands as arguments and the rest of the instruction in `Frame::fin`
+/// ([`finish_meta`] runs it at the return). The portal then follows the call, so a trace
+/// inlines `__add` or `__lt` as it inlines a call. Returns the callee's base, or 0 (nothing
+/// done): [`simple`] then calls the metamethod from native code.
+#[look_inside]
+fn meta_call(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> usize {
+    let site = meta_site(proto, pc);
+    if site < 0 {
+        return 0;
+    }
+    let ev = (site & 0xff) as u8;
+    let x = rk(vm, proto, base, ((site >> 8) & 0xffff) as u16);
+    let y = rk(vm, proto, base, ((site >> 24) & 0xffff) as u16);
+    let (xt, yt) = (matches!(x, Value::Tab(_)), matches!(y, Value::Tab(_)));
+    if ev as i64 == EV_EQ_ID {
+        if !(xt && yt) {
+            return 0;
+        }
+    } else if !(xt || yt) {
+        return 0;
+    }
+    let mut h = meta_get(x, ev);
+    if let Value::Nil = h {
+        h = meta_get(y, ev);
+    }
+    if let Value::LFunc(f) = h {
+        let func = base + proto.maxstack as usize;
+        let nb = call_fast(vm, f, func, 2, 1, pc + 1);
+        if nb != 0 {
+            vm.stack[nb] = x;
+            vm.stack[nb + 1] = y;
+            vm.frames.items[vm.frames.n - 1].fin = (site >> 40) as u16;
+        }
+        return nb;
+    }
     0
 }
 
@@ -1496,6 +1643,14 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 }
             }
             _ => {}
+        }
+        // An operator of a table with a metamethod in Lua: the portal follows the call.
+        let nb = meta_call(vm, proto, pc, base);
+        if nb != 0 {
+            proto = frame_proto(vm);
+            pc = 0;
+            base = nb;
+            continue;
         }
         // One instruction on its native path, in its frame.
         let next = simple(vm, proto, pc, base);

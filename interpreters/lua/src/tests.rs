@@ -629,6 +629,84 @@ fn inline_natives_agree_with_the_library() {
     assert_eq!(on, off);
 }
 
+/// An operator of a table whose metamethod is a Lua function (`__add`, `__sub` with a
+/// number, `__unm`, `__band`, `__lt`, `__le`, `__eq`) is a
+/// guest call the portal follows (`jit::meta_call`): the loop compiles with no call at all,
+/// and the values stored and the jumps taken either way are the plain loop's.
+#[test]
+fn metamethods_of_operators_are_followed_into_lua() {
+    let src = "local V = {}
+         V.__add = function(a, b) return a.x + b.x end
+         V.__sub = function(a, b) return a.x - b end
+         V.__unm = function(a) return -a.x end
+         V.__band = function(a, b) return a.x & 7 end
+         V.__lt = function(a, b) return a.x < b.x end
+         V.__le = function(a, b) return a.x <= b.x end
+         V.__eq = function(a, b) return a.x == b.x end
+         local p, q = setmetatable({x = 0}, V), setmetatable({x = 0}, V)
+         local s, n = 0, 0
+         for i = 1, 3000 do
+           p.x = i % 7
+           q.x = i % 5
+           s = s + (p + q) + (p - 1) + (-q) + (p & 1)
+           if p < q then n = n + 1 end
+           if not (p <= q) then n = n + 10 end
+           if p == q then n = n + 100 end
+           if p ~= q then n = n + 1000 end
+         end
+         R = s * 100000000 + n";
+    let (mut s, mut n) = (0i64, 0i64);
+    for i in 1..=3000i64 {
+        let (a, b) = (i % 7, i % 5);
+        s += (a + b) + (a - 1) - b + (a & 7);
+        n += (a < b) as i64 + 10 * (a > b) as i64 + 100 * (a == b) as i64;
+        n += 1000 * (a != b) as i64;
+    }
+    let want = s * 100_000_000 + n;
+    assert_eq!(global_int(&run(src, Mode::NoJit).unwrap(), "R"), want);
+    let (traces, calls, r) = jit_loops(src);
+    assert_eq!(r, want);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let all = traces.join("\n");
+    assert!(calls.iter().all(|&c| c == 0), "calls {calls:?} in\n{all}");
+}
+
+/// A metamethod followed by a trace may leave compiled code in its body (a guard fails) or
+/// raise an error: whichever runs its return (compiled code, the blackhole interpreter, the
+/// plain loop's `Vm::leave_lua`) finishes the operator, and `pcall` unwinds the frame. A number on the left of `<` gets the table's
+/// metamethod. Each turn's result is the plain loop's.
+#[test]
+fn a_followed_metamethod_left_midway_finishes_its_operator() {
+    let src = "local V = {}
+         V.__add = function(a, b)
+           if a.x > 2500 then return a.x + 0.5 end
+           return a.x + b.x
+         end
+         V.__lt = function(a, b)
+           if type(a) == 'number' then return a < b.x end
+           if a.x == 1999 then error('no order') end
+           return a.x < b.x
+         end
+         local p, q = setmetatable({x = 0}, V), setmetatable({x = 3}, V)
+         local s, n, errs = 0, 0, 0
+         local function lt(a, b) return a < b end
+         for i = 1, 3000 do
+           p.x = i
+           s = s + (p + q)
+           local ok, r = pcall(lt, p, q)
+           if not ok then errs = errs + 1 elseif r then n = n + 1 end
+           if q < p then n = n + 2 end
+           if 2900 < p then n = n + 4 end
+         end
+         R = math.floor(s * 2) * 1000 + n * 10 + errs";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert!(!traces.is_empty(), "no loop compiled");
+    assert_eq!(on, plain);
+    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
+    assert_eq!(jitcode, plain);
+}
+
 /// What a compiled field access assumed changes under it: a field becomes nil (then
 /// `__index` answers), the object gets a new field or loses its last one (a new shape), the
 /// class's method and `__index` are replaced (by a table, then a function), objects of two

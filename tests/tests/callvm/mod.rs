@@ -31,6 +31,10 @@ pub enum Ins {
     Lt(u8, u8, u8),
     /// Calls the function at `t` (does nothing at depth `MAX_DEPTH`).
     Gosub(u32),
+    /// Calls the function at `t` as `Gosub` does, whose entry is then a merge point where
+    /// tracing may start and close (as an interpreter that makes every function entry a loop
+    /// header, for recursion, does).
+    Enter(u32),
     /// Returns to the caller, restoring `r4`..`r6`.
     Ret,
     /// Returns early if `r[a] < 0`.
@@ -71,6 +75,22 @@ impl Vm {
     }
 }
 
+/// Pushes a frame that returns to `back`, unless calls are `MAX_DEPTH` deep (false).
+#[look_inside]
+fn push(vm: &mut Vm, back: usize) -> bool {
+    vm.calls += 1;
+    if vm.depth >= MAX_DEPTH {
+        return false;
+    }
+    let base = (vm.depth * FRAME) as usize;
+    vm.stack[base] = back as i64;
+    vm.stack[base + 1] = vm.r[4];
+    vm.stack[base + 2] = vm.r[5];
+    vm.stack[base + 3] = vm.r[6];
+    vm.depth += 1;
+    true
+}
+
 #[look_inside]
 fn ret(vm: &mut Vm) -> usize {
     vm.depth -= 1;
@@ -93,15 +113,15 @@ pub fn run(code: &Code, vm: &mut Vm) -> i64 {
             Ins::Mul(a, b, c) => vm.r[a as usize] = vm.r[b as usize].wrapping_mul(vm.r[c as usize]),
             Ins::Lt(a, b, c) => vm.r[a as usize] = (vm.r[b as usize] < vm.r[c as usize]) as i64,
             Ins::Gosub(t) => {
-                vm.calls += 1;
-                if vm.depth < MAX_DEPTH {
-                    let base = (vm.depth * FRAME) as usize;
-                    vm.stack[base] = pc as i64 + 1;
-                    vm.stack[base + 1] = vm.r[4];
-                    vm.stack[base + 2] = vm.r[5];
-                    vm.stack[base + 3] = vm.r[6];
-                    vm.depth += 1;
+                if push(vm, pc + 1) {
                     pc = t as usize;
+                    continue;
+                }
+            }
+            Ins::Enter(t) => {
+                if push(vm, pc + 1) {
+                    pc = t as usize;
+                    can_enter_jit!();
                     continue;
                 }
             }

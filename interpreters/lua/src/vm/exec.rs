@@ -664,6 +664,7 @@ impl Vm {
                             let nf = self.frames.last_mut().unwrap();
                             nf.boundary = f.boundary;
                             nf.from_native = f.from_native;
+                            nf.fin = f.fin;
                             continue 'frame;
                         }
                         if self.precall(func, nargs, -1, true)? {

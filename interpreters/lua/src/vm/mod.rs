@@ -107,7 +107,19 @@ pub struct Frame {
     pub boundary: bool,
     /// Called by a library function (not by a metamethod of the VM): error levels stop here.
     pub from_native: bool,
+    /// A metamethod called by traced code as a guest call (`jit::meta_call`): what its
+    /// caller's instruction still does with the result when this frame returns
+    /// (`jit::finish_meta`); 0 for every other frame.
+    pub fin: u16,
 }
+
+/// The names of the metamethods of operators, by event number: the arithmetic and bitwise
+/// ones in [`ArOp`] order, then `__lt`, `__le` and `__eq` (`jit::meta_call` names them by
+/// number).
+pub const META_EVENTS: [&str; 17] = [
+    "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__idiv", "__band", "__bor", "__bxor",
+    "__shl", "__shr", "__unm", "__bnot", "__lt", "__le", "__eq",
+];
 
 /// Metamethod names, interned once.
 #[derive(Trace)]
@@ -233,10 +245,6 @@ impl Vm {
     /// A VM with the standard libraries loaded.
     pub fn new() -> Vm {
         let s = Value::interned;
-        let arith = [
-            "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__idiv", "__band", "__bor",
-            "__bxor", "__shl", "__shr", "__unm", "__bnot",
-        ];
         let mut vm = Vm {
             stack: vec![Value::Nil; 1024],
             frames: FrameStack::with_capacity(64),
@@ -262,7 +270,7 @@ impl Vm {
                 tostring: s("__tostring"),
                 name: s("__name"),
                 metatable: s("__metatable"),
-                arith: arith.iter().map(|n| s(n)).collect(),
+                arith: META_EVENTS[..14].iter().map(|n| s(n)).collect(),
             },
             out: Out(std::io::BufWriter::with_capacity(
                 1 << 16,
@@ -583,6 +591,7 @@ impl Vm {
             va_len,
             boundary: false,
             from_native: false,
+            fin: 0,
         });
     }
 
@@ -648,6 +657,9 @@ impl Vm {
             }
         }
         self.top = dest + want;
+        if f.fin != 0 {
+            crate::jit::finish_meta(self, f.fin, dest);
+        }
         f
     }
 

@@ -745,6 +745,23 @@ unsafe fn free_typed(obj: usize) -> u64 {
     }
 }
 
+/// How many marked objects wait, prefetched, between the work list and their scan.
+const PREFETCH: usize = 8;
+
+/// Asks the processor to bring the cache line at `addr` in (a hint: no fault, no effect on
+/// what the program computes).
+#[inline(always)]
+fn prefetch(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the
+    // address; SSE is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
+}
+
 /// Scans `[addr, addr + size)` word by word, marking what the words point into.
 ///
 /// # Safety
@@ -802,7 +819,24 @@ pub(crate) unsafe fn collect(roots: &[usize]) {
         }
         let mut t = Tracer::new();
         t.words = std::mem::take(&mut h.words);
-        while let Some((a, s)) = work.pop() {
+        // The objects popped from the work list wait in a short queue, prefetched, before they
+        // are scanned: the first read of a marked object (a typed one's header) missed the
+        // cache and was most of the mark's time, and the queue gives the memory time to come.
+        let mut queue = [(0, 0); PREFETCH];
+        let (mut head, mut len) = (0, 0);
+        loop {
+            while len < PREFETCH {
+                let Some(item) = work.pop() else { break };
+                prefetch(if item.1 == 0 { item.0 - HEADER } else { item.0 });
+                queue[(head + len) % PREFETCH] = item;
+                len += 1;
+            }
+            if len == 0 {
+                break;
+            }
+            let (a, s) = queue[head];
+            head = (head + 1) % PREFETCH;
+            len -= 1;
             if s != 0 {
                 // SAFETY: a plain cell of one of the heap's chunks, or a plain large object.
                 unsafe { scan(h, a, s, &mut work) };

@@ -57,8 +57,12 @@ unsafe fn unwind(mut frames: Vec<Frame<'static>>) -> Landed {
                 let Op::JitMergePoint { greens, reds } = &top.code.ops[top.pc] else {
                     unreachable!("execute stops at merge points")
                 };
+                // Room for the reds too: the driver hands the interpreter one list, the
+                // greens then the reds, and appends the reds to this one.
+                let mut gs = Vec::with_capacity(greens.len() + reds.len());
+                gs.extend(greens.iter().map(|&r| top.get(r)));
                 return Landed::MergePoint {
-                    greens: greens.iter().map(|&r| top.get(r)).collect(),
+                    greens: gs,
                     reds: reds.iter().map(|&r| top.get(r)).collect(),
                 };
             }

@@ -71,6 +71,73 @@ impl Exits {
         Some((opcode, decode(&self.words[start as usize..])))
     }
 
+    /// The opcode of the guard at op `op`, without decoding its resume data (`None` if that op
+    /// is no guard).
+    pub fn opcode(&self, op: usize) -> Option<Opcode> {
+        let k = self
+            .guards
+            .binary_search_by_key(&op, |g| g.0 as usize)
+            .ok()?;
+        Some(self.guards[k].2)
+    }
+
+    /// The jitcode frames of the guard at op `op` that failed with `saved`: what [`frames`]
+    /// gives for its resume data ([`Exits::guard`]). A guard without virtual objects and
+    /// pending stores (most guards) is read straight from the encoded words, with no
+    /// [`Resume`] decoded and no list of live ops built (a failing guard without a bridge
+    /// takes this path every time: `tests/tests/failure_cost.rs` counts its allocations);
+    /// any other goes through [`frames`]. `None` if that op is no guard.
+    pub fn frames(
+        &self,
+        codes: &Codes,
+        op: usize,
+        saved: &[crate::ir::Value],
+    ) -> Option<Vec<Frame<'static>>> {
+        let k = self
+            .guards
+            .binary_search_by_key(&op, |g| g.0 as usize)
+            .ok()?;
+        let w = &self.words[self.guards[k].1 as usize..];
+        // The layout of `encode`: id, frames, values, virtuals, stores.
+        let nf = w[1] as usize;
+        let infos = &w[2..2 + 3 * nf];
+        let nv = w[2 + 3 * nf] as usize;
+        let values = &w[3 + 3 * nf..3 + 3 * nf + nv];
+        let rest = 3 + 3 * nf + nv;
+        if w[rest] != 0 || w[rest + 1] != 0 {
+            return Some(frames(codes, &self.pools, &decode(w), saved));
+        }
+        // Without virtuals and stores, the live ops ([`Resume::live_ops`], the order of
+        // `saved`) are the distinct ops of `values` in order of first appearance.
+        let mut live: smallvec::SmallVec<[OpRef; 16]> = smallvec::SmallVec::new();
+        let mut out = Vec::with_capacity(nf);
+        let mut next = 0;
+        for fi in infos.chunks_exact(3) {
+            let code = codes.get(fi[0]);
+            let mut f = Frame::new(code);
+            f.pc = fi[1] as usize;
+            let regs = code.live_at(f.pc).expect("resume pcs are guard points");
+            for reg in regs.iter() {
+                let x = OpRef::from_bits(values[next]);
+                next += 1;
+                let v = match self.pools.const_value(x) {
+                    Some(c) => c,
+                    None => {
+                        debug_assert!(x.is_op(), "no virtuals in this resume data");
+                        let at = live.iter().position(|&l| l == x).unwrap_or_else(|| {
+                            live.push(x);
+                            live.len() - 1
+                        });
+                        saved[at]
+                    }
+                };
+                f.set(reg, from_ir(v));
+            }
+            out.push(f);
+        }
+        Some(out)
+    }
+
     /// The resume id of the guard at op `op` (its first word), without decoding the rest.
     pub fn guard_id(&self, op: usize) -> Option<u32> {
         let k = self

@@ -1230,7 +1230,7 @@ impl JitDriver {
                     .or_insert_with(|| GuardInfo::new(ended.trace));
                 g.failures += 1;
                 // An invalidated trace is thrown away at the next entry, not bridged.
-                let (opcode, r) = parent.guard(op).expect("the exit of a guard");
+                let opcode = parent.opcode(op).expect("the exit of a guard");
                 let invalidated = opcode == Opcode::GuardNotInvalidated;
                 let (n, ops) = state.bridge_ops;
                 let needed = params.eagerness(n, ops).saturating_mul(1 << g.backoff);
@@ -1265,7 +1265,11 @@ impl JitDriver {
                     };
                 }
                 // The frames are the interpreter's state at the failed guard.
-                Next::Blackhole(resume::frames(&state.codes, parent.pools(), &r, &saved))
+                Next::Blackhole(
+                    parent
+                        .frames(&state.codes, op, &saved)
+                        .expect("the exit of a guard"),
+                )
             }
             Outcome::Finish(values) => {
                 let values = values.into_iter().map(from_ir).collect();

@@ -135,6 +135,15 @@ impl Exits {
             }
             out.push(f);
         }
+        // The shortcut reads the encoding itself: debug builds check it against the decoder.
+        #[cfg(debug_assertions)]
+        {
+            let general = frames(codes, &self.pools, &decode(w), saved);
+            debug_assert!(
+                out.len() == general.len() && out.iter().zip(&general).all(|(a, b)| a.same_as(b)),
+                "the frames read directly at guard op {op} differ from its decoded resume data"
+            );
+        }
         Some(out)
     }
 

@@ -110,8 +110,11 @@ fn a_guard_failure_without_a_bridge_allocates_little() {
     // for the reds in the greens' list): the values the exit saved, the list of frames, two
     // register files of the one frame, the greens and the reds where the blackhole
     // interpreter stops.
+    // Debug builds also check each failure's frames against the general decoder of resume
+    // data (`Exits::frames`), which allocates 7 more (13,012 measured).
+    let per_failure = if cfg!(debug_assertions) { 13 } else { 6 };
     assert!(
-        allocs <= 6 * failures + 5,
+        allocs <= per_failure * failures + 5,
         "{allocs} allocations for {failures} guard failures"
     );
 }

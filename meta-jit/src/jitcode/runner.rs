@@ -75,6 +75,22 @@ pub struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
+    /// Whether two frames run the same jitcode at the same pc with the same registers
+    /// (floats by their bits): debug builds check a shortcut that builds frames against the
+    /// general path with it.
+    #[cfg(debug_assertions)]
+    pub(crate) fn same_as(&self, o: &Frame) -> bool {
+        std::ptr::eq(self.code, o.code)
+            && self.pc == o.pc
+            && self.ints == o.ints
+            && self.refs == o.refs
+            && self
+                .floats
+                .iter()
+                .map(|f| f.to_bits())
+                .eq(o.floats.iter().map(|f| f.to_bits()))
+    }
+
     /// A frame of `code` at pc 0 with every ordinary register zero.
     pub fn new(code: &'a JitCode) -> Frame<'a> {
         // One allocation each (a frame is made on every guard failure).

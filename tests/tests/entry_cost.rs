@@ -5,36 +5,10 @@
 //! called in a loop, a portal run again from a call) does not pay the allocator on every
 //! entry. A counting global allocator measures it; this test binary holds nothing else.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod counting;
 
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
-
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged, counting allocations.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract is `System.alloc`'s.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: the caller's contract is `System.dealloc`'s.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract is `System.realloc`'s.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
 
 #[derive(JitLayout)]
 pub struct Code {
@@ -82,12 +56,12 @@ fn allocations_of_calls(
     }
     let before = run::with_driver(|d| d.stats());
     assert!(warm(&before), "{}", before.summary());
-    let a0 = ALLOCS.load(Ordering::Relaxed);
+    let a0 = counting::allocations();
     let mut sum = 0;
     for _ in 0..calls {
         sum += run(code, 0, 10);
     }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
+    let allocs = counting::allocations() - a0;
     assert_eq!(sum, 165 * calls);
     let after = run::with_driver(|d| d.stats());
     assert_eq!(

@@ -6,36 +6,10 @@
 //! path on every failure. A counting global allocator measures it; this test binary holds
 //! nothing else.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod counting;
 
 use meta_jit::hints as jit;
 use meta_jit::hints::*;
-
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged, counting allocations.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract is `System.alloc`'s.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: the caller's contract is `System.dealloc`'s.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract is `System.realloc`'s.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
 
 #[derive(JitLayout)]
 pub struct Code {
@@ -91,9 +65,9 @@ fn a_guard_failure_without_a_bridge_allocates_little() {
     let before = run::with_driver(|d| d.stats());
     assert_eq!(before.loops(), 1, "{}", before.summary());
     let n = 16 * 1000 + 1;
-    let a0 = ALLOCS.load(Ordering::Relaxed);
+    let a0 = counting::allocations();
     let got = run(&code, 0, n);
-    let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
+    let allocs = counting::allocations() - a0;
     assert_eq!(got, expected(n));
     let after = run::with_driver(|d| d.stats());
     let failures = after.guard_failures - before.guard_failures;

@@ -360,8 +360,17 @@ fn meta_call(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> usiz
     let y = rk(vm, proto, base, ((site >> 24) & 0xffff) as u16);
     let (xt, yt) = (matches!(x, Value::Tab(_)), matches!(y, Value::Tab(_)));
     if ev as i64 == EV_EQ_ID {
+        // `__eq` is for two tables that are not one object (the portal's `Eq` arm answers
+        // that case before; asked again here, the trace has the answer already).
         if !(xt && yt) {
             return 0;
+        }
+        if let Value::Tab(p) = x {
+            if let Value::Tab(q) = y {
+                if Gc::ptr_eq(p, q) {
+                    return 0;
+                }
+            }
         }
     } else if !(xt || yt) {
         return 0;
@@ -957,17 +966,53 @@ fn array_get(t: Gc<Table>, i: i64) -> Value {
     Value::Nil
 }
 
+/// The entry of the integer key `i` in `t`'s hash part (`Table::hpart` holds its value at
+/// item `2 * j + 1`), or -1. It only reads, so a trace keeps what it knows of memory across
+/// the call (queens' loops lost it at every `t[i]` of a key in the hash part, when the call
+/// read and stored the value itself); the trace reads and writes the value.
+#[dont_look_inside(writes_nothing)]
+fn hash_int_entry(t: Gc<Table>, i: i64) -> i64 {
+    t.hash_entry_of_int(i).map_or(-1, |j| j as i64)
+}
+
 /// `vm.stack[dst] = t[i]` for an integer key the array part does not hold (a key in the hash
 /// part, as `t[0]`), when no metamethod can apply: the key holds a value or the table has no
-/// metatable. False (nothing done) otherwise. Natively: a hash lookup the trace calls instead
-/// of leaving the loop for the plain loop's `step`.
-#[dont_look_inside]
+/// metatable. False (nothing done) otherwise.
+#[look_inside]
 fn get_int_hash(vm: &mut Vm, dst: usize, t: Gc<Table>, i: i64) -> bool {
-    let v = t.get_int(i);
-    if matches!(v, Value::Nil) && t.meta.get().is_some() {
-        return false;
+    let j = hash_int_entry(t, i);
+    let mut v = Value::Nil;
+    if j >= 0 {
+        v = t.hpart.get().items[2 * j as usize + 1].get();
+    }
+    if let Value::Nil = v {
+        if t.meta.get().is_some() {
+            return false;
+        }
     }
     vm.stack[dst] = v;
+    true
+}
+
+/// `t[i] = v` for an integer key of `t`'s hash part, in place, when no metamethod can apply:
+/// the key holds a value or the table has no metatable. False (nothing done) otherwise, for
+/// a key the hash part lacks and for a nil `v`: [`set_int_hash`] then adds the key.
+#[look_inside]
+fn hash_set(t: Gc<Table>, i: i64, v: Value) -> bool {
+    if let Value::Nil = v {
+        return false;
+    }
+    let j = hash_int_entry(t, i);
+    if j < 0 {
+        return false;
+    }
+    let part = t.hpart.get();
+    if let Value::Nil = part.items[2 * j as usize + 1].get() {
+        if t.meta.get().is_some() {
+            return false;
+        }
+    }
+    part.items[2 * j as usize + 1].set(v);
     true
 }
 
@@ -1448,7 +1493,8 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             Op::SetTable(a, b, c) => {
                 if let Value::Tab(t) = vm.stack[base + a as usize] {
                     if let Some(i) = rk_int(vm, proto, base, b) {
-                        if array_set(t, i, rk(vm, proto, base, c)) {
+                        let v = rk(vm, proto, base, c);
+                        if array_set(t, i, v) || hash_set(t, i, v) {
                             pc += 1;
                             continue;
                         }

@@ -535,6 +535,12 @@ impl Table {
         self.hpart.set(h.part);
     }
 
+    /// The entry of the integer key `i` in the hash part, if it has one: its value is item
+    /// `2 * j + 1` of `hpart`.
+    pub fn hash_entry_of_int(&self, i: i64) -> Option<usize> {
+        self.hash.borrow().find_int(i)
+    }
+
     /// `t[i]` for an integer key.
     #[inline]
     pub fn get_int(&self, i: i64) -> Value {

@@ -1,13 +1,13 @@
 //! The JIT portal and the run modes (`--no-jit`, `--jitcode`, JIT on, `--jit-param`).
 //!
 //! The portal's greens are the running prototype and the pc; its reds are the VM, the frame's
-//! base and the frame depth to stop at. The hot, simple ops (integer and float `Add`, `Sub`,
-//! `Mul`, `Lt`, `Le`, `Test`, `Mov` and `LoadInt` of numbers, jumps, the `for` loop) run inline
-//! in the portal, where the
-//! codewriter traces them; every other instruction goes through [`step`], a
-//! `#[dont_look_inside]` call that runs one instruction of the plain dispatch loop (calls,
-//! returns, metamethods, allocation, strings, errors). After such a step the portal reloads
-//! the frame (it may have changed: a call pushes one, a return pops one).
+//! base and the frame depth to stop at. The common instructions run inline in the portal,
+//! where the codewriter traces them: arithmetic, comparisons and moves of numbers, jumps, the
+//! `for` loops, fields through table shapes, array items, lengths, a few natives. Lua calls
+//! and returns, and operators whose metamethod is a Lua function ([`meta_call`]), are followed
+//! into the callee and back, with the frames pushed and popped by traced code. The rest goes
+//! through [`simple`] (one instruction natively, in its frame) or [`step`] (the plain
+//! dispatch loop up to the next hot instruction), after which the portal reloads the frame.
 
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
 use crate::shape::{Shape, EV_EQ, EV_LEN, EV_NEWINDEX};

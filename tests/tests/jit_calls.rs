@@ -16,7 +16,7 @@ struct Program(Vec<Ins>);
 
 /// A straight-line body: arithmetic writing `r0`..`r6` and reading `r0`..`r7` (`r7` is the
 /// loop counter, so paths change from one iteration to the next), calls of function
-/// `0..functions` (placeholders, fixed up to addresses later; half of them `Enter`, whose
+/// `0..functions` (placeholders, fixed up to addresses later; half of them `GosubMerge`, whose
 /// callee's entry is a merge point), and early returns when
 /// `in_function`.
 fn body(g: &mut Gen, len: usize, functions: u32, in_function: bool) -> Vec<Ins> {
@@ -37,7 +37,7 @@ fn body(g: &mut Gen, len: usize, functions: u32, in_function: bool) -> Vec<Ins> 
                     if bool::arbitrary(g) {
                         Ins::Gosub(u32::arbitrary(g) % functions)
                     } else {
-                        Ins::Enter(u32::arbitrary(g) % functions)
+                        Ins::GosubMerge(u32::arbitrary(g) % functions)
                     }
                 }
                 7 if in_function => Ins::RetIfNeg(a),
@@ -65,7 +65,7 @@ impl Arbitrary for Program {
             ops.push(Ins::Ret);
         }
         for op in &mut ops {
-            if let Ins::Gosub(f) | Ins::Enter(f) = op {
+            if let Ins::Gosub(f) | Ins::GosubMerge(f) = op {
                 *f = starts[*f as usize];
             }
         }
@@ -165,10 +165,10 @@ fn function_entries_that_each_pass_the_other_twice_are_no_inner_loops() {
     let ops = vec![
         Ins::Li(7, 2000),
         Ins::Li(1, 3),
-        Ins::Enter(8),
-        Ins::Enter(8),
-        Ins::Enter(10),
-        Ins::Enter(10),
+        Ins::GosubMerge(8),
+        Ins::GosubMerge(8),
+        Ins::GosubMerge(10),
+        Ins::GosubMerge(10),
         Ins::DecJnz(7, 2),
         Ins::Halt,
         Ins::Add(0, 0, 1),

@@ -136,15 +136,15 @@ fn external_bytes_count_toward_a_collection() {
 }
 
 /// A typed node: its children are reachable only through its `Trace` (a `Vec`'s buffer).
-struct Node {
+struct GraphCell {
     v: i64,
-    kids: RefCell<Vec<Gc<Node>>>,
-    leaf: Option<Gc<Wide>>,
+    kids: RefCell<Vec<Gc<GraphCell>>>,
+    leaf: Option<Gc<WideLeaf>>,
     _c: Counted,
 }
 
 // SAFETY: reports the children and the leaf; its `Drop` (`Counted`'s) reads no `Gc`.
-unsafe impl Trace for Node {
+unsafe impl Trace for GraphCell {
     const NO_GC: bool = false;
     const INLINE: bool = false;
     fn trace(&self, t: &mut Tracer) {
@@ -153,26 +153,26 @@ unsafe impl Trace for Node {
     }
 }
 
-/// A typed object of another size class than `Node`'s (so that a node's children and leaves
+/// A typed object of another size class than `GraphCell`'s (so that a node's children and leaves
 /// alternate between chunks).
-struct Wide {
+struct WideLeaf {
     v: [i64; 12],
     _c: Counted,
 }
 
 // SAFETY: holds no `Gc`.
-unsafe impl Trace for Wide {
+unsafe impl Trace for WideLeaf {
     const NO_GC: bool = true;
     const INLINE: bool = true;
     fn trace(&self, _: &mut Tracer) {}
 }
 
-fn node(v: i64, kids: Vec<Gc<Node>>) -> Gc<Node> {
-    Gc::new(Node {
+fn node(v: i64, kids: Vec<Gc<GraphCell>>) -> Gc<GraphCell> {
+    Gc::new(GraphCell {
         v,
         kids: RefCell::new(kids),
         leaf: (v % 3 == 0).then(|| {
-            Gc::new(Wide {
+            Gc::new(WideLeaf {
                 v: [v; 12],
                 _c: Counted,
             })

@@ -34,7 +34,7 @@ pub enum Ins {
     /// Calls the function at `t` as `Gosub` does, whose entry is then a merge point where
     /// tracing may start and close (as an interpreter that makes every function entry a loop
     /// header, for recursion, does).
-    Enter(u32),
+    GosubMerge(u32),
     /// Returns to the caller, restoring `r4`..`r6`.
     Ret,
     /// Returns early if `r[a] < 0`.
@@ -118,7 +118,7 @@ pub fn run(code: &Code, vm: &mut Vm) -> i64 {
                     continue;
                 }
             }
-            Ins::Enter(t) => {
+            Ins::GosubMerge(t) => {
                 if push(vm, pc + 1) {
                     pc = t as usize;
                     can_enter_jit!();

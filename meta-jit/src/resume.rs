@@ -61,24 +61,27 @@ impl Exits {
         }
     }
 
-    /// The guard at op `op`: its opcode and resume data (`None` if that op is no guard).
-    pub fn guard(&self, op: usize) -> Option<(Opcode, Resume)> {
+    /// The guard at op `op`: its encoded resume data (from its first word on) and its opcode
+    /// (`None` if that op is no guard).
+    fn find(&self, op: usize) -> Option<(&[u32], Opcode)> {
         let k = self
             .guards
             .binary_search_by_key(&op, |g| g.0 as usize)
             .ok()?;
         let (_, start, opcode) = self.guards[k];
-        Some((opcode, decode(&self.words[start as usize..])))
+        Some((&self.words[start as usize..], opcode))
+    }
+
+    /// The guard at op `op`: its opcode and resume data (`None` if that op is no guard).
+    pub fn guard(&self, op: usize) -> Option<(Opcode, Resume)> {
+        let (w, opcode) = self.find(op)?;
+        Some((opcode, decode(w)))
     }
 
     /// The opcode of the guard at op `op`, without decoding its resume data (`None` if that op
     /// is no guard).
     pub fn opcode(&self, op: usize) -> Option<Opcode> {
-        let k = self
-            .guards
-            .binary_search_by_key(&op, |g| g.0 as usize)
-            .ok()?;
-        Some(self.guards[k].2)
+        Some(self.find(op)?.1)
     }
 
     /// The jitcode frames of the guard at op `op` that failed with `saved`: what [`frames`]
@@ -93,11 +96,7 @@ impl Exits {
         op: usize,
         saved: &[crate::ir::Value],
     ) -> Option<Vec<Frame<'static>>> {
-        let k = self
-            .guards
-            .binary_search_by_key(&op, |g| g.0 as usize)
-            .ok()?;
-        let w = &self.words[self.guards[k].1 as usize..];
+        let (w, _) = self.find(op)?;
         // The layout of `encode`: id, frames, values, virtuals, stores.
         let nf = w[1] as usize;
         let infos = &w[2..2 + 3 * nf];
@@ -110,31 +109,21 @@ impl Exits {
         // Without virtuals and stores, the live ops ([`Resume::live_ops`], the order of
         // `saved`) are the distinct ops of `values` in order of first appearance.
         let mut live: smallvec::SmallVec<[OpRef; 16]> = smallvec::SmallVec::new();
-        let mut out = Vec::with_capacity(nf);
-        let mut next = 0;
-        for fi in infos.chunks_exact(3) {
-            let code = codes.get(fi[0]);
-            let mut f = Frame::new(code);
-            f.pc = fi[1] as usize;
-            let regs = code.live_at(f.pc).expect("resume pcs are guard points");
-            for reg in regs.iter() {
-                let x = OpRef::from_bits(values[next]);
-                next += 1;
-                let v = match self.pools.const_value(x) {
-                    Some(c) => c,
-                    None => {
-                        debug_assert!(x.is_op(), "no virtuals in this resume data");
-                        let at = live.iter().position(|&l| l == x).unwrap_or_else(|| {
-                            live.push(x);
-                            live.len() - 1
-                        });
-                        saved[at]
-                    }
-                };
-                f.set(reg, from_ir(v));
+        let infos = infos.chunks_exact(3).map(|fi| (fi[0], fi[1]));
+        let out = fill_frames(codes, infos, |k| {
+            let x = OpRef::from_bits(values[k]);
+            match self.pools.const_value(x) {
+                Some(c) => c,
+                None => {
+                    debug_assert!(x.is_op(), "no virtuals in this resume data");
+                    let at = live.iter().position(|&l| l == x).unwrap_or_else(|| {
+                        live.push(x);
+                        live.len() - 1
+                    });
+                    saved[at]
+                }
             }
-            out.push(f);
-        }
+        });
         // The shortcut reads the encoding itself: debug builds check it against the decoder.
         #[cfg(debug_assertions)]
         {
@@ -149,11 +138,7 @@ impl Exits {
 
     /// The resume id of the guard at op `op` (its first word), without decoding the rest.
     pub fn guard_id(&self, op: usize) -> Option<u32> {
-        let k = self
-            .guards
-            .binary_search_by_key(&op, |g| g.0 as usize)
-            .ok()?;
-        Some(self.words[self.guards[k].1 as usize])
+        Some(self.find(op)?.0[0])
     }
 
     /// The constants and descriptors the resume data names (a trace without ops).
@@ -254,20 +239,30 @@ pub fn frames(
     saved: &[crate::ir::Value],
 ) -> Vec<Frame<'static>> {
     let values = materialize(trace, r, saved);
-    let mut out = Vec::with_capacity(r.frames.len());
+    fill_frames(codes, r.frames.iter().map(|f| (f.code, f.pc)), |k| values[k])
+}
+
+/// The jitcode frames of `infos` (each frame's code and pc, outermost first) whose live
+/// registers, in order through all the frames, hold `value(0)`, `value(1)`, ...
+fn fill_frames(
+    codes: &Codes,
+    infos: impl Iterator<Item = (u32, u32)>,
+    mut value: impl FnMut(usize) -> crate::ir::Value,
+) -> Vec<Frame<'static>> {
     let mut next = 0;
-    for fi in &r.frames {
-        let code = codes.get(fi.code);
-        let mut f = Frame::new(code);
-        f.pc = fi.pc as usize;
-        let live = code.live_at(f.pc).expect("resume pcs are guard points");
-        for reg in live.iter() {
-            f.set(reg, from_ir(values[next]));
-            next += 1;
-        }
-        out.push(f);
-    }
-    out
+    infos
+        .map(|(code, pc)| {
+            let code = codes.get(code);
+            let mut f = Frame::new(code);
+            f.pc = pc as usize;
+            let live = code.live_at(f.pc).expect("resume pcs are guard points");
+            for reg in live.iter() {
+                f.set(reg, from_ir(value(next)));
+                next += 1;
+            }
+            f
+        })
+        .collect()
 }
 
 /// The tracer's frames for a bridge from a guard of `parent`: a new trace whose inputs are the

@@ -33,6 +33,7 @@
 
 mod assembler;
 mod bridge;
+mod counters;
 mod entry;
 mod native;
 pub(crate) use native::portal_depth;
@@ -223,8 +224,6 @@ impl State {
     }
 }
 
-const COUNTERS: usize = 4096;
-
 /// The JIT of one portal on one thread.
 pub struct JitDriver {
     name: &'static str,
@@ -236,7 +235,7 @@ pub struct JitDriver {
     log: Selection,
     location: Option<log::LocationFn>,
     resume: Option<ResumeFn>,
-    counters: RefCell<Vec<u32>>,
+    counters: RefCell<counters::Counters>,
     state: RefCell<State>,
 }
 
@@ -277,7 +276,7 @@ impl JitDriver {
             log: Selection::from_env(),
             location: None,
             resume: None,
-            counters: RefCell::new(vec![0; COUNTERS]),
+            counters: RefCell::new(counters::Counters::new()),
             state: RefCell::new(State::new()),
         }
     }
@@ -428,23 +427,14 @@ impl JitDriver {
         );
         *state = State::new();
         drop(state);
-        self.counters.borrow_mut().iter_mut().for_each(|c| *c = 0);
-    }
-
-    fn slot(greens: &[Value]) -> usize {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for v in greens {
-            h = (h ^ to_ir(*v).bits()).wrapping_mul(0x0100_0000_01b3);
-            h ^= h >> 29;
-        }
-        (h as usize) & (COUNTERS - 1)
+        self.counters.borrow_mut().clear();
     }
 
     fn key(greens: &[Value]) -> Vec<u64> {
         greens.iter().map(|v| to_ir(*v).bits()).collect()
     }
 
-    /// The cell of `key`, whose counter (`slot`) reached the threshold and called the driver:
+    /// The cell of `key`, whose counter (of hash `slot`) reached the threshold and called the driver:
     /// `None` while a counting cell whose traces aborted waits for more passes (it adds the
     /// counter's passes to those it waited so far and resets the counter; see
     /// [`CellState::Counting`]). A cell whose aborted trace folded facts that no longer hold
@@ -457,7 +447,7 @@ impl JitDriver {
         state: &mut State,
         params: &Params,
         key: &Vec<u64>,
-        slot: usize,
+        slot: u64,
     ) -> Option<CellState> {
         state.stats.hot_calls += 1;
         let fresh = CellState::Counting {
@@ -467,8 +457,8 @@ impl JitDriver {
         if let CellState::Counting { aborts, waited } =
             state.cells.get(key).copied().unwrap_or(fresh)
         {
-            let passes = waited.saturating_add(self.counters.borrow()[slot]);
-            self.counters.borrow_mut()[slot] = 0;
+            let passes = waited.saturating_add(self.counters.borrow().get(slot));
+            self.counters.borrow_mut().set(slot, 0);
             if aborts > 0 && passes < params.threshold.saturating_mul(1 << aborts.min(16)) {
                 let waited = passes;
                 state
@@ -495,7 +485,7 @@ impl JitDriver {
         &self,
         greens: &[Value],
         reds: &[Value],
-        slot: usize,
+        slot: u64,
         entry: bool,
     ) -> Option<Resumed> {
         let Ok(mut state) = self.state.try_borrow_mut() else {
@@ -542,7 +532,7 @@ impl JitDriver {
                 Next::enter(loop_no, reds, true)
             }
             CellState::DontTrace => {
-                self.counters.borrow_mut()[slot] = 0;
+                self.counters.borrow_mut().set(slot, 0);
                 return None;
             }
             CellState::Counting { aborts, .. } => {
@@ -826,7 +816,9 @@ impl JitDriver {
             } => {
                 // Not this location's fault: it is traced again at its next visit, and the
                 // inner loop now.
-                self.counters.borrow_mut()[Self::slot(&start)] = params.threshold;
+                self.counters
+                    .borrow_mut()
+                    .set(counters::hash(&start), params.threshold);
                 state.asked_first.push(key);
                 Next::TraceHere(frames, Abort::InnerLoop)
             }

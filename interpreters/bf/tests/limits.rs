@@ -7,8 +7,16 @@
 use std::path::Path;
 
 fn run(params: &str) -> (Vec<u8>, meta_jit::warm::Stats) {
+    run_program(&collatz(), params)
+}
+
+fn collatz() -> bf::Program {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
-    let program = bf::parse(&std::fs::read(dir.join("collatz.bf")).unwrap()).unwrap();
+    bf::parse(&std::fs::read(dir.join("collatz.bf")).unwrap()).unwrap()
+}
+
+fn run_program(program: &bf::Program, params: &str) -> (Vec<u8>, meta_jit::warm::Stats) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
     bf::interpret::with_driver(|d| {
         d.reset();
         // Parameters stay set across runs: start from the defaults of the limits.
@@ -18,7 +26,7 @@ fn run(params: &str) -> (Vec<u8>, meta_jit::warm::Stats) {
     let mut out = Vec::new();
     let mut input: &[u8] = b"";
     let mut io = bf::Io::new(&mut input, &mut out);
-    bf::run(&program, &mut bf::Tape::new(), &mut io).unwrap();
+    bf::run(program, &mut bf::Tape::new(), &mut io).unwrap();
     let stats = bf::interpret::with_driver(|d| d.stats());
     let want = std::fs::read(dir.join("collatz.out")).unwrap();
     assert_eq!(out, want, "{params}");
@@ -62,6 +70,35 @@ fn nothing_is_traced_past_max_memory_kb() {
         stats.summary(),
         unbounded.summary()
     );
+}
+
+#[test]
+fn where_the_program_lies_changes_no_decision_of_the_jit() {
+    // The program is a green, so its address is part of every location's hash: the driver
+    // used to merge the counters of locations whose hashes collided in a 4,096-entry table,
+    // and which pairs collided changed with the address. Two runs of collatz.bf made 76 or
+    // 77 loops, and once no cut bridge at all (this file's test of cut bridges failed in CI).
+    // The counters now keep each location's tag; copies of the program at eight addresses
+    // (all alive, so none reuses another's memory) must give the same decisions.
+    let params = "on,threshold=50,bridge_limit=300,cut_bridges=1";
+    let programs: Vec<bf::Program> = (0..8).map(|_| collatz()).collect();
+    let decisions = |p: &bf::Program| {
+        let (_, s) = run_program(p, params);
+        let kinds: Vec<_> = s.traces.iter().map(|t| (t.kind, t.tree)).collect();
+        (
+            s.loops(),
+            s.cut,
+            s.aborts.len(),
+            s.guard_failures,
+            s.entries,
+            kinds,
+        )
+    };
+    let first = decisions(&programs[0]);
+    assert!(first.0 > 0 && first.1 > 0, "{first:?}");
+    for p in &programs[1..] {
+        assert_eq!(decisions(p), first);
+    }
 }
 
 #[test]

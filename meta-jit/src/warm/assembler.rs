@@ -264,12 +264,8 @@ impl JitDriver {
             None => {
                 // Counted as an entry from the interpreter is (a callee that only compiled
                 // code calls would never be traced otherwise); once hot, traced from here.
-                let slot = JitDriver::slot(&t.greens) ^ 1;
-                let hot = {
-                    let mut c = self.counters.borrow_mut();
-                    c[slot] = c[slot].saturating_add(1);
-                    c[slot] >= self.params.borrow().threshold
-                };
+                let slot = super::counters::entry(super::counters::hash(&t.greens));
+                let hot = self.counters.borrow_mut().bump(slot) >= self.params.borrow().threshold;
                 // SAFETY: forwarded: the interpreter stands at the callee's merge point.
                 let ran = hot
                     .then(|| unsafe { self.hot(&t.greens, &reds, slot, true) })

@@ -33,13 +33,9 @@ pub unsafe fn can_enter_jit(
         return None;
     }
     let (g, r) = vals.as_slice().split_at(greens);
-    let slot = JitDriver::slot(g);
-    {
-        let mut c = driver.counters.borrow_mut();
-        c[slot] = c[slot].saturating_add(1);
-        if c[slot] < driver.params.borrow().threshold {
-            return None;
-        }
+    let slot = super::counters::hash(g);
+    if driver.counters.borrow_mut().bump(slot) < driver.params.borrow().threshold {
+        return None;
     }
     // SAFETY: forwarded.
     let anchors = crate::gc::anchors(roots);
@@ -63,14 +59,10 @@ pub unsafe fn function_entered(driver: &JitDriver, vals: &Vals, greens: usize) -
         return None;
     }
     let (g, r) = vals.as_slice().split_at(greens);
-    // Entries count apart from the loops at the same greens (most of the time).
-    let slot = JitDriver::slot(g) ^ 1;
-    {
-        let mut c = driver.counters.borrow_mut();
-        c[slot] = c[slot].saturating_add(1);
-        if c[slot] < driver.params.borrow().threshold {
-            return None;
-        }
+    // Entries count apart from the loops at the same greens.
+    let slot = super::counters::entry(super::counters::hash(g));
+    if driver.counters.borrow_mut().bump(slot) < driver.params.borrow().threshold {
+        return None;
     }
     // SAFETY: forwarded.
     unsafe { driver.hot(g, r, slot, true) }

@@ -994,9 +994,11 @@ fn get_int_hash(vm: &mut Vm, dst: usize, t: Gc<Table>, i: i64) -> bool {
     true
 }
 
-/// `t[i] = v` for an integer key of `t`'s hash part, in place, when no metamethod can apply:
-/// the key holds a value or the table has no metatable. False (nothing done) otherwise, for
-/// a key the hash part lacks and for a nil `v`: [`set_int_hash`] then adds the key.
+/// `t[i] = v` for an integer key of `t`'s hash part that holds a value, in place. False
+/// (nothing done) otherwise, for a key the hash part lacks or holds nil and for a nil `v`:
+/// [`set_int_hash`] then sets the key. (An entry whose value is nil may have a key that
+/// belongs to the array part now, or the key after the array part's last item, which must
+/// go there: `Table::set_int` decides.)
 #[look_inside]
 fn hash_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     if let Value::Nil = v {
@@ -1008,9 +1010,7 @@ fn hash_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     }
     let part = t.hpart.get();
     if let Value::Nil = part.items[2 * j as usize + 1].get() {
-        if t.meta.get().is_some() {
-            return false;
-        }
+        return false;
     }
     part.items[2 * j as usize + 1].set(v);
     true

@@ -1,6 +1,14 @@
 //! Lua tables: an array part for the keys `1..=len` and a hash part in insertion order (so that
 //! `next` can walk it while fields are set to nil), plus the metatable.
 //!
+//! Every integer key in the array part's range (`1..=arr.items.len()`) that holds a value is in
+//! the array part, whatever the order the keys came in: a key past `len` but inside the part
+//! moves `len` up to it (the items between stay nil), and a new integer key that finds the hash
+//! part full makes the table choose its array part's size as PUC Lua's rehash does (the
+//! largest power of two more than half of whose keys hold a value, `Table::rehash_size`), then
+//! move the keys of that range out of the hash part. `len` is the last item that holds a
+//! value, and a border: the key `len + 1` is never in the hash part (`Table::migrate`).
+//!
 //! A table is an object of the collected heap (`Gc<Table>`) that changes through shared
 //! references: the array part's length, its items and the metatable are `Cell`s, which traced
 //! code can read and write with no call (`t.arr.get().items[i].get()`, see `crate::jit`). The
@@ -101,6 +109,9 @@ struct HashPart {
     /// recomputed by `compact`): a string whose bit is clear is no key here, found without a
     /// search (a method looked up in an object before its class).
     str_mask: u64,
+    /// Entries whose key is an integer (live or dead, until `compact`): while it is 0, a rehash
+    /// or a bigger array part has no key to take from here.
+    int_keys: u32,
 }
 
 /// The bit of a string hash in [`HashPart::str_mask`].
@@ -125,7 +136,8 @@ const SMALL: usize = 8;
 /// A table.
 #[derive(JitLayout)]
 pub struct Table {
-    /// Array items in use: the keys `1..=len`; the last one is never nil.
+    /// Array items in use: the keys `1..=len`; the last one is never nil (those before it may
+    /// be), and the slots after it are.
     pub len: Cell<u32>,
     /// The array part (at least `len` slots).
     pub arr: Cell<Gc<ArrayPart>>,
@@ -204,6 +216,7 @@ impl HashPart {
             index: None,
             plain_keys: 0,
             str_mask: 0,
+            int_keys: 0,
         }
     }
 
@@ -269,6 +282,11 @@ impl HashPart {
             }
         }
         self.find_hashed(k)
+    }
+
+    /// Whether the hash part is full: a new key needs a bigger part (or a compaction).
+    fn full(&self) -> bool {
+        2 * self.len() == self.part.items.len()
     }
 
     /// `find` through the index.
@@ -404,6 +422,7 @@ impl HashPart {
             self.plain_keys += !s.interned as u32;
             self.str_mask |= mask_bit(s.hash);
         }
+        self.int_keys += matches!(k, Value::Int(_)) as u32;
         let n = self.len();
         if 2 * n == self.part.items.len() {
             self.grow();
@@ -471,6 +490,7 @@ impl HashPart {
         self.plain_keys = (self.keys())
             .filter(|k| matches!(k, Value::Str(s) if !s.interned))
             .count() as u32;
+        self.int_keys = (self.keys()).filter(|k| matches!(k, Value::Int(_))).count() as u32;
         self.index = None;
         if self.len() > SMALL || self.keys().any(|k| !matches!(k, Value::Str(_))) {
             self.build_index();
@@ -712,27 +732,115 @@ impl Table {
     }
 
     /// Appends `v` at key `len + 1` of the array part, installing a bigger part when the
-    /// slots are used up.
+    /// slots are used up. The caller holds no borrow of the hash part.
     fn push(&self, v: Value) {
         let n = self.len.get() as usize;
         let part = self.arr.get();
         if n < part.items.len() {
             part.items[n].set(v);
+            self.len.set(n as u32 + 1);
         } else {
             self.grow(n, v);
         }
-        self.len.set(n as u32 + 1);
     }
 
     #[inline(never)]
     fn grow(&self, n: usize, v: Value) {
+        self.resize_array((n * 2).max(4));
+        self.arr.get().items[n].set(v);
+        self.len.set(self.len.get().max(n as u32 + 1));
+    }
+
+    /// Installs an array part of `cap > arr.items.len()` slots and moves into it the keys
+    /// `1..=cap` of the hash part (every integer key in the array part's range lives in the
+    /// array part). `len` becomes the largest key in use. The caller holds no borrow of the
+    /// hash part, and keeps the border (a key `cap + 1` of the hash part: [`Table::migrate`]).
+    fn resize_array(&self, cap: usize) {
+        let n = self.len.get() as usize;
         let old = self.arr.get();
-        let new = new_part((n * 2).max(4));
+        let new = new_part(cap);
         for (d, s) in new.items.iter().zip(&old.items[..n]) {
             d.set(s.get());
         }
-        new.items[n].set(v);
         self.arr.set(new);
+        if self.hash_empty() {
+            return;
+        }
+        let mut h = self.hash.borrow_mut();
+        if h.int_keys == 0 {
+            return;
+        }
+        let mut top = n;
+        let mut moved = false;
+        for j in 0..h.len() {
+            if let Value::Int(k) = h.key(j) {
+                let v = h.val(j);
+                if k >= 1 && (k as u64) <= cap as u64 && !matches!(v, Value::Nil) {
+                    new.items[k as usize - 1].set(v);
+                    h.set_val(j, Value::Nil);
+                    top = top.max(k as usize);
+                    moved = true;
+                }
+            }
+        }
+        self.len.set(top as u32);
+        if moved {
+            h.compact(&self.shape);
+            self.nhash.set(h.n);
+            self.hpart.set(h.part);
+        }
+    }
+
+    /// The array part's size PUC Lua's rehash would choose once the integer key `i` is added:
+    /// the largest power of two `2^b` such that more than half the keys `1..=2^b` hold a value
+    /// (counting the array part's, the hash part's and `i`). None unless it is bigger than the
+    /// array part.
+    fn rehash_size(&self, h: &HashPart, i: i64) -> Option<usize> {
+        // `slices[b]`: keys in `(2^(b-1), 2^b]` (key 1 in `slices[0]`), up to `2^MAX_BITS`.
+        const MAX_BITS: usize = 26;
+        let slice = |k: i64| -> Option<usize> {
+            if !(1..=1 << MAX_BITS).contains(&k) {
+                return None;
+            }
+            Some(64 - (k as u64 - 1).leading_zeros() as usize)
+        };
+        let mut slices = [0usize; MAX_BITS + 1];
+        let n = self.len.get() as usize;
+        let items = &self.arr.get().items[..n];
+        // The array part slice by slice.
+        let mut lo = 0;
+        for (b, count) in slices.iter_mut().enumerate() {
+            let hi = (1usize << b).min(n);
+            if lo >= hi {
+                break;
+            }
+            *count = items[lo..hi]
+                .iter()
+                .filter(|c| !matches!(c.get(), Value::Nil))
+                .count();
+            lo = hi;
+        }
+        if h.int_keys > 0 {
+            for j in 0..h.len() {
+                if let Value::Int(k) = h.key(j) {
+                    if let (Some(b), false) = (slice(k), matches!(h.val(j), Value::Nil)) {
+                        slices[b] += 1;
+                    }
+                }
+            }
+        }
+        if let Some(b) = slice(i) {
+            slices[b] += 1;
+        }
+        let mut used = 0;
+        let mut best = 0;
+        for (b, count) in slices.iter().enumerate() {
+            used += count;
+            if 2 * used > 1 << b {
+                best = 1 << b;
+            }
+        }
+        (best > self.arr.get().items.len()).then_some(best)
     }
 
     /// Drops the last array item.
@@ -752,9 +860,13 @@ impl Table {
         }
     }
 
-    /// `t[i] = v` for an integer key.
+    /// `t[i] = v` for an integer key. A key in `1..=arr.items.len()` goes to the array part
+    /// (a key past `len` moves `len` up to it); a key past the array part goes to the hash
+    /// part, unless the hash part is full: then a rehash may make room for it in a bigger
+    /// array part ([`Table::rehash_size`]).
     pub fn set_int(&self, i: i64, v: Value) {
         let n = self.len.get() as usize;
+        let cap = self.arr.get().items.len();
         if i >= 1 && (i as u64) <= n as u64 {
             let idx = (i - 1) as usize;
             if !matches!(v, Value::Nil) || idx + 1 < n {
@@ -766,34 +878,60 @@ impl Table {
             }
             return;
         }
-        if i as u64 == n as u64 + 1 {
-            if matches!(v, Value::Nil) {
-                self.hash_set(&mut self.hash.borrow_mut(), Value::Int(i), v);
-                return;
-            }
-            self.push(v);
-            if !self.hash_empty() {
-                let mut h = self.hash.borrow_mut();
-                h.remove(&Value::Int(i));
-                self.migrate(&mut h);
+        if i >= 1 && (i as u64) <= cap as u64 {
+            // A free slot of the array part: the hash part holds no such key.
+            if !matches!(v, Value::Nil) {
+                self.arr.get().items[(i - 1) as usize].set(v);
+                self.len.set(i as u32);
+                self.migrate();
             }
             return;
         }
-        self.hash_set(&mut self.hash.borrow_mut(), Value::Int(i), v);
+        if i as u64 == n as u64 + 1 && !matches!(v, Value::Nil) {
+            // The array part is full (`n == cap`): append, the key leaving the hash part first
+            // (the bigger part would take its old value from there).
+            if !self.hash_empty() {
+                self.hash.borrow_mut().remove(&Value::Int(i));
+            }
+            self.push(v);
+            self.migrate();
+            return;
+        }
+        let mut h = self.hash.borrow_mut();
+        if !matches!(v, Value::Nil) && h.full() && h.find_int(i).is_none() {
+            if let Some(cap) = self.rehash_size(&h, i) {
+                drop(h);
+                self.resize_array(cap);
+                self.migrate();
+                // `i` may be a key of the array part now; the hash part has room otherwise
+                // (or the next rehash finds no bigger size: no loop).
+                return self.set_int(i, v);
+            }
+        }
+        self.hash_set(&mut h, Value::Int(i), v);
     }
 
-    /// Moves keys `n+1, n+2, ...` from the hash part to the array part.
-    fn migrate(&self, h: &mut HashPart) {
+    /// Moves keys `len+1, len+2, ...` from the hash part to the array part (after `len` grew
+    /// to the end of the array part: a key in the array part's range is never in the hash
+    /// part), so that `len` stays a border.
+    fn migrate(&self) {
         loop {
-            let k = Value::Int(self.len.get() as i64 + 1);
-            match h.find(&k) {
-                Some(j) if !matches!(h.val(j), Value::Nil) => {
-                    let v = h.val(j);
-                    h.set_val(j, Value::Nil);
-                    self.push(v);
-                }
-                _ => break,
+            let n = self.len.get() as usize;
+            if self.hash_empty() || n < self.arr.get().items.len() {
+                return;
             }
+            let v = {
+                let h = self.hash.borrow();
+                match h.find_int(n as i64 + 1) {
+                    Some(j) if !matches!(h.val(j), Value::Nil) => {
+                        let v = h.val(j);
+                        h.set_val(j, Value::Nil);
+                        v
+                    }
+                    _ => return,
+                }
+            };
+            self.push(v);
         }
     }
 
@@ -884,46 +1022,23 @@ impl Table {
     pub fn next(&self, k: &Value) -> Result<Option<(Value, Value)>, ()> {
         let n = self.len.get() as usize;
         let part = self.arr.get();
-        let arr = &part.items[..n];
         let h = self.hash.borrow();
-        let mut start_hash = 0;
-        match k {
-            Value::Nil => {
-                if let Some(v) = arr.first() {
-                    return Ok(Some((Value::Int(1), v.get())));
-                }
-            }
-            _ => {
-                let key = norm(k).unwrap_or(*k);
-                let mut in_arr = false;
-                if let Value::Int(i) = key {
-                    if i >= 1 && (i as u64) <= n as u64 {
-                        in_arr = true;
-                        let mut j = i as usize;
-                        while j < n {
-                            let v = arr[j].get();
-                            if !matches!(v, Value::Nil) {
-                                return Ok(Some((Value::Int(j as i64 + 1), v)));
-                            }
-                            j += 1;
-                        }
-                    }
-                }
-                if !in_arr {
-                    match h.find(&key) {
-                        Some(j) => start_hash = j + 1,
-                        None => return Err(()),
-                    }
-                }
-            }
-        }
-        if let Value::Nil = k {
-            // skip nils at the start of the array
-            for (j, v) in arr.iter().enumerate() {
-                let v = v.get();
-                if !matches!(v, Value::Nil) {
-                    return Ok(Some((Value::Int(j as i64 + 1), v)));
-                }
+        // Where the walk goes on: an index of the array part (then the whole hash part), or
+        // an entry of the hash part.
+        let (from, start_hash) = match norm(k).unwrap_or(*k) {
+            Value::Nil => (0, 0),
+            // A key in the array part's range is the array part's, also past `len` (an item
+            // set to nil during the traversal moved `len` down).
+            Value::Int(i) if i >= 1 && (i as u64) <= part.items.len() as u64 => (i as usize, 0),
+            key => match h.find(&key) {
+                Some(j) => (n, j + 1),
+                None => return Err(()),
+            },
+        };
+        for j in from..n {
+            let v = part.items[j].get();
+            if !matches!(v, Value::Nil) {
+                return Ok(Some((Value::Int(j as i64 + 1), v)));
             }
         }
         for j in start_hash.min(h.len())..h.len() {
@@ -933,5 +1048,187 @@ impl Table {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// The representation's invariants: `len` within the array part, its last item not nil,
+    /// the slots after it nil, no integer key of the array part's range holding a value in
+    /// the hash part, and `nhash` / `hpart` mirroring the hash part.
+    fn check_invariants(t: &Table) {
+        let n = t.len.get() as usize;
+        let items = &t.arr.get().items;
+        assert!(n <= items.len());
+        if n > 0 {
+            assert!(!matches!(items[n - 1].get(), Value::Nil));
+        }
+        assert!(items[n..].iter().all(|c| matches!(c.get(), Value::Nil)));
+        let h = t.hash.borrow();
+        assert_eq!(t.nhash.get(), h.n);
+        assert!(Gc::ptr_eq(t.hpart.get(), h.part));
+        for j in 0..h.len() {
+            if let (Value::Int(k), false) = (h.key(j), matches!(h.val(j), Value::Nil)) {
+                assert!(
+                    k < 1 || k as u64 > items.len() as u64,
+                    "key {k} in the hash part"
+                );
+            }
+        }
+    }
+
+    /// Every integer key of `1..=n` that holds a value is in the array part.
+    fn all_in_array(t: &Table, n: i64) -> bool {
+        (1..=n).all(|i| i <= t.len.get() as i64) && t.hash.borrow().int_keys == 0
+    }
+
+    /// `#t` is a border: `t[#t]` holds a value (or `#t` is 0) and `t[#t + 1]` is nil.
+    fn check_border(t: &Table) {
+        let b = t.len();
+        assert!(b == 0 || !matches!(t.get_int(b), Value::Nil), "#t = {b}");
+        assert!(matches!(t.get_int(b + 1), Value::Nil), "#t = {b}");
+    }
+
+    /// `next` from nil visits the keys of `model` once each, with their values.
+    fn check_next(t: &Table, model: &BTreeMap<i64, i64>) {
+        let mut seen = BTreeMap::new();
+        let mut k = Value::Nil;
+        while let Some((key, v)) = t.next(&k).unwrap() {
+            let (Value::Int(ki), Value::Int(vi)) = (key, v) else {
+                panic!("unexpected entry");
+            };
+            assert!(seen.insert(ki, vi).is_none(), "key {ki} twice");
+            k = key;
+        }
+        assert_eq!(&seen, model);
+    }
+
+    fn fill(keys: &[i64]) -> Table {
+        let t = Table::default();
+        for &k in keys {
+            t.set(Value::Int(k), Value::Int(10 * k));
+            check_invariants(&t);
+        }
+        t
+    }
+
+    #[test]
+    fn keys_in_reverse_order_end_in_the_array_part() {
+        let keys: Vec<i64> = (1..=100).rev().collect();
+        let t = fill(&keys);
+        assert!(all_in_array(&t, 100));
+        assert_eq!(t.len(), 100);
+        let model = keys.iter().map(|&k| (k, 10 * k)).collect();
+        check_next(&t, &model);
+    }
+
+    #[test]
+    fn keys_in_random_order_end_in_the_array_part() {
+        let mut rng = Rng(0x9E37_79B9);
+        let mut keys: Vec<i64> = (1..=1000).collect();
+        for j in (1..keys.len()).rev() {
+            keys.swap(j, rng.below(j as u64 + 1) as usize);
+        }
+        let t = fill(&keys);
+        assert!(all_in_array(&t, 1000));
+        assert_eq!(t.len(), 1000);
+        for k in 1..=1000 {
+            assert!(matches!(t.get_int(k), Value::Int(v) if v == 10 * k));
+        }
+    }
+
+    /// Queens' diagonals: keys 2..=24 and never 1 still make an array part, with a hole.
+    #[test]
+    fn keys_without_the_first_end_in_the_array_part() {
+        let t = fill(&[
+            13, 2, 24, 7, 5, 19, 3, 11, 22, 9, 17, 4, 6, 8, 10, 12, 14, 15, 16,
+        ]);
+        for k in [18, 20, 21, 23] {
+            t.set(Value::Int(k), Value::Int(10 * k));
+            check_invariants(&t);
+        }
+        assert!(all_in_array(&t, 24));
+        assert!(matches!(t.get_int(1), Value::Nil));
+        check_border(&t);
+    }
+
+    /// Sparse keys stay in the hash part.
+    #[test]
+    fn sparse_keys_stay_in_the_hash_part() {
+        let keys: Vec<i64> = (1..=20).map(|k| k * k * 7).collect();
+        let t = fill(&keys);
+        assert_eq!(t.arr_len(), 0);
+        assert_eq!(t.hash.borrow().int_keys, 20);
+    }
+
+    /// Items set to nil while `next` walks the table (the clearing loop of Lua's manual).
+    #[test]
+    fn clearing_while_traversing() {
+        let t = fill(&[1, 2, 3, 4, 5, 100]);
+        let mut k = Value::Nil;
+        while let Some((key, _)) = t.next(&k).unwrap() {
+            t.set_int(
+                match key {
+                    Value::Int(i) => i,
+                    _ => unreachable!(),
+                },
+                Value::Nil,
+            );
+            k = key;
+        }
+        assert!(t.is_empty());
+    }
+
+    /// Random sets and removals against a `BTreeMap`: values, borders, traversals and the
+    /// representation's invariants after every step.
+    #[test]
+    fn random_operations_match_a_map() {
+        for seed in 1..=40u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let t = Table::default();
+            let mut model = BTreeMap::new();
+            let span = [8, 40, 300][seed as usize % 3];
+            for step in 0..600 {
+                let k = rng.below(span + 6) as i64 - 3;
+                if rng.below(4) == 0 {
+                    t.set_int(k, Value::Nil);
+                    model.remove(&k);
+                } else {
+                    let v = step as i64;
+                    t.set_int(k, Value::Int(v));
+                    model.insert(k, v);
+                }
+                check_invariants(&t);
+                if step % 37 == 0 {
+                    for k in -3..span as i64 + 3 {
+                        let want = model.get(&k).copied();
+                        match t.get_int(k) {
+                            Value::Int(v) => assert_eq!(Some(v), want, "key {k}"),
+                            Value::Nil => assert_eq!(None, want, "key {k}"),
+                            _ => unreachable!(),
+                        }
+                    }
+                    check_border(&t);
+                    check_next(&t, &model);
+                }
+            }
+        }
     }
 }

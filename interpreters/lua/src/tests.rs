@@ -384,6 +384,61 @@ fn hash_part_integer_keys_stay_in_the_loop() {
     assert!(!loop0.contains("ConstFn(set_int_hash)"), "{loop0}");
 }
 
+/// Integer keys that arrive out of order, or without key 1 (queens' diagonals `d1[r + c]`),
+/// end in the array part once more than half its slots would be used (`Table::set_int`'s
+/// rehash): the loop that reads and updates them compiles with no call, no `hash_int_entry`
+/// in particular.
+#[test]
+fn integer_keys_out_of_order_move_to_the_array_part() {
+    // No loop fills the tables: it would compile with the hash part's calls.
+    let fill: String = (2..=40).map(|k| format!("d[{k}] = false ")).collect();
+    let (traces, calls, r) = jit_loops(&format!(
+        "local d = {{}}
+         {fill}
+         local u = {{}}
+         u[7] = 0 u[3] = 0 u[5] = 0 u[1] = 0 u[8] = 0 u[2] = 0 u[6] = 0 u[4] = 0
+         local s = 0
+         for j = 1, 100 do
+           for k = 2, 40 do
+             if not d[k] then s = s + k end
+             d[k] = (j + k) % 3 == 0
+             u[k % 8 + 1] = u[k % 8 + 1] + 1
+           end
+         end
+         R = s * 1000 + u[1] + #u"
+    ));
+    let mut s = 0;
+    for j in 1..=100 {
+        for k in 2..=40 {
+            if j == 1 || (j - 1 + k) % 3 != 0 {
+                s += k;
+            }
+        }
+    }
+    let u1 = (2..=40).filter(|k| k % 8 == 0).count() as i64 * 100;
+    assert_eq!(r, s * 1000 + u1 + 8);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let all = traces.join("\n");
+    assert!(!all.contains("ConstFn(hash_int_entry)"), "{all}");
+    assert!(!all.contains("ConstFn(set_int_hash)"), "{all}");
+    assert!(calls.iter().all(|&c| c == 0), "calls {calls:?} in\n{all}");
+}
+
+/// A key whose hash entry holds nil is set through `Table::set_int`, not revived in the hash
+/// part by the trace: the key after the array part's last item goes to the array part, and
+/// `#t` stays a border (the trace wrote the hash entry, and `#u` stayed 2, before).
+#[test]
+fn a_dead_hash_entry_is_not_revived_by_the_trace() {
+    let src = "local u = {1}
+         u[3] = 0 u[3] = nil u[2] = 2
+         local s = 0
+         for i = 1, 100 do u[3] = i s = s + #u u[3] = nil end
+         R = s";
+    assert_eq!(global_int(&run(src, Mode::NoJit).unwrap(), "R"), 300);
+    let (_, _, on) = jit_loops(src);
+    assert_eq!(on, 300);
+}
+
 /// `%` on integers (Lua's floored remainder) and `==` on two integers or two floats run in
 /// the portal: a loop made of them compiles with no call, and keeps Lua's semantics for
 /// negative operands.

@@ -1016,6 +1016,17 @@ fn hash_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     true
 }
 
+/// A new table with room for `narr` array items and `nhash` hash entries (`NewTable`). It
+/// writes no memory that traced code reads, so a trace keeps what it knows of memory across
+/// `{}` (the call to [`simple`] it replaces writes everything): the new object and the parts
+/// it owns are fresh memory, and allocation collects nothing (the native `Gc::new` never
+/// collects; only safe points do). Not elidable: two `{}` are two tables, and the optimizer
+/// neither merges nor drops a residual call.
+#[dont_look_inside(writes_nothing)]
+fn new_table(narr: usize, nhash: usize) -> Gc<Table> {
+    Table::new_gc(narr, nhash)
+}
+
 /// `t[i] = rk(c)` for an integer key outside the array part, when no metamethod can apply
 /// (`Table::set_int_fast`). False (nothing done) otherwise, and for a nil value.
 #[dont_look_inside]
@@ -1257,6 +1268,11 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     _ => true,
                 };
                 vm.stack[base + a as usize] = Value::Boolean(!t);
+                pc += 1;
+                continue;
+            }
+            Op::NewTable(a, narr, nhash) => {
+                vm.stack[base + a as usize] = Value::Tab(new_table(narr as usize, nhash as usize));
                 pc += 1;
                 continue;
             }

@@ -384,6 +384,61 @@ fn hash_part_integer_keys_stay_in_the_loop() {
     assert!(!loop0.contains("ConstFn(set_int_hash)"), "{loop0}");
 }
 
+/// `{}` in a loop is a call of `new_table`, which writes nothing traced code reads: the
+/// trace keeps what it knows of memory across it (the VM's stack buffer and length are not
+/// read again in the loop, where the call of `simple` it replaced made the loop reload
+/// them), and the results are the plain loop's.
+#[test]
+fn new_table_keeps_memory_known() {
+    let src = "local o = {x = 3, y = 4}
+         local s = 0
+         for i = 1, 3000 do
+           local a = o.x
+           local t = {}
+           s = s + a + o.y
+         end
+         R = s";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(on, plain);
+    assert_eq!(on, 21000);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let loop0 = &traces[0];
+    assert!(loop0.contains("ConstFn(new_table)"), "{loop0}");
+    assert!(!loop0.contains("ConstFn(simple)"), "{loop0}");
+    // The loop after its label: no read of the VM's fields (input p0).
+    let body = &loop0[loop0.rfind("label(").expect("a loop")..];
+    assert!(
+        !body.contains("getfield_r(p0,") && !body.contains("getfield_i(p0,"),
+        "{loop0}"
+    );
+}
+
+/// Two `{}` in one iteration are two tables with the JIT, as without it: `new_table` is a
+/// residual call, neither merged with the other (CSE) nor dropped.
+#[test]
+fn two_new_tables_are_distinct() {
+    let src = "local n = 0
+         for i = 1, 3000 do
+           local a, b = {}, {}
+           local c = {}
+           if rawequal(a, b) or a == b or rawequal(a, c) then n = n + 1000000 end
+           a[1] = i
+           b.v = i
+           if b[1] ~= nil or a.v ~= nil or c[1] ~= nil then n = n + 1000 end
+           n = n + a[1] - b.v + 1
+         end
+         R = n";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    assert_eq!(plain, 3000);
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let loop0 = &traces[0];
+    let body = &loop0[loop0.rfind("label(").expect("a loop")..];
+    assert_eq!(body.matches("ConstFn(new_table)").count(), 3, "{loop0}");
+}
+
 /// `%` on integers (Lua's floored remainder) and `==` on two integers or two floats run in
 /// the portal: a loop made of them compiles with no call, and keeps Lua's semantics for
 /// negative operands.

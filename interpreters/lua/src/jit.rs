@@ -45,13 +45,19 @@ pub fn configure(mode: Mode, params: &[String]) -> Result<(), String> {
 
 /// True for an instruction the portal runs without [`step`]: inline, or as one [`simple`]
 /// call, or (Lua calls and returns with a fixed number of values) by following it into the
-/// callee or the caller. The others are varargs, open results and list stores.
+/// callee or the caller. The others are varargs and open results.
 fn portal_inline(op: &Op) -> bool {
     !matches!(
         op,
-        Op::SetList(..) | Op::Vararg(..) | Op::CallV(_, 0, _) | Op::TailCall(_, 0) | Op::Ret(_, 0)
+        Op::Vararg(..) | Op::CallV(_, 0, _) | Op::TailCall(_, 0) | Op::Ret(_, 0)
     )
 }
+
+/// The longest list store (`SetList`, of a fixed count or up to the top) that the portal runs
+/// as traced stores into the array part, one [`array_set`] per item; a longer one is one call
+/// of [`simple`], so that a constructor of many items costs its trace a call, not tens of ops
+/// per item.
+const SET_LIST_INLINE: i64 = 16;
 
 /// `Proto::hot` for `code` (empty if no instruction is hot): true for each instruction of a loop (from a backward jump's or a
 /// `ForStep`'s target to the jump) made only of instructions the portal runs inline. Only
@@ -692,6 +698,7 @@ fn simple_op(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize) -> LRes
         Op::NewTable(a, narr, nhash) => {
             vm.stack[r(a)] = Value::Tab(Table::new_gc(narr as usize, nhash as usize));
         }
+        Op::SetList(a, n, blk) => vm.set_list(r(a), n, blk),
         Op::MkClosure(a, idx) => {
             let cl = vm.frames[fi].cl;
             let f = vm.make_closure(&cl, proto.protos[idx as usize], base);
@@ -1016,6 +1023,17 @@ fn hash_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     true
 }
 
+/// A new table with room for `narr` array items and `nhash` hash entries (`NewTable`). It
+/// writes no memory that traced code reads, so a trace keeps what it knows of memory across
+/// `{}` (the call to [`simple`] it replaces writes everything): the new object and the parts
+/// it owns are fresh memory, and allocation collects nothing (the native `Gc::new` never
+/// collects; only safe points do). Not elidable: two `{}` are two tables, and the optimizer
+/// neither merges nor drops a residual call.
+#[dont_look_inside(writes_nothing)]
+fn new_table(narr: usize, nhash: usize) -> Gc<Table> {
+    Table::new_gc(narr, nhash)
+}
+
 /// `t[i] = rk(c)` for an integer key outside the array part, when no metamethod can apply
 /// (`Table::set_int_fast`). False (nothing done) otherwise, and for a nil value.
 #[dont_look_inside]
@@ -1151,7 +1169,8 @@ fn rk_f(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Option<f64> {
 /// [`ERROR`].
 // One arm per instruction, each falling through to the generic path when its fast path does
 // not apply: an arm that is a single `if` stays one.
-#[allow(clippy::collapsible_match)]
+// Comparisons stay comparisons (the codewriter traces them; it has no `RangeInclusive`).
+#[allow(clippy::collapsible_match, clippy::manual_range_contains)]
 #[jit::interpreter(greens(pc, proto), reds(vm, base, stop))]
 pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: usize) -> i64 {
     loop {
@@ -1259,6 +1278,37 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 vm.stack[base + a as usize] = Value::Boolean(!t);
                 pc += 1;
                 continue;
+            }
+            Op::NewTable(a, narr, nhash) => {
+                vm.stack[base + a as usize] = Value::Tab(new_table(narr as usize, nhash as usize));
+                pc += 1;
+                continue;
+            }
+            Op::SetList(a, n, blk) => {
+                // `{x, y}`: the items go to the array part that `NewTable` sized for them,
+                // as traced stores. An item `array_set` cannot store (nil, no room) leaves
+                // the whole list to `simple`, which stores every item again: the stores done
+                // here are the first ones it does, of the same values, so it ends the same.
+                // With `b == 0` (`{f()}`, `{...}`), the count is up to `vm.top`, which the
+                // call or `Vararg` before set; the trace guards on it.
+                let ra = base + a as usize;
+                let mut count = n as i64;
+                if n == 0 {
+                    count = promote!(vm.top as i64 - ra as i64 - 1);
+                }
+                if count >= 0 && count <= SET_LIST_INLINE {
+                    if let Value::Tab(t) = vm.stack[ra] {
+                        let start = blk as i64 * crate::proto::FIELDS_PER_FLUSH as i64;
+                        let mut i = 1;
+                        while i <= count && array_set(t, start + i, vm.stack[ra + i as usize]) {
+                            i += 1;
+                        }
+                        if i > count {
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                }
             }
             Op::LoadK(a, kk) => {
                 vm.stack[base + a as usize] = proto.consts[kk as usize];

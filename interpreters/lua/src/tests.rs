@@ -439,6 +439,116 @@ fn a_dead_hash_entry_is_not_revived_by_the_trace() {
     assert_eq!(on, 300);
 }
 
+/// `{}` in a loop is a call of `new_table`, which writes nothing traced code reads: the
+/// trace keeps what it knows of memory across it (the VM's stack buffer and length are not
+/// read again in the loop, where the call of `simple` it replaced made the loop reload
+/// them), and the results are the plain loop's.
+#[test]
+fn new_table_keeps_memory_known() {
+    let src = "local o = {x = 3, y = 4}
+         local s = 0
+         for i = 1, 3000 do
+           local a = o.x
+           local t = {}
+           s = s + a + o.y
+         end
+         R = s";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(on, plain);
+    assert_eq!(on, 21000);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let loop0 = &traces[0];
+    assert!(loop0.contains("ConstFn(new_table)"), "{loop0}");
+    assert!(!loop0.contains("ConstFn(simple)"), "{loop0}");
+    // The loop after its label: no read of the VM's fields (input p0).
+    let body = &loop0[loop0.rfind("label(").expect("a loop")..];
+    assert!(
+        !body.contains("getfield_r(p0,") && !body.contains("getfield_i(p0,"),
+        "{loop0}"
+    );
+}
+
+/// Two `{}` in one iteration are two tables with the JIT, as without it: `new_table` is a
+/// residual call, neither merged with the other (CSE) nor dropped.
+#[test]
+fn two_new_tables_are_distinct() {
+    let src = "local n = 0
+         for i = 1, 3000 do
+           local a, b = {}, {}
+           local c = {}
+           if rawequal(a, b) or a == b or rawequal(a, c) then n = n + 1000000 end
+           a[1] = i
+           b.v = i
+           if b[1] ~= nil or a.v ~= nil or c[1] ~= nil then n = n + 1000 end
+           n = n + a[1] - b.v + 1
+         end
+         R = n";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    assert_eq!(plain, 3000);
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let loop0 = &traces[0];
+    let body = &loop0[loop0.rfind("label(").expect("a loop")..];
+    assert_eq!(body.matches("ConstFn(new_table)").count(), 3, "{loop0}");
+}
+
+/// `{a, b}` in a loop: `SetList` runs in the portal as stores into the array part that
+/// `NewTable` sized, so the loop compiles with the table's call (`new_table`) as its only
+/// call: no `simple` or `step` for the list store. The results are the plain loop's.
+#[test]
+fn set_list_compiles_to_stores() {
+    let src = "local s = 0
+         for i = 1, 3000 do
+           local t = {i, i + 1}
+           s = s + t[1] + t[2] + #t
+         end
+         R = s";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(on, plain);
+    assert_eq!(plain, 3000 * 3001 + 3000 * 3);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let loop0 = &traces[0];
+    let body = &loop0[loop0.rfind("label(").expect("a loop")..];
+    assert!(body.contains("ConstFn(new_table)"), "{loop0}");
+    assert!(!loop0.contains("ConstFn(simple)"), "{loop0}");
+    assert!(!loop0.contains("ConstFn(step)"), "{loop0}");
+}
+
+/// The list stores the portal leaves to `simple` or that take its other paths give the
+/// plain loop's tables: open results (`{f()}`, `{...}`, `b == 0`), a nil item, a constructor
+/// longer than the portal's fast path (and than one 50-item block), nested constructors.
+#[test]
+fn set_list_edge_cases_match_plain_loop() {
+    let src = "local function f(n) if n == 0 then return end return n, n * 2, nil, n end
+         local function g(...) return {...} end
+         local s = 0
+         for i = 0, 400 do
+           local k = i % 4
+           local a = {f(k)}
+           local b = {1, 2, nil}
+           local c = {i, f(k)}
+           local d = g(i, nil, i)
+           local e = {{i, {i + 1}}, {i + 2, i + 3}, i}
+           local l = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+             1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+             1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, i}
+           local m = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, i}
+           s = s + #a * 1000 + (a[1] or 0) + (a[4] or 0) + #b * 7 + #c * 11 + c[1]
+             + (d[3] or 0) + e[1][2][1] + e[2][2] + e[3] + #l + l[61] + #m + m[18]
+           if a[3] ~= nil or b[3] ~= nil then s = s + 1000000 end
+         end
+         R = s";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(jitcode, plain);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+}
+
 /// `%` on integers (Lua's floored remainder) and `==` on two integers or two floats run in
 /// the portal: a loop made of them compiles with no call, and keeps Lua's semantics for
 /// negative operands.

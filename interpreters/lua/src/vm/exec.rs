@@ -850,7 +850,7 @@ impl Vm {
     /// `SetList`: the table at stack slot `ra` gets the `n` values above it (0: up to top)
     /// at the keys of block `blk`.
     #[inline(never)]
-    fn set_list(&mut self, ra: usize, n: u16, blk: u16) {
+    pub(crate) fn set_list(&mut self, ra: usize, n: u16, blk: u16) {
         let n = if n == 0 {
             self.top - ra - 1
         } else {

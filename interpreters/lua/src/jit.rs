@@ -962,13 +962,14 @@ fn rk(vm: &Vm, proto: &Proto, base: usize, r: u16) -> Value {
     }
 }
 
-/// `t[i]` when `i` is a key of the array part (nil otherwise, also for a nil item: the
-/// caller then leaves it to the plain loop, which tries `__index`).
+/// `t[i]` when `i` is a key of the array part's range `1..=items.len()`, also past `len`
+/// (a nil slot); nil otherwise. On nil the caller goes on with [`get_int_hash`], which tries
+/// the hash part only for a key outside that range and leaves `__index` to the plain loop.
 #[look_inside]
 fn array_get(t: Gc<Table>, i: i64) -> Value {
-    let n = t.len.get() as i64;
-    if i >= 1 && i <= n {
-        return t.arr.get().items[(i - 1) as usize].get();
+    let part = t.arr.get();
+    if i >= 1 && i <= part.items.len() as i64 {
+        return part.items[(i - 1) as usize].get();
     }
     Value::Nil
 }
@@ -982,15 +983,19 @@ fn hash_int_entry(t: Gc<Table>, i: i64) -> i64 {
     t.hash_entry_of_int(i).map_or(-1, |j| j as i64)
 }
 
-/// `vm.stack[dst] = t[i]` for an integer key the array part does not hold (a key in the hash
-/// part, as `t[0]`), when no metamethod can apply: the key holds a value or the table has no
-/// metatable. False (nothing done) otherwise.
+/// `vm.stack[dst] = t[i]` for an integer key the array part does not hold a value for (a key
+/// in the hash part, as `t[0]`, or a nil slot of the array part), when no metamethod can
+/// apply: the key holds a value or the table has no metatable. False (nothing done)
+/// otherwise. A key of the array part's range is never searched in the hash part, which
+/// holds no value for it (`crate::table`): its value is nil, with no call.
 #[look_inside]
 fn get_int_hash(vm: &mut Vm, dst: usize, t: Gc<Table>, i: i64) -> bool {
-    let j = hash_int_entry(t, i);
     let mut v = Value::Nil;
-    if j >= 0 {
-        v = t.hpart.get().items[2 * j as usize + 1].get();
+    if i < 1 || i > t.arr.get().items.len() as i64 {
+        let j = hash_int_entry(t, i);
+        if j >= 0 {
+            v = t.hpart.get().items[2 * j as usize + 1].get();
+        }
     }
     if let Value::Nil = v {
         if t.meta.get().is_some() {
@@ -1043,9 +1048,12 @@ fn set_int_hash(vm: &mut Vm, proto: &Proto, base: usize, t: Gc<Table>, i: i64, c
 }
 
 /// `t[i] = v` in the array part when no metamethod can apply (as `Table::set_int_fast`):
-/// `i` is a key of the array part that holds a value or the table has no metatable, or `i`
-/// is the key after the last one, the table has no metatable and no hash part, and the array
-/// part has a free slot. False (nothing done) otherwise, and for a nil `v`.
+/// `i` is a key up to `len` that holds a value or the table has no metatable, or a key past
+/// `len` in the array part's range (a nil slot) and the table has no metatable: the store
+/// raises `len` to `i` (the hash part holds no value for a key of that range, so there is
+/// nothing to move out of it). False (nothing done) otherwise, and for a nil `v`; also when
+/// `i` is the part's last slot and the hash part has entries, as the key after it may be one
+/// that must move to the array part (`Table::set_int`'s `migrate`).
 #[look_inside]
 fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     if let Value::Nil = v {
@@ -1062,8 +1070,8 @@ fn array_set(t: Gc<Table>, i: i64, v: Value) -> bool {
         part.items[(i - 1) as usize].set(v);
         return true;
     }
-    let room = i == n + 1 && i <= part.items.len() as i64;
-    if room && t.meta.get().is_none() && t.nhash.get() == 0 {
+    let cap = part.items.len() as i64;
+    if i > n && i <= cap && t.meta.get().is_none() && (t.nhash.get() == 0 || i < cap) {
         part.items[(i - 1) as usize].set(v);
         t.len.set(i as u32);
         return true;

@@ -561,11 +561,14 @@ impl Table {
         self.hash.borrow().find_int(i)
     }
 
-    /// `t[i]` for an integer key.
+    /// `t[i]` for an integer key. A key of the array part's range is read from its slot,
+    /// also past `len` (a nil slot): the hash part holds no value for such a key.
     #[inline]
     pub fn get_int(&self, i: i64) -> Value {
-        if i >= 1 && (i as u64) <= self.len.get() as u64 {
-            return self.arr.get().items[(i - 1) as usize].get();
+        let items = &self.arr.get().items;
+        let k = (i as u64).wrapping_sub(1);
+        if k < items.len() as u64 {
+            return items[k as usize].get();
         }
         let h = self.hash.borrow();
         match h.find_int(i) {
@@ -714,6 +717,8 @@ impl Table {
         } else if i as u64 == n + 1 && no_meta && self.hash_empty() {
             self.push(v);
             return Ok(());
+        } else if i >= 1 && (i as u64) <= self.arr.get().items.len() as u64 {
+            // A nil slot past `len`: the hash part holds no value for its key (no search).
         } else {
             // A key of the hash part that holds a value.
             let h = self.hash.borrow_mut();

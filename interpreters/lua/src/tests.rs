@@ -439,6 +439,87 @@ fn a_dead_hash_entry_is_not_revived_by_the_trace() {
     assert_eq!(on, 300);
 }
 
+/// Stores into the nil slots of the array part (past `len`, or holes below it) are traced
+/// stores, also on a table with a hash part: every key of the part's range that holds a
+/// value is in the part, so the trace neither searches the hash part nor calls
+/// `set_int_hash`, and a read of a nil slot is nil with no `hash_int_entry`. The sums and
+/// `#t` are the plain loop's.
+#[test]
+fn stores_into_array_part_holes_compile_without_calls() {
+    let nils = "nil, ".repeat(256);
+    let src = format!(
+        "local t = {{{nils}}}
+         t.x = 1
+         local s = 0
+         for j = 1, 20 do
+           for i = j, 250, 7 do
+             s = s + (t[i + 3] or 0)
+             t[i] = i + j
+           end
+           s = s + #t
+         end
+         R = s * 1000 + #t"
+    );
+    let plain = global_int(&run(&src, Mode::NoJit).unwrap(), "R");
+    let jitcode = global_int(&run(&src, Mode::Jitcode).unwrap(), "R");
+    let (traces, calls, on) = jit_loops(&src);
+    assert_eq!(jitcode, plain);
+    assert_eq!(on, plain);
+    assert_eq!(plain % 1000, 250);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let all = traces.join("\n");
+    assert!(!all.contains("ConstFn(hash_int_entry)"), "{all}");
+    assert!(!all.contains("ConstFn(set_int_hash)"), "{all}");
+    assert!(calls.iter().all(|&c| c == 0), "calls {calls:?} in\n{all}");
+}
+
+/// Stores around the border keep `#t` the plain loop's: nil at `len` (the border moves
+/// down past the holes below it, in `Table::set_int`), nil into a hole, values into holes
+/// and past `len`, the part's last slot while the hash part holds the key after it (which
+/// moves to the array part), and a table with `__index` and `__newindex`, whose nil slots go
+/// to the metamethods.
+#[test]
+fn border_stores_keep_len_of_the_plain_loop() {
+    let nils = "nil, ".repeat(16);
+    let src = format!(
+        "local t = {{}}
+         for i = 1, 100 do t[i] = i end
+         local s = 0
+         for i = 1, 300 do
+           local k = i % 100 + 1
+           t[#t] = nil
+           s = s + #t
+           t[k] = nil
+           s = s + #t
+           t[(k * 7) % 100 + 1] = i
+           t[(k * 13) % 100 + 1] = i
+           s = s + #t + (t[k] or -1)
+         end
+         for j = 1, 50 do
+           local u = {{nil, nil, nil, nil, nil, nil, nil, nil}}
+           u[9] = j
+           for i = 8, 1, -1 do u[i] = i s = s + #u end
+           s = s + #u + u[9]
+         end
+         local log = 0
+         local m = setmetatable({{{nils}}}, {{
+           __index = function(_, k) return 100 * k end,
+           __newindex = function(t, k, v) log = log + k rawset(t, k, v) end }})
+         for i = 1, 60 do
+           local k = i % 16 + 1
+           s = s + m[k] + #m
+           m[k] = i
+         end
+         R = s * 10000 + log"
+    );
+    let plain = global_int(&run(&src, Mode::NoJit).unwrap(), "R");
+    let jitcode = global_int(&run(&src, Mode::Jitcode).unwrap(), "R");
+    let (traces, _, on) = jit_loops(&src);
+    assert_eq!(jitcode, plain);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+}
+
 /// `{}` in a loop is a call of `new_table`, which writes nothing traced code reads: the
 /// trace keeps what it knows of memory across it (the VM's stack buffer and length are not
 /// read again in the loop, where the call of `simple` it replaced made the loop reload

@@ -223,7 +223,8 @@ pub trait Handle: Copy {
     /// A handle over the next registers of `regs`.
     fn from_regs(regs: &mut dyn Iterator<Item = Register>) -> Self;
     /// This handle, with what `from` knows statically of where it points (a reference's
-    /// [`Origin`]); for a variable that always holds `from`'s value.
+    /// [`Origin`] and the place's [`FieldFlags`]); for a variable that always holds `from`'s
+    /// value.
     fn with_origin_of(self, _from: Self) -> Self {
         self
     }
@@ -291,8 +292,14 @@ impl<T: ?Sized> Handle for Ptr<T> {
         Ptr::new(regs.next().expect("missing register"))
     }
     fn with_origin_of(self, from: Self) -> Self {
+        // The variable points where `from` points, always: the same place, now at the address
+        // in its own register. What the layout says of that place (an immutable field, the
+        // items of an immutable array, their insides) still holds, so a read through the
+        // variable of a constant place folds as a read through `from` would.
         Ptr {
             origin: from.origin,
+            flags: from.flags,
+            field: from.field,
             ..self
         }
     }
@@ -338,8 +345,9 @@ pub fn bind<H: Handle>(b: &mut Builder, name: &str, value: H) -> H {
 }
 
 /// `let name = value;` for a binding that is never reassigned (not `mut`): like [`bind`], and a
-/// reference keeps the access path the codewriter saw ([`Origin`]), which the variable holds
-/// for as long as it lives. (A `mut` variable may be given another place: [`bind`] forgets.)
+/// reference keeps the access path the codewriter saw ([`Origin`]) and what the layout says
+/// of the place ([`FieldFlags`]: `match &table[i] { E::A(x) => *x }` on an immutable array
+/// reads `*x` as immutable too), which the variable holds for as long as it lives. (A `mut` variable may be given another place: [`bind`] forgets.)
 pub fn bind_fixed<H: Handle>(b: &mut Builder, name: &str, value: H) -> H {
     bind(b, name, value).with_origin_of(value)
 }

@@ -112,7 +112,11 @@ pub fn trace_interned(t: &mut Tracer) {
 pub type TRef = Gc<Table>;
 
 /// A native (Rust) function's body.
-pub type NativeFn = Box<dyn Fn(&mut crate::vm::Vm, &[Value]) -> crate::vm::LResult<Vec<Value>>>;
+pub type NativeFn = Box<dyn Fn(&mut crate::vm::Vm, &[Value]) -> crate::vm::LResult<Rets>>;
+
+/// What a native returns: its results, the first two inline (most natives return one value,
+/// and a call of one then allocates nothing for its results).
+pub type Rets = smallvec::SmallVec<[Value; 2]>;
 
 /// A native function with its name (for error messages).
 pub struct Native {

@@ -2,8 +2,10 @@
 //! assert, error, pcall, xpcall, load, require, unpack, setmetatable, getmetatable.
 
 use super::{arg, check_int, check_table, new_table, opt_int, type_error};
+use crate::value::Rets;
 use crate::value::{str_to_number, Value};
 use crate::vm::{LResult, Vm};
+use smallvec::smallvec;
 use std::io::Write;
 
 /// PUC Lua's `luaO_chunkid`: how a chunk name shows in messages.
@@ -31,11 +33,7 @@ pub fn chunk_id(source: &[u8]) -> String {
     out
 }
 
-fn def(
-    vm: &mut Vm,
-    name: &str,
-    f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
-) -> Value {
+fn def(vm: &mut Vm, name: &str, f: impl Fn(&mut Vm, &[Value]) -> LResult<Rets> + 'static) -> Value {
     def_keeping(vm, name, vec![], f)
 }
 
@@ -44,14 +42,14 @@ fn def_keeping(
     vm: &mut Vm,
     name: &str,
     keep: Vec<Value>,
-    f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
+    f: impl Fn(&mut Vm, &[Value]) -> LResult<Rets> + 'static,
 ) -> Value {
     let v = Vm::native_keeping(name, keep, f);
     vm.set_global(name, v);
     v
 }
 
-fn ipairs_iter(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn ipairs_iter(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let i = match arg(args, 1) {
         Value::Int(i) => i.wrapping_add(1),
         _ => 1,
@@ -62,28 +60,28 @@ fn ipairs_iter(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         _ => vm.index(t, &Value::Int(i), crate::vm::debug_none())?,
     };
     if matches!(v, Value::Nil) {
-        Ok(vec![Value::Nil])
+        Ok(smallvec![Value::Nil])
     } else {
-        Ok(vec![Value::Int(i), v])
+        Ok(smallvec![Value::Int(i), v])
     }
 }
 
-fn next(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn next(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = check_table(vm, args, 0)?;
     let r = t.next(arg(args, 1));
     match r {
-        Ok(Some((k, v))) => Ok(vec![k, v]),
-        Ok(None) => Ok(vec![Value::Nil]),
+        Ok(Some((k, v))) => Ok(smallvec![k, v]),
+        Ok(None) => Ok(smallvec![Value::Nil]),
         Err(()) => Err(vm.native_error("invalid key to 'next'")),
     }
 }
 
-fn tonumber(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn tonumber(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     if matches!(arg(args, 1), Value::Nil) {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        return Ok(vec![match arg(args, 0) {
+        return Ok(smallvec![match arg(args, 0) {
             v @ (Value::Int(_) | Value::Num(_)) => *v,
             Value::Str(s) => str_to_number(&s.bytes).unwrap_or(Value::Nil),
             _ => Value::Nil,
@@ -104,23 +102,27 @@ fn tonumber(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         None => (false, t),
     };
     if digits.is_empty() {
-        return Ok(vec![Value::Nil]);
+        return Ok(smallvec![Value::Nil]);
     }
     let mut n: i64 = 0;
     for c in digits.chars() {
         match c.to_digit(base as u32) {
             Some(d) => n = n.wrapping_mul(base).wrapping_add(d as i64),
-            None => return Ok(vec![Value::Nil]),
+            None => return Ok(smallvec![Value::Nil]),
         }
     }
-    Ok(vec![Value::Int(if neg { n.wrapping_neg() } else { n })])
+    Ok(smallvec![Value::Int(if neg {
+        n.wrapping_neg()
+    } else {
+        n
+    })])
 }
 
-fn select(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn select(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let n = args.len() as i64 - 1;
     if let Value::Str(s) = arg(args, 0) {
         if &*s.bytes == b"#" {
-            return Ok(vec![Value::Int(n)]);
+            return Ok(smallvec![Value::Int(n)]);
         }
     }
     let i = check_int(vm, args, 0)?;
@@ -128,7 +130,7 @@ fn select(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         if -i > n {
             return Err(vm.arg_error(1, "index out of range"));
         }
-        return Ok(args[(n + i + 1) as usize..].to_vec());
+        return Ok(Rets::from_slice(&args[(n + i + 1) as usize..]));
     }
     if i == 0 {
         return Err(vm.arg_error(1, "index out of range"));
@@ -136,7 +138,7 @@ fn select(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     Ok(args.iter().skip(i as usize).cloned().collect())
 }
 
-fn error(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn error(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let v = *arg(args, 0);
     let level = opt_int(vm, args, 1, 1)?;
     let v = match (&v, level) {
@@ -155,7 +157,7 @@ fn error(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     Err(vm.error_value(v))
 }
 
-fn pcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn pcall(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     if args.is_empty() {
         return Err(vm.arg_error(1, "value expected"));
     }
@@ -168,13 +170,13 @@ fn pcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     Ok(match r {
         Ok(mut v) => {
             v.insert(0, Value::Boolean(true));
-            v
+            v.into()
         }
-        Err(e) => vec![Value::Boolean(false), e.value],
+        Err(e) => smallvec![Value::Boolean(false), e.value],
     })
 }
 
-fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let mut it = args.iter().cloned();
     let f = it.next().unwrap_or_default();
     let h = it.next().unwrap_or_default();
@@ -194,21 +196,21 @@ fn xpcall(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     let out = match r {
         Ok(mut v) => {
             v.insert(0, Value::Boolean(true));
-            Ok(v)
+            Ok(v.into())
         }
         Err(e) => match vm.call_rooted(&h, vec![e.value]) {
             Ok(mut v) => {
                 v.insert(0, Value::Boolean(false));
-                Ok(v)
+                Ok(v.into())
             }
-            Err(e2) => Ok(vec![Value::Boolean(false), e2.value]),
+            Err(e2) => Ok(smallvec![Value::Boolean(false), e2.value]),
         },
     };
     vm.pcall_depth -= 1;
     out
 }
 
-fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn load(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let src: Vec<u8> = match arg(args, 0) {
         Value::Str(s) => s.bytes.to_vec(),
         f @ (Value::LFunc(_) | Value::Builtin(_)) => {
@@ -219,7 +221,7 @@ fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
                     Value::Str(s) if !s.bytes.is_empty() => buf.extend_from_slice(&s.bytes),
                     Value::Nil | Value::Str(_) => break,
                     _ => {
-                        return Ok(vec![
+                        return Ok(smallvec![
                             Value::Nil,
                             Value::str("reader function must return a string"),
                         ])
@@ -242,13 +244,13 @@ fn load(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
             if let (Value::LFunc(cl), env @ Value::Tab(_)) = (&f, arg(args, 3)) {
                 cl.upvals[0].v.set(crate::vm::Up::Shut(*env));
             }
-            Ok(vec![f])
+            Ok(smallvec![f])
         }
-        Err(e) => Ok(vec![Value::Nil, Value::str(&e)]),
+        Err(e) => Ok(smallvec![Value::Nil, Value::str(&e)]),
     }
 }
 
-fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn require(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let name = super::check_str(vm, args, 0)?;
     let name_s = String::from_utf8_lossy(&name.bytes).into_owned();
     let package = match vm.get_global("package") {
@@ -261,7 +263,7 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     };
     let have = loaded.get(&Value::Str(name));
     if have.truthy() {
-        return Ok(vec![have]);
+        return Ok(smallvec![have]);
     }
     let path = match package.get(&Value::str("path")) {
         Value::Str(s) => String::from_utf8_lossy(&s.bytes).into_owned(),
@@ -291,7 +293,7 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
                     r
                 };
                 loaded.set(Value::Str(name), r);
-                return Ok(vec![r, Value::str(&file)]);
+                return Ok(smallvec![r, Value::str(&file)]);
             }
             Err(_) => tried.push_str(&format!("\n\tno file '{file}'")),
         }
@@ -300,7 +302,7 @@ fn require(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
 }
 
 /// `table.unpack` / `unpack`.
-pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = *arg(args, 0);
     let i = opt_int(vm, args, 1, 1)?;
     let j = match arg(args, 2) {
@@ -311,7 +313,7 @@ pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         _ => check_int(vm, args, 2)?,
     };
     if i > j {
-        return Ok(vec![]);
+        return Ok(smallvec![]);
     }
     let n = (j as i128 - i as i128 + 1) as u128;
     if n >= 1_000_000 {
@@ -330,7 +332,7 @@ pub fn unpack(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         }
         k += 1;
     }
-    Ok(out)
+    Ok(out.into())
 }
 
 /// Loads the base library.
@@ -351,13 +353,13 @@ pub fn open(vm: &mut Vm) {
         }
         line.push(b'\n');
         let _ = vm.out.write_all(&line);
-        Ok(vec![])
+        Ok(smallvec![])
     });
     def(vm, "type", |vm, args| {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        Ok(vec![Value::Str(crate::value::intern(
+        Ok(smallvec![Value::Str(crate::value::intern(
             args[0].type_name().as_bytes(),
         ))])
     });
@@ -365,7 +367,7 @@ pub fn open(vm: &mut Vm) {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        Ok(vec![vm.tostring(&args[0])?])
+        Ok(smallvec![vm.tostring(&args[0])?])
     });
     def(vm, "tonumber", tonumber);
     let next_fn = def(vm, "next", next);
@@ -377,35 +379,35 @@ pub fn open(vm: &mut Vm) {
         if !matches!(h, Value::Nil) {
             let mut r = vm.call(&h, vec![args[0]])?;
             r.resize(3, Value::Nil);
-            return Ok(r);
+            return Ok(r.into());
         }
         check_table(vm, args, 0)?;
-        Ok(vec![next_fn, args[0], Value::Nil])
+        Ok(smallvec![next_fn, args[0], Value::Nil])
     });
     let iter = Vm::native("ipairs_iter", ipairs_iter);
     def_keeping(vm, "ipairs", vec![iter], move |vm, args| {
         if args.is_empty() {
             return Err(vm.arg_error(1, "value expected"));
         }
-        Ok(vec![iter, args[0], Value::Int(0)])
+        Ok(smallvec![iter, args[0], Value::Int(0)])
     });
     def(vm, "select", select);
     def(vm, "rawget", |vm, args| {
         let t = check_table(vm, args, 0)?;
         let v = t.get(arg(args, 1));
-        Ok(vec![v])
+        Ok(smallvec![v])
     });
     def(vm, "rawset", |vm, args| {
         let t = check_table(vm, args, 0)?;
         vm.rawset(&t, *arg(args, 1), *arg(args, 2))?;
-        Ok(vec![args[0]])
+        Ok(smallvec![args[0]])
     });
     def(vm, "rawequal", |_vm, args| {
-        Ok(vec![Value::Boolean(arg(args, 0).raw_eq(arg(args, 1)))])
+        Ok(smallvec![Value::Boolean(arg(args, 0).raw_eq(arg(args, 1)))])
     });
     def(vm, "rawlen", |vm, args| match arg(args, 0) {
-        Value::Tab(t) => Ok(vec![Value::Int(t.len())]),
-        Value::Str(s) => Ok(vec![Value::Int(s.bytes.len() as i64)]),
+        Value::Tab(t) => Ok(smallvec![Value::Int(t.len())]),
+        Value::Str(s) => Ok(smallvec![Value::Int(s.bytes.len() as i64)]),
         _ => Err(type_error(vm, args, 0, "table or string")),
     });
     def(vm, "assert", |vm, args| {
@@ -413,7 +415,7 @@ pub fn open(vm: &mut Vm) {
             return Err(vm.arg_error(1, "value expected"));
         }
         if args[0].truthy() {
-            return Ok(args.to_vec());
+            return Ok(Rets::from_slice(args));
         }
         let m = if args.len() >= 2 {
             args[1]
@@ -440,24 +442,24 @@ pub fn open(vm: &mut Vm) {
             }
         }
         t.meta.set(mt);
-        Ok(vec![args[0]])
+        Ok(smallvec![args[0]])
     });
     def(vm, "getmetatable", |vm, args| {
         let Some(mt) = vm.metatable(arg(args, 0)) else {
-            return Ok(vec![Value::Nil]);
+            return Ok(smallvec![Value::Nil]);
         };
         let protected = mt.get_str(&vm.tm.metatable);
         if !matches!(protected, Value::Nil) {
-            return Ok(vec![protected]);
+            return Ok(smallvec![protected]);
         }
-        Ok(vec![Value::Tab(mt)])
+        Ok(smallvec![Value::Tab(mt)])
     });
     def(vm, "collectgarbage", |_vm, args| {
         let opt = match arg(args, 0) {
             Value::Str(s) => String::from_utf8_lossy(&s.bytes).into_owned(),
             _ => "collect".into(),
         };
-        Ok(vec![match opt.as_str() {
+        Ok(smallvec![match opt.as_str() {
             "count" => Value::Num(0.0),
             "isrunning" => Value::Boolean(true),
             _ => Value::Int(0),

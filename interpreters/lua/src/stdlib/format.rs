@@ -2,8 +2,10 @@
 //! `string.format`. Lua's own `tostring` of floats uses [`fmt_g`] with precision 14.
 
 use super::{arg, check_f64, check_int, check_str};
+use crate::value::Rets;
 use crate::value::Value;
 use crate::vm::{LResult, Vm};
+use smallvec::smallvec;
 
 /// `%.{prec}e` as C prints it (`1.5e+02`).
 pub fn fmt_e(x: f64, prec: usize, upper: bool) -> String {
@@ -244,7 +246,7 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
 }
 
 /// `string.format`.
-pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let f = check_str(vm, args, 0)?;
     let fmt = &f.bytes;
     let mut out = Vec::with_capacity(fmt.len() + 16);
@@ -449,5 +451,5 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
             _ => unreachable!(),
         }
     }
-    Ok(vec![Value::bytes(&out)])
+    Ok(smallvec![Value::bytes(&out)])
 }

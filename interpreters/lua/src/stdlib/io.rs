@@ -2,8 +2,10 @@
 //! `io.lines`, `io.stdout:write`, and `os.clock`, `os.time`, `os.getenv`, `os.exit`.
 
 use super::{arg, check_int, nf, register};
+use crate::value::Rets;
 use crate::value::{str_to_number, Value};
 use crate::vm::{LResult, Vm};
+use smallvec::smallvec;
 use std::io::{BufRead, Read, Write};
 
 fn write_values(vm: &mut Vm, args: &[Value], skip: usize, to_err: bool) -> LResult<()> {
@@ -76,7 +78,7 @@ fn read_number() -> Value {
     str_to_number(&s).unwrap_or(Value::Nil)
 }
 
-fn read(vm: &mut Vm, args: &[Value], skip: usize) -> LResult<Vec<Value>> {
+fn read(vm: &mut Vm, args: &[Value], skip: usize) -> LResult<Rets> {
     let _ = vm.out.flush();
     let formats: Vec<Value> = if args.len() <= skip {
         vec![Value::str("l")]
@@ -136,7 +138,7 @@ fn read(vm: &mut Vm, args: &[Value], skip: usize) -> LResult<Vec<Value>> {
             break;
         }
     }
-    Ok(out)
+    Ok(out.into())
 }
 
 fn file_object(to_err: bool) -> Value {
@@ -152,7 +154,7 @@ fn file_object(to_err: bool) -> Value {
         Value::interned("write"),
         Vm::native("write", move |vm, args| {
             write_values(vm, args, 1, to_err)?;
-            Ok(vec![args[0]])
+            Ok(smallvec![args[0]])
         }),
     );
     methods.set(
@@ -163,22 +165,22 @@ fn file_object(to_err: bool) -> Value {
         Value::interned("flush"),
         Vm::native("flush", |vm, args| {
             let _ = vm.out.flush();
-            Ok(vec![*arg(args, 0)])
+            Ok(smallvec![*arg(args, 0)])
         }),
     );
     methods.set(
         Value::interned("close"),
-        Vm::native("close", |_vm, _a| Ok(vec![Value::Boolean(true)])),
+        Vm::native("close", |_vm, _a| Ok(smallvec![Value::Boolean(true)])),
     );
     methods.set(
         Value::interned("setvbuf"),
-        Vm::native("setvbuf", |_vm, _a| Ok(vec![Value::Boolean(true)])),
+        Vm::native("setvbuf", |_vm, _a| Ok(smallvec![Value::Boolean(true)])),
     );
     meta.set(Value::interned("__index"), Value::Tab(methods));
     meta.set(Value::interned("__name"), Value::str("FILE*"));
     meta.set(
         Value::interned("__tostring"),
-        Vm::native("tostring", move |_vm, _a| Ok(vec![Value::str(name)])),
+        Vm::native("tostring", move |_vm, _a| Ok(smallvec![Value::str(name)])),
     );
     t.meta.set(Some(meta));
     Value::Tab(t)
@@ -201,8 +203,8 @@ pub fn open(vm: &mut Vm) {
                     if !args.is_empty() {
                         return Err(vm.native_error("io.lines with a file name is not supported"));
                     }
-                    Ok(vec![Vm::native("lines_iter", |_vm, _a| {
-                        Ok(vec![read_line(false)
+                    Ok(smallvec![Vm::native("lines_iter", |_vm, _a| {
+                        Ok(smallvec![read_line(false)
                             .map(|b| Value::bytes(&b))
                             .unwrap_or_default()])
                     })])
@@ -217,7 +219,7 @@ pub fn open(vm: &mut Vm) {
     // `io.write` returns `io.stdout` as it was at startup: the native keeps it.
     let write = Vm::native_keeping("io.write", vec![out2], move |vm, args| {
         write_values(vm, args, 0, false)?;
-        Ok(vec![out2])
+        Ok(smallvec![out2])
     });
     io.set(Value::interned("write"), write);
     io.set(Value::interned("stdout"), stdout);
@@ -230,7 +232,7 @@ pub fn open(vm: &mut Vm) {
         vec![
             (
                 "clock",
-                nf(move |_vm, _a| Ok(vec![Value::Num(start.elapsed().as_secs_f64())])),
+                nf(move |_vm, _a| Ok(smallvec![Value::Num(start.elapsed().as_secs_f64())])),
             ),
             (
                 "time",
@@ -239,7 +241,7 @@ pub fn open(vm: &mut Vm) {
                         .duration_since(std::time::UNIX_EPOCH)
                         .map(|d| d.as_secs() as i64)
                         .unwrap_or(0);
-                    Ok(vec![Value::Int(t)])
+                    Ok(smallvec![Value::Int(t)])
                 }),
             ),
             (
@@ -247,7 +249,7 @@ pub fn open(vm: &mut Vm) {
                 nf(|vm, a| {
                     let k = super::check_str(vm, a, 0)?;
                     let k = String::from_utf8_lossy(&k.bytes).into_owned();
-                    Ok(vec![std::env::var(k)
+                    Ok(smallvec![std::env::var(k)
                         .map(|v| Value::str(&v))
                         .unwrap_or_default()])
                 }),

@@ -2,8 +2,10 @@
 //! `math.randomseed(n)` gives the same sequence).
 
 use super::{arg, check_f64, check_int, check_num, nf, register};
+use crate::value::Rets;
 use crate::value::{float_to_int, Value};
 use crate::vm::{LResult, Vm};
+use smallvec::smallvec;
 
 fn rotl(x: u64, n: u32) -> u64 {
     x.rotate_left(n)
@@ -50,14 +52,14 @@ fn project(mut ran: u64, n: u64, s: &mut [u64; 4]) -> u64 {
     }
 }
 
-fn random(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn random(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let rv = next_rand(&mut vm.rng);
     let (low, up) = match args.len() {
-        0 => return Ok(vec![Value::Num((rv >> 11) as f64 * (0.5f64).powi(53))]),
+        0 => return Ok(smallvec![Value::Num((rv >> 11) as f64 * (0.5f64).powi(53))]),
         1 => {
             let up = check_int(vm, args, 0)?;
             if up == 0 {
-                return Ok(vec![Value::Int(rv as i64)]);
+                return Ok(smallvec![Value::Int(rv as i64)]);
             }
             (1, up)
         }
@@ -68,15 +70,15 @@ fn random(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         return Err(vm.arg_error(1, "interval is empty"));
     }
     let r = project(rv, (up as u64).wrapping_sub(low as u64), &mut vm.rng);
-    Ok(vec![Value::Int(r.wrapping_add(low as u64) as i64)])
+    Ok(smallvec![Value::Int(r.wrapping_add(low as u64) as i64)])
 }
 
-fn floor_ceil(vm: &mut Vm, args: &[Value], ceil: bool) -> LResult<Vec<Value>> {
+fn floor_ceil(vm: &mut Vm, args: &[Value], ceil: bool) -> LResult<Rets> {
     match check_num(vm, args, 0)? {
-        Value::Int(i) => Ok(vec![Value::Int(i)]),
+        Value::Int(i) => Ok(smallvec![Value::Int(i)]),
         Value::Num(f) => {
             let r = if ceil { f.ceil() } else { f.floor() };
-            Ok(vec![match float_to_int(r) {
+            Ok(smallvec![match float_to_int(r) {
                 Some(i) => Value::Int(i),
                 None => Value::Num(r),
             }])
@@ -85,7 +87,7 @@ fn floor_ceil(vm: &mut Vm, args: &[Value], ceil: bool) -> LResult<Vec<Value>> {
     }
 }
 
-fn minmax(vm: &mut Vm, args: &[Value], max: bool) -> LResult<Vec<Value>> {
+fn minmax(vm: &mut Vm, args: &[Value], max: bool) -> LResult<Rets> {
     if args.is_empty() {
         return Err(vm.arg_error(1, "value expected"));
     }
@@ -101,11 +103,11 @@ fn minmax(vm: &mut Vm, args: &[Value], max: bool) -> LResult<Vec<Value>> {
             best = v;
         }
     }
-    Ok(vec![best])
+    Ok(smallvec![best])
 }
 
 fn f1(f: fn(f64) -> f64) -> crate::value::NativeFn {
-    nf(move |vm, a| Ok(vec![Value::Num(f(check_f64(vm, a, 0)?))]))
+    nf(move |vm, a| Ok(smallvec![Value::Num(f(check_f64(vm, a, 0)?))]))
 }
 
 /// Loads the math library.
@@ -120,7 +122,7 @@ pub fn open(vm: &mut Vm) {
             (
                 "abs",
                 nf(|vm, a| {
-                    Ok(vec![match check_num(vm, a, 0)? {
+                    Ok(smallvec![match check_num(vm, a, 0)? {
                         Value::Int(i) => Value::Int(i.wrapping_abs()),
                         Value::Num(f) => Value::Num(f.abs()),
                         _ => unreachable!(),
@@ -144,7 +146,7 @@ pub fn open(vm: &mut Vm) {
                         Value::Nil => 1.0,
                         _ => check_f64(vm, a, 1)?,
                     };
-                    Ok(vec![Value::Num(y.atan2(x))])
+                    Ok(smallvec![Value::Num(y.atan2(x))])
                 }),
             ),
             (
@@ -164,7 +166,7 @@ pub fn open(vm: &mut Vm) {
                             }
                         }
                     };
-                    Ok(vec![Value::Num(r)])
+                    Ok(smallvec![Value::Num(r)])
                 }),
             ),
             (
@@ -174,28 +176,30 @@ pub fn open(vm: &mut Vm) {
                         if y == 0 {
                             return Err(vm.arg_error(2, "zero"));
                         }
-                        Ok(vec![Value::Int(if y == -1 { 0 } else { x % y })])
+                        Ok(smallvec![Value::Int(if y == -1 { 0 } else { x % y })])
                     }
-                    (x, y) => Ok(vec![Value::Num(x.as_f64().unwrap() % y.as_f64().unwrap())]),
+                    (x, y) => Ok(smallvec![Value::Num(
+                        x.as_f64().unwrap() % y.as_f64().unwrap()
+                    )]),
                 }),
             ),
             (
                 "modf",
                 nf(|vm, a| {
                     if let Value::Int(i) = check_num(vm, a, 0)? {
-                        return Ok(vec![Value::Int(i), Value::Num(0.0)]);
+                        return Ok(smallvec![Value::Int(i), Value::Num(0.0)]);
                     }
                     let x = check_f64(vm, a, 0)?;
                     let ip = if x.is_infinite() { x } else { x.trunc() };
                     let fp = if x == ip { 0.0 } else { x - ip };
                     let ipv = float_to_int(ip).map(Value::Int).unwrap_or(Value::Num(ip));
-                    Ok(vec![ipv, Value::Num(fp)])
+                    Ok(smallvec![ipv, Value::Num(fp)])
                 }),
             ),
             (
                 "tointeger",
                 nf(|_vm, a| {
-                    Ok(vec![match arg(a, 0) {
+                    Ok(smallvec![match arg(a, 0) {
                         Value::Int(i) => Value::Int(*i),
                         Value::Num(f) => float_to_int(*f).map(Value::Int).unwrap_or(Value::Nil),
                         Value::Str(_) => {
@@ -211,7 +215,7 @@ pub fn open(vm: &mut Vm) {
                     if a.is_empty() {
                         return Err(vm.arg_error(1, "value expected"));
                     }
-                    Ok(vec![match &a[0] {
+                    Ok(smallvec![match &a[0] {
                         Value::Int(_) => Value::str("integer"),
                         Value::Num(_) => Value::str("float"),
                         _ => Value::Nil,
@@ -223,7 +227,7 @@ pub fn open(vm: &mut Vm) {
                 nf(|vm, a| {
                     let x = check_int(vm, a, 0)?;
                     let y = check_int(vm, a, 1)?;
-                    Ok(vec![Value::Boolean((x as u64) < (y as u64))])
+                    Ok(smallvec![Value::Boolean((x as u64) < (y as u64))])
                 }),
             ),
             ("max", nf(|vm, a| minmax(vm, a, true))),
@@ -239,7 +243,7 @@ pub fn open(vm: &mut Vm) {
                     };
                     let n2 = super::opt_int(vm, a, 1, 0)?;
                     set_seed(&mut vm.rng, n1 as u64, n2 as u64);
-                    Ok(vec![Value::Int(n1), Value::Int(n2)])
+                    Ok(smallvec![Value::Int(n1), Value::Int(n2)])
                 }),
             ),
         ],

@@ -129,7 +129,7 @@ pub fn opt_str(vm: &Vm, args: &[Value], i: usize) -> LResult<Option<Gc<LStr>>> {
 
 /// Boxes a native body.
 pub fn nf(
-    f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
+    f: impl Fn(&mut Vm, &[Value]) -> LResult<crate::value::Rets> + 'static,
 ) -> crate::value::NativeFn {
     Box::new(f)
 }

@@ -3,8 +3,10 @@
 
 use super::pattern::{is_plain, Capture, Matcher};
 use super::{arg, check_int, check_str, nf, opt_int, register, type_error};
+use crate::value::Rets;
 use crate::value::{LStr, Value};
 use crate::vm::{LResult, Vm};
+use smallvec::smallvec;
 use std::cell::Cell;
 
 /// Start index `i` (1-based, negative from the end) as a 0-based offset clamped to `0..=len`.
@@ -31,14 +33,14 @@ fn end_pos(j: i64, len: usize) -> usize {
     }
 }
 
-fn sub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn sub(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let s = check_str(vm, args, 0)?;
     let i = opt_int(vm, args, 1, 1)?;
     let j = opt_int(vm, args, 2, -1)?;
     let len = s.bytes.len();
     let a = start_pos(i, len);
     let b = end_pos(j, len);
-    Ok(vec![if a < b {
+    Ok(smallvec![if a < b {
         Value::bytes(&s.bytes[a..b])
     } else {
         Value::str("")
@@ -63,7 +65,7 @@ fn captures(
     (0..n).map(|i| push_capture(m, src, i, s, e)).collect()
 }
 
-fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Vec<Value>> {
+fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Rets> {
     let s = check_str(vm, args, 0)?;
     let p = check_str(vm, args, 1)?;
     let init = opt_int(vm, args, 2, 1)?;
@@ -76,7 +78,7 @@ fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Vec<Value>> {
         (len - init.unsigned_abs() as usize) as u64
     };
     if init > len as u64 {
-        return Ok(vec![Value::Nil]);
+        return Ok(smallvec![Value::Nil]);
     }
     let init = init as usize;
     let src = &s.bytes[..];
@@ -91,8 +93,8 @@ fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Vec<Value>> {
                 .map(|x| x + init)
         };
         return Ok(match pos {
-            Some(x) => vec![Value::Int(x as i64 + 1), Value::Int((x + pat.len()) as i64)],
-            None => vec![Value::Nil],
+            Some(x) => smallvec![Value::Int(x as i64 + 1), Value::Int((x + pat.len()) as i64)],
+            None => smallvec![Value::Nil],
         });
     }
     let (anchor, pstart) = if pat.first() == Some(&b'^') {
@@ -111,20 +113,20 @@ fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Vec<Value>> {
                 if find {
                     let mut r = vec![Value::Int(st as i64 + 1), Value::Int(e as i64)];
                     r.extend(caps);
-                    return Ok(r);
+                    return Ok(r.into());
                 }
-                return Ok(caps);
+                return Ok(caps.into());
             }
             Ok(None) => {}
         }
         st += 1;
         if anchor || st > src.len() {
-            return Ok(vec![Value::Nil]);
+            return Ok(smallvec![Value::Nil]);
         }
     }
 }
 
-fn gmatch(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn gmatch(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let s = check_str(vm, args, 0)?;
     let p = check_str(vm, args, 1)?;
     let init = opt_int(vm, args, 2, 1)?;
@@ -148,16 +150,18 @@ fn gmatch(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
                 Ok(Some(e)) if Some(e) != last.get() => {
                     pos.set(e);
                     last.set(Some(e));
-                    return captures(&m, src, st, e, true).map_err(|e| vm.native_error(&e));
+                    return captures(&m, src, st, e, true)
+                        .map(Rets::from_vec)
+                        .map_err(|e| vm.native_error(&e));
                 }
                 _ => {}
             }
             st += 1;
         }
         pos.set(src.len() + 1);
-        Ok(vec![])
+        Ok(smallvec![])
     });
-    Ok(vec![f])
+    Ok(smallvec![f])
 }
 
 fn add_value(
@@ -228,7 +232,7 @@ fn add_value(
     Ok(())
 }
 
-fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let s = check_str(vm, args, 0)?;
     let p = check_str(vm, args, 1)?;
     let repl = *arg(args, 2);
@@ -282,15 +286,15 @@ fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     if st < src.len() {
         out.extend_from_slice(&src[st..]);
     }
-    Ok(vec![Value::bytes(&out), Value::Int(n)])
+    Ok(smallvec![Value::bytes(&out), Value::Int(n)])
 }
 
-fn rep(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn rep(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let s = check_str(vm, args, 0)?;
     let n = check_int(vm, args, 1)?;
     let sep = super::opt_str(vm, args, 2)?;
     if n <= 0 {
-        return Ok(vec![Value::str("")]);
+        return Ok(smallvec![Value::str("")]);
     }
     let seplen = sep.as_ref().map(|x| x.bytes.len()).unwrap_or(0);
     let total = (s.bytes.len() as u128 + seplen as u128) * n as u128;
@@ -306,10 +310,10 @@ fn rep(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         }
         out.extend_from_slice(&s.bytes);
     }
-    Ok(vec![Value::bytes(&out)])
+    Ok(smallvec![Value::bytes(&out)])
 }
 
-fn byte(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn byte(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let s = check_str(vm, args, 0)?;
     let i = opt_int(vm, args, 1, 1)?;
     let j = opt_int(vm, args, 2, i)?;
@@ -321,7 +325,7 @@ fn byte(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         .collect())
 }
 
-fn char_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn char_(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let mut out = Vec::with_capacity(args.len());
     for i in 0..args.len() {
         let c = check_int(vm, args, i)?;
@@ -330,12 +334,12 @@ fn char_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         }
         out.push(c as u8);
     }
-    Ok(vec![Value::bytes(&out)])
+    Ok(smallvec![Value::bytes(&out)])
 }
 
-fn map_bytes(vm: &mut Vm, args: &[Value], f: fn(&[u8]) -> Vec<u8>) -> LResult<Vec<Value>> {
+fn map_bytes(vm: &mut Vm, args: &[Value], f: fn(&[u8]) -> Vec<u8>) -> LResult<Rets> {
     let s = check_str(vm, args, 0)?;
-    Ok(vec![Value::Str(LStr::new(&f(&s.bytes)))])
+    Ok(smallvec![Value::Str(LStr::new(&f(&s.bytes)))])
 }
 
 /// Loads the string library and the string metatable.
@@ -346,7 +350,11 @@ pub fn open(vm: &mut Vm) {
         vec![
             (
                 "len",
-                nf(|vm, a| Ok(vec![Value::Int(check_str(vm, a, 0)?.bytes.len() as i64)])),
+                nf(|vm, a| {
+                    Ok(smallvec![Value::Int(
+                        check_str(vm, a, 0)?.bytes.len() as i64
+                    )])
+                }),
             ),
             ("sub", nf(sub)),
             (

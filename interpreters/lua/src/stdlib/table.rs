@@ -2,8 +2,10 @@
 //! order function is detected the same way), pack, unpack, move.
 
 use super::{arg, check_int, check_table, nf, opt_int, register, type_error};
+use crate::value::Rets;
 use crate::value::{TRef, Value};
 use crate::vm::{debug_none, LResult, Vm};
+use smallvec::smallvec;
 
 fn geti(vm: &mut Vm, t: &TRef, i: i64) -> LResult<Value> {
     if t.meta.get().is_none() {
@@ -30,7 +32,7 @@ fn len(vm: &mut Vm, t: &TRef) -> LResult<i64> {
     }
 }
 
-fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = check_table(vm, args, 0)?;
     let e = len(vm, &t)?.wrapping_add(1);
     match args.len() {
@@ -42,7 +44,7 @@ fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
             }
             let all_in_array = t.arr_len() as i64 == e - 1;
             if all_in_array && t.insert_at(pos, args[2]) {
-                return Ok(vec![]);
+                return Ok(smallvec![]);
             }
             let mut i = e;
             while i > pos {
@@ -54,10 +56,10 @@ fn insert(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         }
         _ => return Err(vm.native_error("wrong number of arguments to 'insert'")),
     }
-    Ok(vec![])
+    Ok(smallvec![])
 }
 
-fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = check_table(vm, args, 0)?;
     let size = len(vm, &t)?;
     let mut pos = opt_int(vm, args, 1, size)?;
@@ -68,7 +70,7 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
     if all_in_array {
         let removed = t.remove_at(pos);
         if let Some(r) = removed {
-            return Ok(vec![r]);
+            return Ok(smallvec![r]);
         }
     }
     let r = geti(vm, &t, pos)?;
@@ -78,10 +80,10 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         pos += 1;
     }
     seti(vm, &t, pos, Value::Nil)?;
-    Ok(vec![r])
+    Ok(smallvec![r])
 }
 
-fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = check_table(vm, args, 0)?;
     let sep = super::opt_str(vm, args, 1)?;
     let i = opt_int(vm, args, 2, 1)?;
@@ -116,7 +118,7 @@ fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         }
         k += 1;
     }
-    Ok(vec![Value::bytes(&out)])
+    Ok(smallvec![Value::bytes(&out)])
 }
 
 fn sort_lt(vm: &mut Vm, cmp: &Value, a: &Value, b: &Value) -> LResult<bool> {
@@ -181,7 +183,7 @@ fn auxsort(vm: &mut Vm, a: &mut [Value], mut lo: i64, mut up: i64, cmp: &Value) 
     Ok(())
 }
 
-fn sort(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn sort(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = check_table(vm, args, 0)?;
     let n = len(vm, &t)?;
     let cmp = *arg(args, 1);
@@ -200,10 +202,10 @@ fn sort(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         }
         r?;
     }
-    Ok(vec![])
+    Ok(smallvec![])
 }
 
-fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = super::new_table();
     let n = args.len();
     {
@@ -213,10 +215,10 @@ fn pack(_vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
         }
         tb.set(Value::interned("n"), Value::Int(n as i64));
     }
-    Ok(vec![Value::Tab(t)])
+    Ok(smallvec![Value::Tab(t)])
 }
 
-fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
+fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let a1 = check_table(vm, args, 0)?;
     let f = check_int(vm, args, 1)?;
     let e = check_int(vm, args, 2)?;
@@ -249,7 +251,7 @@ fn move_(vm: &mut Vm, args: &[Value]) -> LResult<Vec<Value>> {
             }
         }
     }
-    Ok(vec![Value::Tab(a2)])
+    Ok(smallvec![Value::Tab(a2)])
 }
 
 /// Loads the table library.

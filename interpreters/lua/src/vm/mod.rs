@@ -673,7 +673,7 @@ impl Vm {
         self.varargs.truncate(end);
     }
 
-    fn place_results(&mut self, func: usize, rets: Vec<Value>, nres: i32) {
+    fn place_results(&mut self, func: usize, rets: crate::value::Rets, nres: i32) {
         let n = rets.len();
         let want = if nres < 0 { n } else { nres as usize };
         self.ensure_stack(func + want.max(n) + 1);
@@ -734,7 +734,7 @@ impl Vm {
     /// A native function value whose body captures no value of the heap.
     pub fn native(
         name: &str,
-        f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
+        f: impl Fn(&mut Vm, &[Value]) -> LResult<crate::value::Rets> + 'static,
     ) -> Value {
         Vm::native_keeping(name, vec![], f)
     }
@@ -744,7 +744,7 @@ impl Vm {
     pub fn native_keeping(
         name: &str,
         keep: Vec<Value>,
-        f: impl Fn(&mut Vm, &[Value]) -> LResult<Vec<Value>> + 'static,
+        f: impl Fn(&mut Vm, &[Value]) -> LResult<crate::value::Rets> + 'static,
     ) -> Value {
         Value::Builtin(Gc::new(Native {
             name: name.to_string(),

@@ -54,13 +54,7 @@ fn push_capture(m: &Matcher, src: &[u8], i: usize, s: usize, e: usize) -> Result
     })
 }
 
-fn captures(
-    m: &Matcher,
-    src: &[u8],
-    s: usize,
-    e: usize,
-    whole: bool,
-) -> Result<Vec<Value>, String> {
+fn captures(m: &Matcher, src: &[u8], s: usize, e: usize, whole: bool) -> Result<Rets, String> {
     let n = if m.level == 0 && whole { 1 } else { m.level };
     (0..n).map(|i| push_capture(m, src, i, s, e)).collect()
 }
@@ -111,11 +105,11 @@ fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Rets> {
             Ok(Some(e)) => {
                 let caps = captures(&m, src, st, e, !find).map_err(|e| vm.native_error(&e))?;
                 if find {
-                    let mut r = vec![Value::Int(st as i64 + 1), Value::Int(e as i64)];
+                    let mut r: Rets = smallvec![Value::Int(st as i64 + 1), Value::Int(e as i64)];
                     r.extend(caps);
-                    return Ok(r.into());
+                    return Ok(r);
                 }
-                return Ok(caps.into());
+                return Ok(caps);
             }
             Ok(None) => {}
         }
@@ -150,9 +144,7 @@ fn gmatch(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
                 Ok(Some(e)) if Some(e) != last.get() => {
                     pos.set(e);
                     last.set(Some(e));
-                    return captures(&m, src, st, e, true)
-                        .map(Rets::from_vec)
-                        .map_err(|e| vm.native_error(&e));
+                    return captures(&m, src, st, e, true).map_err(|e| vm.native_error(&e));
                 }
                 _ => {}
             }
@@ -216,7 +208,7 @@ fn add_value(
         }
         _ => {
             let caps = captures(m, src, s, e, true).map_err(|e| vm.native_error(&e))?;
-            vm.call1(repl, caps)?
+            vm.call1(repl, caps.into_vec())?
         }
     };
     match &v {

@@ -315,9 +315,9 @@ where
 ///
 /// The rule, the same in every checker: integers, `bool` and `char` by value; floats by their
 /// bits (so a NaN result equals the same NaN: `f64::NAN` claimed for `f64::NAN` holds, while
-/// two NaNs with different bits, which `to_bits` tells apart, differ); references and raw
-/// pointers by address (identity): the JIT replaces the call with the claimed reference itself,
-/// so an equal object at another address is not the same result. Other types (user enums, for
+/// two NaNs with different bits, which `to_bits` tells apart, differ); references, raw
+/// pointers and [`crate::gc::Gc`]s by address (identity): the JIT replaces the call with the
+/// claimed reference itself, so an equal object at another address is not the same result. Other types (user enums, for
 /// example) fall back to `PartialEq` and `Debug`.
 pub trait HintValue {
     /// Whether the two values are the same in the sense above.
@@ -413,6 +413,17 @@ impl<T: ?Sized> HintValue for *mut T {
     }
     fn hint_show(&self) -> String {
         format!("{:p}", *self)
+    }
+    fn hint_is_address(&self) -> bool {
+        true
+    }
+}
+impl<T: 'static> HintValue for crate::gc::Gc<T> {
+    fn hint_eq(&self, other: &Self) -> bool {
+        crate::gc::Gc::ptr_eq(*self, *other)
+    }
+    fn hint_show(&self) -> String {
+        format!("{:p}", self.as_ptr())
     }
     fn hint_is_address(&self) -> bool {
         true

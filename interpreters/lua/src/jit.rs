@@ -461,6 +461,8 @@ const NATIVE_OTHER: u8 = 0;
 const NATIVE_FLOOR: u8 = 1;
 const NATIVE_SQRT: u8 = 2;
 const NATIVE_SETMETATABLE: u8 = 3;
+const NATIVE_TYPE: u8 = 4;
+const NATIVE_SUB: u8 = 5;
 
 /// Which native `n` is, for [`fast_native`]: by its name, which only the standard library
 /// gives (natives are made by the library alone). Its argument is a constant in a trace (the
@@ -471,6 +473,8 @@ fn native_kind(n: Gc<Native>) -> u8 {
         "math.floor" => NATIVE_FLOOR,
         "math.sqrt" => NATIVE_SQRT,
         "setmetatable" => NATIVE_SETMETATABLE,
+        "type" => NATIVE_TYPE,
+        "string.sub" => NATIVE_SUB,
         _ => NATIVE_OTHER,
     }
 }
@@ -487,11 +491,42 @@ fn float_sqrt(x: f64) -> f64 {
     x.sqrt()
 }
 
+/// The interned name `type` gives for type code `code` (the order of [`TYPE_NAMES`]).
+#[elidable]
+fn type_str(code: i64) -> Gc<LStr> {
+    crate::value::intern(TYPE_NAMES[code as usize].as_bytes())
+}
+
+/// What `type` returns, by the codes [`fast_native`] gives the values.
+const TYPE_NAMES: [&str; 6] = ["nil", "boolean", "number", "string", "table", "function"];
+
+/// The interned string of byte `a` of `s` (`s:sub(i, i)`; strings of one byte are interned,
+/// so two such strings of one byte are one object, whatever call made them).
+#[elidable]
+fn one_byte_str(s: Gc<LStr>, a: i64) -> Gc<LStr> {
+    crate::value::intern(&s.bytes[a as usize..a as usize + 1])
+}
+
+/// The empty string (interned).
+#[elidable]
+fn empty_str() -> Gc<LStr> {
+    crate::value::intern(b"")
+}
+
+/// A new string of bytes `a..b` of `s` (at least two). It writes no memory that traced code
+/// reads: the new string is fresh memory, and the native allocation never collects.
+#[dont_look_inside(writes_nothing)]
+fn sub_str(s: Gc<LStr>, a: i64, b: i64) -> Gc<LStr> {
+    LStr::new(&s.bytes[a as usize..b as usize])
+}
+
 /// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 or 1)
 /// results, run inline when it is one of a few with simple arguments: `math.floor` and
-/// `math.sqrt` of a number, `setmetatable` of a table without a metatable. A trace then has
-/// no call where [`simple`] would call the native (and make the optimizer forget what it
-/// knows of memory). False (nothing done) otherwise.
+/// `math.sqrt` of a number, `setmetatable` of a table without a metatable, `type` of any
+/// value, `string.sub` of a string and integers. A trace then has no call where [`simple`]
+/// would call the native (and make the optimizer forget what it knows of memory): `type`
+/// folds to a constant string under the guard on its argument's tag, and `s:sub(i, i)` is an
+/// elidable lookup of the interned one-byte string. False (nothing done) otherwise.
 // The codewriter takes no ranges outside `for` loops, so no `contains` here.
 #[allow(clippy::manual_range_contains)]
 #[look_inside]
@@ -535,6 +570,64 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
         }
         t.meta.set(Some(m));
         Value::Tab(t)
+    } else if kind == NATIVE_TYPE && nargs == 1 {
+        let code = match vm.stack[func + 1] {
+            Value::Nil => 0,
+            Value::Boolean(_) => 1,
+            Value::Int(_) | Value::Num(_) => 2,
+            Value::Str(_) => 3,
+            Value::Tab(_) => 4,
+            Value::LFunc(_) | Value::Builtin(_) => 5,
+        };
+        Value::Str(type_str(code))
+    } else if kind == NATIVE_SUB && (nargs == 2 || nargs == 3) {
+        // `string.sub(s, i [, j])` with integer positions: the stdlib's `start_pos` and
+        // `end_pos` (0-based start, exclusive end), then the bytes `a..b`.
+        let s = match vm.stack[func + 1] {
+            Value::Str(s) => s,
+            _ => return false,
+        };
+        let i = match vm.stack[func + 2] {
+            Value::Int(i) => i,
+            _ => return false,
+        };
+        let mut j = -1;
+        if nargs == 3 {
+            j = match vm.stack[func + 3] {
+                Value::Int(j) => j,
+                _ => return false,
+            };
+        }
+        let len = str_len(s);
+        let a = if i > 0 {
+            if i - 1 < len {
+                i - 1
+            } else {
+                len
+            }
+        } else if i == 0 || i < -len {
+            0
+        } else {
+            len + i
+        };
+        let b = if j > len {
+            len
+        } else if j >= 0 {
+            j
+        } else if j < -len {
+            0
+        } else {
+            len + 1 + j
+        };
+        if a < b {
+            if b - a == 1 {
+                Value::Str(one_byte_str(s, a))
+            } else {
+                Value::Str(sub_str(s, a, b))
+            }
+        } else {
+            Value::Str(empty_str())
+        }
     } else {
         return false;
     };

@@ -1013,3 +1013,53 @@ fn an_integer_then_a_float_in_one_register_is_the_float() {
     assert!(!traces.is_empty(), "no loop compiled");
     assert_eq!(r, 1);
 }
+
+/// `type(x)` and `s:sub(i, j)` with integer positions run in the portal (`fast_native`): a
+/// loop of them compiles with no call of `simple`; `type` folds to a constant string under the
+/// guard on its argument's tag, and a one-byte `sub` is the interned string (so `==` with a
+/// one-byte constant is one pointer comparison).
+#[test]
+fn type_and_sub_compile_without_simple() {
+    let src = "local s = 'a{b}c[d]e' local n = 0
+         for i = 1, 3000 do
+           local k = i % #s + 1
+           local c = s:sub(k, k)
+           if c == '{' or c == '[' then n = n + 1 end
+           if type(c) == 'string' and type(i) == 'number' then n = n + 2 end
+           if #s:sub(k, k + 2) == 3 then n = n + 4 end
+         end
+         R = n";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let loop0 = &traces[0];
+    assert!(!loop0.contains("ConstFn(simple)"), "{loop0}");
+    assert!(!loop0.contains("ConstFn(type_str)"), "type folds: {loop0}");
+    assert!(loop0.contains("ConstFn(one_byte_str)"), "{loop0}");
+}
+
+/// `string.sub`'s positions in the portal follow the library's: zero, negative, past either
+/// end, `j` omitted, floats and strings left to the library; the JIT, the plain loop and
+/// jitcode give the same strings.
+#[test]
+fn sub_positions_match_the_library() {
+    let src = "local s = 'hello, world' local acc = 0
+         local is = {0, 1, 2, 5, 12, 13, 40, -1, -3, -12, -13, -40, 2.0, '3'}
+         for r = 1, 60 do
+           for _, i in ipairs(is) do
+             for _, j in ipairs(is) do
+               local x = s:sub(i, j)
+               local y = s:sub(i)
+               acc = (acc * 31 + #x * 7 + #y + (x:byte(1) or 0)) % 1000000007
+             end
+           end
+         end
+         R = acc";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(jitcode, plain);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+}

@@ -664,3 +664,19 @@ pub fn panic_message(e: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_else(|| "<non-string panic>".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::HintValue;
+    use crate::gc::Gc;
+
+    #[test]
+    fn gcs_compare_by_identity_not_content() {
+        let (a, b) = (Gc::new(7i64), Gc::new(7i64));
+        assert!(a.hint_eq(&a));
+        assert!(!a.hint_eq(&b), "equal contents, two objects");
+        assert!(a.hint_is_address());
+        assert_eq!(a.hint_show(), format!("{:p}", a.as_ptr()));
+        assert!(Some(a).hint_eq(&Some(a)) && !Some(a).hint_eq(&Some(b)));
+    }
+}

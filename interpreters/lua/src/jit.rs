@@ -44,13 +44,11 @@ pub fn configure(mode: Mode, params: &[String]) -> Result<(), String> {
 }
 
 /// True for an instruction the portal runs without [`step`]: inline, or as one [`simple`]
-/// call, or (Lua calls and returns with a fixed number of values) by following it into the
-/// callee or the caller. The others are varargs and open results.
+/// call, or (Lua calls and returns) by following it into the callee or the caller. The others
+/// are varargs. A call or return of open values (`f(g(x))`, `return f(...)`, `return x, g()`:
+/// up to `vm.top`, which the call before set) takes the count from `vm.top`, promoted.
 fn portal_inline(op: &Op) -> bool {
-    !matches!(
-        op,
-        Op::Vararg(..) | Op::CallV(_, 0, _) | Op::TailCall(_, 0) | Op::Ret(_, 0)
-    )
+    !matches!(op, Op::Vararg(..))
 }
 
 /// The longest list store (`SetList`, of a fixed count or up to the top) that the portal runs
@@ -1661,19 +1659,25 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 pc += 1;
                 continue;
             }
-            Op::CallV(a, b, c) if b != 0 => {
-                if let Value::Builtin(native) = vm.stack[base + a as usize] {
+            Op::CallV(a, b, c) => {
+                let func = base + a as usize;
+                // `b == 0`: the arguments go up to `vm.top` (`f(g(x))`, `f(...)`).
+                let mut nargs = b as usize;
+                if b == 0 {
+                    nargs = promote!(vm.top - func);
+                }
+                nargs -= 1;
+                if let Value::Builtin(native) = vm.stack[func] {
                     let n = promote!(native);
-                    if fast_native(vm, n, base + a as usize, b as usize - 1, c as i32 - 1) {
+                    if fast_native(vm, n, func, nargs, c as i32 - 1) {
                         pc += 1;
                         continue;
                     }
                 }
                 // A Lua function: the portal follows the call into it (the trace inlines it).
-                if let Value::LFunc(f) = vm.stack[base + a as usize] {
+                if let Value::LFunc(f) = vm.stack[func] {
                     let p = f.proto;
-                    let func = base + a as usize;
-                    let (nargs, nres) = (b as usize - 1, c as i32 - 1);
+                    let nres = c as i32 - 1;
                     let mut nb = call_fast(vm, f, func, nargs, nres, pc + 1);
                     if nb == 0 {
                         nb = call_lua(vm, func, nargs, nres, pc + 1);
@@ -1745,10 +1749,15 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     continue;
                 }
             }
-            Op::TailCall(a, b) if b != 0 => {
-                if let Value::LFunc(f) = vm.stack[base + a as usize] {
+            Op::TailCall(a, b) => {
+                let func = base + a as usize;
+                let mut nargs = b as usize;
+                if b == 0 {
+                    nargs = promote!(vm.top - func);
+                }
+                nargs -= 1;
+                if let Value::LFunc(f) = vm.stack[func] {
                     let p = f.proto;
-                    let (func, nargs) = (base + a as usize, b as usize - 1);
                     if tail_fast(vm, f, base, func, nargs) || tail_call_lua(vm, base, func, nargs) {
                         proto = p;
                         pc = 0;
@@ -1756,10 +1765,9 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         continue;
                     }
                 }
-                if let Value::Builtin(_) = vm.stack[base + a as usize] {
+                if let Value::Builtin(_) = vm.stack[func] {
                     // `return f(...)` of a native: its call, then the return of its results.
-                    let func = base + a as usize;
-                    let r = tail_native(vm, pc, base, func, b as usize - 1, stop);
+                    let r = tail_native(vm, pc, base, func, nargs, stop);
                     if r < 0 {
                         return r;
                     }
@@ -1769,8 +1777,14 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                     continue;
                 }
             }
-            Op::Ret(a, b) if b != 0 => {
-                let (from, n) = (base + a as usize, b as usize - 1);
+            Op::Ret(a, b) => {
+                let from = base + a as usize;
+                // `b == 0`: the values go up to `vm.top` (`return x, g()`, `return ...`).
+                let mut n = b as usize;
+                if b == 0 {
+                    n = promote!(vm.top - from + 1);
+                }
+                n -= 1;
                 let mut r = return_fast(vm, base, from, n, stop);
                 if r == NOT_FAST {
                     r = return_lua(vm, base, from, n, stop);

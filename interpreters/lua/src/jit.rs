@@ -461,6 +461,7 @@ const NATIVE_SQRT: u8 = 2;
 const NATIVE_SETMETATABLE: u8 = 3;
 const NATIVE_TYPE: u8 = 4;
 const NATIVE_SUB: u8 = 5;
+const NATIVE_BYTE: u8 = 6;
 
 /// Which native `n` is, for [`fast_native`]: by its name, which only the standard library
 /// gives (natives are made by the library alone). Its argument is a constant in a trace (the
@@ -473,6 +474,7 @@ fn native_kind(n: Gc<Native>) -> u8 {
         "setmetatable" => NATIVE_SETMETATABLE,
         "type" => NATIVE_TYPE,
         "string.sub" => NATIVE_SUB,
+        "string.byte" => NATIVE_BYTE,
         _ => NATIVE_OTHER,
     }
 }
@@ -505,6 +507,44 @@ fn one_byte_str(s: Gc<LStr>, a: i64) -> Gc<LStr> {
     crate::value::intern(&s.bytes[a as usize..a as usize + 1])
 }
 
+/// The 0-based start of the positions from 1-based `i` (negative: from the end) in a string
+/// of `len` bytes, clamped to `0..=len` (the library's `start_pos`).
+#[look_inside]
+fn sub_start(i: i64, len: i64) -> i64 {
+    if i > 0 {
+        if i - 1 < len {
+            i - 1
+        } else {
+            len
+        }
+    } else if i == 0 || i < -len {
+        0
+    } else {
+        len + i
+    }
+}
+
+/// The exclusive end of the positions up to 1-based `j` (negative: from the end), clamped to
+/// `0..=len` (the library's `end_pos`).
+#[look_inside]
+fn sub_end(j: i64, len: i64) -> i64 {
+    if j > len {
+        len
+    } else if j >= 0 {
+        j
+    } else if j < -len {
+        0
+    } else {
+        len + 1 + j
+    }
+}
+
+/// Byte `a` of `s`.
+#[elidable]
+fn str_byte(s: Gc<LStr>, a: i64) -> i64 {
+    s.bytes[a as usize] as i64
+}
+
 /// The empty string (interned).
 #[elidable]
 fn empty_str() -> Gc<LStr> {
@@ -521,7 +561,7 @@ fn sub_str(s: Gc<LStr>, a: i64, b: i64) -> Gc<LStr> {
 /// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 or 1)
 /// results, run inline when it is one of a few with simple arguments: `math.floor` and
 /// `math.sqrt` of a number, `setmetatable` of a table without a metatable, `type` of any
-/// value, `string.sub` of a string and integers. A trace then has no call where [`simple`]
+/// value, `string.sub` and `string.byte` (one byte) of a string and integers. A trace then has no call where [`simple`]
 /// would call the native (and make the optimizer forget what it knows of memory): `type`
 /// folds to a constant string under the guard on its argument's tag, and `s:sub(i, i)` is an
 /// elidable lookup of the interned one-byte string. False (nothing done) otherwise.
@@ -597,26 +637,7 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
             };
         }
         let len = str_len(s);
-        let a = if i > 0 {
-            if i - 1 < len {
-                i - 1
-            } else {
-                len
-            }
-        } else if i == 0 || i < -len {
-            0
-        } else {
-            len + i
-        };
-        let b = if j > len {
-            len
-        } else if j >= 0 {
-            j
-        } else if j < -len {
-            0
-        } else {
-            len + 1 + j
-        };
+        let (a, b) = (sub_start(i, len), sub_end(j, len));
         if a < b {
             if b - a == 1 {
                 Value::Str(one_byte_str(s, a))
@@ -625,6 +646,26 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
             }
         } else {
             Value::Str(empty_str())
+        }
+    } else if kind == NATIVE_BYTE && (nargs == 1 || nargs == 2) {
+        // `string.byte(s [, i])`: one byte (`j` is `i`) or none.
+        let s = match vm.stack[func + 1] {
+            Value::Str(s) => s,
+            _ => return false,
+        };
+        let mut i = 1;
+        if nargs == 2 {
+            i = match vm.stack[func + 2] {
+                Value::Int(i) => i,
+                _ => return false,
+            };
+        }
+        let len = str_len(s);
+        let a = sub_start(i, len);
+        if a < sub_end(i, len) {
+            Value::Int(str_byte(s, a))
+        } else {
+            Value::Nil
         }
     } else {
         return false;

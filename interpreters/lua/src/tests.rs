@@ -1027,6 +1027,7 @@ fn type_and_sub_compile_without_simple() {
            if c == '{' or c == '[' then n = n + 1 end
            if type(c) == 'string' and type(i) == 'number' then n = n + 2 end
            if #s:sub(k, k + 2) == 3 then n = n + 4 end
+           n = n + s:byte(k) + (s:byte(-k) or 0)
          end
          R = n";
     let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
@@ -1037,11 +1038,12 @@ fn type_and_sub_compile_without_simple() {
     assert!(!loop0.contains("ConstFn(simple)"), "{loop0}");
     assert!(!loop0.contains("ConstFn(type_str)"), "type folds: {loop0}");
     assert!(loop0.contains("ConstFn(one_byte_str)"), "{loop0}");
+    assert!(loop0.contains("ConstFn(str_byte)"), "{loop0}");
 }
 
-/// `string.sub`'s positions in the portal follow the library's: zero, negative, past either
-/// end, `j` omitted, floats and strings left to the library; the JIT, the plain loop and
-/// jitcode give the same strings.
+/// `string.sub`'s and `string.byte`'s positions in the portal follow the library's: zero,
+/// negative, past either end, `j` omitted, floats and strings left to the library; the JIT,
+/// the plain loop and jitcode give the same strings and bytes.
 #[test]
 fn sub_positions_match_the_library() {
     let src = "local s = 'hello, world' local acc = 0
@@ -1051,7 +1053,8 @@ fn sub_positions_match_the_library() {
              for _, j in ipairs(is) do
                local x = s:sub(i, j)
                local y = s:sub(i)
-               acc = (acc * 31 + #x * 7 + #y + (x:byte(1) or 0)) % 1000000007
+               local b = s:byte(i) or -1
+               acc = (acc * 31 + #x * 7 + #y + (x:byte(1) or 0) + b * 3 + s:byte()) % 1000000007
              end
            end
          end

@@ -1160,6 +1160,14 @@ fn hash_set(t: Gc<Table>, i: i64, v: Value) -> bool {
     true
 }
 
+/// The concatenation of registers `ra..ra + n`, strings and numbers (`Concat` without
+/// metamethods): a new string. It writes no memory that traced code reads (the string is
+/// fresh memory, and the native allocation never collects).
+#[dont_look_inside(writes_nothing)]
+fn concat_regs(vm: &Vm, ra: usize, n: usize) -> Gc<LStr> {
+    crate::vm::concat_plain(&vm.stack[ra..ra + n])
+}
+
 /// A new table with room for `narr` array items and `nhash` hash entries (`NewTable`). It
 /// writes no memory that traced code reads, so a trace keeps what it knows of memory across
 /// `{}` (the call to [`simple`] it replaces writes everything): the new object and the parts
@@ -1418,6 +1426,22 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 vm.stack[base + a as usize] = Value::Boolean(!t);
                 pc += 1;
                 continue;
+            }
+            Op::Concat(a, n) => {
+                // Strings and numbers only (no `__concat`): one allocation.
+                let ra = base + a as usize;
+                let mut k = 0;
+                while k < n as usize {
+                    match vm.stack[ra + k] {
+                        Value::Str(_) | Value::Int(_) | Value::Num(_) => k += 1,
+                        _ => break,
+                    }
+                }
+                if k == n as usize {
+                    vm.stack[ra] = Value::Str(concat_regs(vm, ra, k));
+                    pc += 1;
+                    continue;
+                }
             }
             Op::NewTable(a, narr, nhash) => {
                 vm.stack[base + a as usize] = Value::Tab(new_table(narr as usize, nhash as usize));

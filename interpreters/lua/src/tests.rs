@@ -1096,3 +1096,30 @@ fn open_argument_and_result_counts_are_followed() {
     let loop0 = &traces[0];
     assert!(!loop0.contains("ConstFn(step)"), "{loop0}");
 }
+
+/// `..` of strings and numbers runs in the portal (`concat_regs`, a `writes_nothing`
+/// allocation, not `simple`); with a table among the operands `__concat` applies, through
+/// `simple`. The JIT, the plain loop and jitcode build the same strings.
+#[test]
+fn concat_of_strings_and_numbers_compiles_without_simple() {
+    let src = "local mt = {__concat = function(a, b)
+           return (type(a) == 'table' and 't' or a) .. '+' .. (type(b) == 'table' and 't' or b) end}
+         local obj = setmetatable({}, mt)
+         local n = 0
+         for i = 1, 3000 do
+           local s = 'k' .. i .. ':' .. (i / 4) .. 'x'
+           n = n + #s + #(s .. s)
+           if i % 7 == 0 then n = n + #(obj .. i) + #('a' .. obj) end
+         end
+         R = n";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(jitcode, plain);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+    let loop0 = &traces[0];
+    assert!(loop0.contains("ConstFn(concat_regs)"), "{loop0}");
+    let body = &loop0[loop0.rfind("label(").expect("a loop")..];
+    assert!(!body.contains("ConstFn(simple)"), "{loop0}");
+}

@@ -12,6 +12,7 @@ mod ops;
 pub use arith::ArOp;
 pub(crate) use exec::index_str;
 pub use frames::FrameStack;
+pub(crate) use ops::concat_plain;
 
 use crate::proto::Proto;
 use crate::table::Table;

@@ -326,17 +326,9 @@ impl Vm {
                 while k > 0 && stringable(&vals[k - 1]) {
                     k -= 1;
                 }
-                let mut buf = Vec::new();
-                for v in &vals[k..] {
-                    match v {
-                        Value::Str(s) => buf.extend_from_slice(&s.bytes),
-                        Value::Int(i) => buf.extend_from_slice(i.to_string().as_bytes()),
-                        Value::Num(f) => buf.extend_from_slice(fmt_float(*f).as_bytes()),
-                        _ => unreachable!(),
-                    }
-                }
+                let s = concat_plain(&vals[k..]);
                 vals.truncate(k);
-                vals.push(Value::bytes(&buf));
+                vals.push(Value::Str(s));
             } else {
                 let b = vals.pop().unwrap();
                 let a = vals.pop().unwrap();
@@ -391,4 +383,19 @@ impl Vm {
             Value::Builtin(_) => Value::str(&format!("function: {:#x}", v.ptr())),
         })
     }
+}
+
+/// The concatenation of strings and numbers (no metamethod applies to them): a new string,
+/// numbers written as `tostring` writes them.
+pub(crate) fn concat_plain(vals: &[Value]) -> meta_jit::gc::Gc<crate::value::LStr> {
+    let mut buf = Vec::new();
+    for v in vals {
+        match v {
+            Value::Str(s) => buf.extend_from_slice(&s.bytes),
+            Value::Int(i) => buf.extend_from_slice(i.to_string().as_bytes()),
+            Value::Num(f) => buf.extend_from_slice(fmt_float(*f).as_bytes()),
+            _ => unreachable!("concat_plain of a value that is no string or number"),
+        }
+    }
+    crate::value::LStr::new(&buf)
 }

@@ -462,6 +462,7 @@ const NATIVE_SETMETATABLE: u8 = 3;
 const NATIVE_TYPE: u8 = 4;
 const NATIVE_SUB: u8 = 5;
 const NATIVE_BYTE: u8 = 6;
+const NATIVE_TREMOVE: u8 = 7;
 
 /// Which native `n` is, for [`fast_native`]: by its name, which only the standard library
 /// gives (natives are made by the library alone). Its argument is a constant in a trace (the
@@ -475,6 +476,7 @@ fn native_kind(n: Gc<Native>) -> u8 {
         "type" => NATIVE_TYPE,
         "string.sub" => NATIVE_SUB,
         "string.byte" => NATIVE_BYTE,
+        "table.remove" => NATIVE_TREMOVE,
         _ => NATIVE_OTHER,
     }
 }
@@ -539,6 +541,12 @@ fn sub_end(j: i64, len: i64) -> i64 {
     }
 }
 
+/// Whether `v` is nil.
+#[look_inside]
+fn is_nil(v: Value) -> bool {
+    matches!(v, Value::Nil)
+}
+
 /// Byte `a` of `s`.
 #[elidable]
 fn str_byte(s: Gc<LStr>, a: i64) -> i64 {
@@ -561,7 +569,8 @@ fn sub_str(s: Gc<LStr>, a: i64, b: i64) -> Gc<LStr> {
 /// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 or 1)
 /// results, run inline when it is one of a few with simple arguments: `math.floor` and
 /// `math.sqrt` of a number, `setmetatable` of a table without a metatable, `type` of any
-/// value, `string.sub` and `string.byte` (one byte) of a string and integers. A trace then has no call where [`simple`]
+/// value, `string.sub` and `string.byte` (one byte) of a string and integers, `table.remove`
+/// of the last item of a list. A trace then has no call where [`simple`]
 /// would call the native (and make the optimizer forget what it knows of memory): `type`
 /// folds to a constant string under the guard on its argument's tag, and `s:sub(i, i)` is an
 /// elidable lookup of the interned one-byte string. False (nothing done) otherwise.
@@ -647,6 +656,27 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
         } else {
             Value::Str(empty_str())
         }
+    } else if kind == NATIVE_TREMOVE && nargs == 1 {
+        // `table.remove(t)` of a table whose length is its array part's (no metatable, no
+        // hash part), not empty: the library's `remove_at(#t)`, the last item out (the item
+        // before it holds a value, so the border stays at the end of the array part).
+        let t = match vm.stack[func + 1] {
+            Value::Tab(t) => t,
+            _ => return false,
+        };
+        if t.meta.get().is_some() || t.nhash.get() != 0 || t.len.get() == 0 {
+            return false;
+        }
+        let part = t.arr.get();
+        let n = t.len.get() as usize - 1;
+        // A nil before the last item would move the border further down: the library's.
+        if n > 0 && is_nil(part.items[n - 1].get()) {
+            return false;
+        }
+        let r = part.items[n].get();
+        part.items[n].set(Value::Nil);
+        t.len.set(n as u32);
+        r
     } else if kind == NATIVE_BYTE && (nargs == 1 || nargs == 2) {
         // `string.byte(s [, i])`: one byte (`j` is `i`) or none.
         let s = match vm.stack[func + 1] {

@@ -1123,3 +1123,43 @@ fn concat_of_strings_and_numbers_compiles_without_simple() {
     let body = &loop0[loop0.rfind("label(").expect("a loop")..];
     assert!(!body.contains("ConstFn(simple)"), "{loop0}");
 }
+
+/// `table.remove(t)` of a list's last item runs in the portal; a hole before the last item,
+/// an empty table, a hash part or a metatable with `__len` leave it to the library. The JIT,
+/// the plain loop and jitcode agree on every result and length.
+#[test]
+fn table_remove_of_the_last_item_matches_the_library() {
+    let src = "local acc = 0
+         local lenmt = {__len = function() return 2 end}
+         for i = 1, 2000 do
+           local t = {1, 2, 3, i}
+           acc = acc + table.remove(t) + #t
+           local h = {1, 2, 3} h[2] = nil
+           acc = acc + table.remove(h) + #h + (table.remove({}) or 7)
+           local z = {5, 6} z.x = 1
+           acc = acc + table.remove(z) + #z
+           if i % 5 == 0 then
+             local m = setmetatable({9, 8, 7}, lenmt)
+             acc = acc + table.remove(m) + rawlen(m)
+           end
+         end
+         R = acc";
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(jitcode, plain);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+    // A stack used as such: `table.remove` is no call of `simple`.
+    let stack = "local st, acc = {}, 0
+         for i = 1, 3000 do st[#st + 1] = i st[#st + 1] = i * 2 acc = acc + table.remove(st) end
+         R = acc + #st";
+    let plain = global_int(&run(stack, Mode::NoJit).unwrap(), "R");
+    let (traces, _, on) = jit_loops(stack);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+    assert!(
+        traces.iter().all(|t| !t.contains("ConstFn(simple)")),
+        "{traces:?}"
+    );
+}

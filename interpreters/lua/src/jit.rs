@@ -96,7 +96,7 @@ pub fn hot_loops(code: &[Op]) -> Vec<bool> {
 fn step(vm: &mut Vm, pc: usize, stop: usize) -> i64 {
     let fi = vm.frames.len() - 1;
     vm.frames[fi].pc = pc;
-    match vm.run(stop, true) {
+    match vm.run::<true>(stop) {
         Err(e) => {
             vm.pending = Some(e);
             ERROR

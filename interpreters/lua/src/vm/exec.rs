@@ -158,14 +158,17 @@ impl Vm {
     /// Runs guest frames until the frame count drops to `stop`. The returning frame's results
     /// are left at its function slot, up to `self.top`.
     pub(crate) fn execute(&mut self, stop: usize) -> LResult<()> {
-        self.run(stop, false)
+        self.run::<false>(stop)
     }
 
-    /// The dispatch loop; with `single` (the JIT portal's generic step), runs at least one
+    /// The dispatch loop; with `SINGLE` (the JIT portal's generic step), runs at least one
     /// instruction, then returns as soon as the next instruction is in a loop the portal can
     /// run inline (`Proto::hot`), in whatever frame, with that frame's pc saved. Code outside
     /// such loops never goes back to the portal: tracing it would give only calls of the step.
-    pub(crate) fn run(&mut self, stop: usize, single: bool) -> LResult<()> {
+    ///
+    /// `SINGLE` is a const parameter so that the plain loop (`execute`, `--no-jit`) is a copy
+    /// without the per-instruction test of single-step mode.
+    pub(crate) fn run<const SINGLE: bool>(&mut self, stop: usize) -> LResult<()> {
         let mut stepped = false;
         'frame: loop {
             // A safe point: every call and return passes here.
@@ -183,7 +186,7 @@ impl Vm {
             let k = &proto.consts[..];
             let ic = &proto.ic[..];
             let base = self.frames[fi].base;
-            let mut pc = self.frames[fi].pc;
+            let pc = self.frames[fi].pc;
             // The register window fits in the stack. Every frame push makes room for it
             // already; this keeps the invariant that `r!` and `rk!` rely on local (the stack
             // never shrinks, so it holds until the frame is left).
@@ -191,11 +194,30 @@ impl Vm {
                 self.ensure_stack(base + proto.maxstack as usize);
             }
             // In single-step mode, the instructions where the portal takes over again.
-            let watch = single && !proto.hot.is_empty();
+            let watch = SINGLE && !proto.hot.is_empty();
             if watch && stepped && proto.hot[pc] {
                 return Ok(());
             }
             stepped = true;
+            // The next instruction, as a pointer into `code` rather than an index: the fetch
+            // is one load, without the code's base (a spilled local) and a multiply-add. The
+            // index is computed back (`pc!`) where it is stored or used as one.
+            let code_start: *const Op = code.as_ptr();
+            let mut ip: *const Op = code_start.wrapping_add(pc);
+            // The index of the next instruction.
+            macro_rules! pc {
+                () => {{
+                    // SAFETY: `ip` points into `code` or one past its end (see the fetch
+                    // below): the same allocation as `code_start`, at a whole `Op`'s offset.
+                    unsafe { ip.offset_from(code_start) as usize }
+                }};
+            }
+            // Moves `ip` by a jump's offset (relative to the next instruction).
+            macro_rules! jump {
+                ($off:expr) => {
+                    ip = ip.wrapping_offset($off as isize)
+                };
+            }
             // Register 0 of this frame: a pointer kept in a local (one register or one stack
             // slot) instead of `self.stack`'s buffer and `base` reloaded and added at every
             // register access. It is valid while nothing reallocates or mutably borrows the
@@ -263,6 +285,7 @@ impl Vm {
             // The inline caches of the running instruction (`pc - 1`).
             macro_rules! ic {
                 () => {{
+                    let pc = pc!();
                     debug_assert!(pc - 1 < ic.len());
                     // SAFETY: the compiler gives every prototype one cache per instruction
                     // (`proto.ic` has `code.len()` entries, and prototypes are immutable), and
@@ -272,7 +295,7 @@ impl Vm {
             }
             macro_rules! save {
                 () => {
-                    self.frames[fi].pc = pc
+                    self.frames[fi].pc = pc!()
                 };
             }
             // Stores a number: the tag and the payload, two word stores (values are `Copy`:
@@ -324,9 +347,14 @@ impl Vm {
             macro_rules! cond_jump {
                 ($cond:expr, $k:expr) => {
                     if $cond != $k {
-                        pc += 1;
-                    } else if let Op::Jmp(crate::proto::NO_CLOSE, off) = code[pc] {
-                        pc = (pc as i64 + 1 + off as i64) as usize;
+                        jump!(1);
+                    } else {
+                        debug_assert!(pc!() < code.len());
+                        // SAFETY: a comparison or a test is never the last instruction (the
+                        // compiler checks that its skip lands in the code: `check_targets`).
+                        if let Op::Jmp(crate::proto::NO_CLOSE, off) = unsafe { *ip } {
+                            jump!(1 + off as isize);
+                        }
                     }
                 };
             }
@@ -340,12 +368,13 @@ impl Vm {
                 }};
             }
             loop {
-                debug_assert!(pc < code.len());
+                debug_assert!(pc!() < code.len());
                 // SAFETY: the compiler ends every prototype with a `Ret` (the pc never runs
                 // off the end) and emits jumps, skips and loop offsets only to instructions of
                 // the same prototype; a saved pc (calls, the JIT's resumption) is one of those.
-                let op = unsafe { *code.get_unchecked(pc) };
-                pc += 1;
+                // So `ip` is in the code here, and one past its end at most after the `add`.
+                let op = unsafe { *ip };
+                ip = unsafe { ip.add(1) };
                 match op {
                     Op::Mov(a, b) => set!(a, *r!(b)),
                     Op::LoadK(a, kk) => set!(a, k[kk as usize]),
@@ -358,7 +387,7 @@ impl Vm {
                     Op::LoadBool(a, b) => *r!(a) = Value::Boolean(b),
                     Op::LoadFalseSkip(a) => {
                         *r!(a) = Value::Boolean(false);
-                        pc += 1;
+                        jump!(1);
                     }
                     Op::GetUpval(a, u) => {
                         let v = match cl.upvals[u as usize].v.get() {
@@ -562,7 +591,7 @@ impl Vm {
                             self.close_upvals(base + close as usize);
                             refresh!();
                         }
-                        pc = (pc as i64 + off as i64) as usize;
+                        jump!(off);
                         // A safe point: a backward jump.
                         if off < 0 && self.gc_wanted() {
                             self.collect_garbage();
@@ -691,7 +720,7 @@ impl Vm {
                         let fast = match (*rd!(a), *rd!(a + 1), *rd!(a + 2)) {
                             (Value::Int(i), Value::Int(l), Value::Int(s)) if s > 0 => {
                                 if i > l {
-                                    pc = (pc as i64 + off as i64) as usize;
+                                    jump!(off);
                                 } else {
                                     let c = (l as u64).wrapping_sub(i as u64) / s as u64;
                                     // A count past i64::MAX runs i64::MAX times (as `for_prep`).
@@ -705,7 +734,7 @@ impl Vm {
                         if !fast {
                             save!();
                             if self.for_prep(base + a as usize)? {
-                                pc = (pc as i64 + off as i64) as usize;
+                                jump!(off);
                             }
                             refresh!();
                         }
@@ -723,7 +752,7 @@ impl Vm {
                                             slot => *slot = Value::Int(i),
                                         }
                                     }
-                                    pc = (pc as i64 + off as i64) as usize;
+                                    jump!(off);
                                     if self.gc_wanted() {
                                         self.collect_garbage();
                                     }
@@ -737,7 +766,7 @@ impl Vm {
                             if if s > 0.0 { i <= l } else { l <= i } {
                                 *r!(a) = Value::Num(i);
                                 *r!(a + 3) = Value::Num(i);
-                                pc = (pc as i64 + off as i64) as usize;
+                                jump!(off);
                                 if self.gc_wanted() {
                                     self.collect_garbage();
                                     refresh!();
@@ -758,7 +787,7 @@ impl Vm {
                     Op::TForLoop(a, off) => {
                         if !matches!(r!(a + 3), Value::Nil) {
                             *r!(a + 2) = *rd!(a + 3);
-                            pc = (pc as i64 + off as i64) as usize;
+                            jump!(off);
                             if self.gc_wanted() {
                                 self.collect_garbage();
                                 refresh!();
@@ -785,8 +814,8 @@ impl Vm {
                 }
                 // In single-step mode, go on until an instruction of a loop the portal runs
                 // inline.
-                if watch && proto.hot[pc] {
-                    self.frames[fi].pc = pc;
+                if watch && proto.hot[pc!()] {
+                    self.frames[fi].pc = pc!();
                     return Ok(());
                 }
             }

@@ -552,7 +552,9 @@ impl HashPart {
         self.int_keys = (self.keys()).filter(|k| matches!(k, Value::Int(_))).count() as u32;
         self.index = None;
         if self.len() > SMALL || self.keys().any(|k| !matches!(k, Value::Str(_))) {
-            self.build_index();
+            // With room for the part's entries: the keys added until it is full again would
+            // make the index grow by rehashing (a queue's hash part compacts again and again).
+            self.build_index_for(self.part.items.len() / 2);
         }
     }
 }

@@ -26,7 +26,8 @@ const DEFAULT_CASES: usize = 3000;
 /// inputs, the same lexer and parser; the count follows the corpus); 477 after the `luaplain`
 /// branch added `func_calls_frames.lua`, 490 after it added `cmp_mixed_fast.lua`, 489 after
 /// `native_args_results.lua`, 483 after `string_methods_fast.lua` (again other inputs, the
-/// lexer and parser unchanged).
+/// lexer and parser unchanged); 477 after the `lholes` branch added `tab_fill_orders.lua`
+/// (from 468).
 /// The test fails when there
 /// are more, and asks for the number to be
 /// lowered when there are fewer. Of the 480 counted at 818634a: 228 say `unexpected
@@ -35,7 +36,7 @@ const DEFAULT_CASES: usize = 3000;
 /// expected`, `'end' expected (to close ...)`), 29 `malformed number` with another extent,
 /// 15 `invalid escape sequence` for `hexadecimal digit expected`, and 10 compile a chunk whose
 /// first line starts with `#` (`load` skips it as if it were a script's `#!` line; PUC does not).
-const KNOWN_MISMATCHES: usize = 468;
+const KNOWN_MISMATCHES: usize = 477;
 
 #[test]
 fn lexer_and_parser_never_panic() {

@@ -294,6 +294,19 @@ fn jit_loops(src: &str) -> (Vec<String>, Vec<usize>, i64) {
     (texts, ncalls, r)
 }
 
+/// Runs `src` (which sets the global `R` to an integer) with the JIT off, on jitcode alone and
+/// with the JIT at a low threshold, asserts that the three agree and that a loop compiled, and
+/// gives the optimized traces.
+fn three_modes_agree(src: &str) -> Vec<String> {
+    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
+    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
+    let (traces, _, on) = jit_loops(src);
+    assert_eq!(jitcode, plain);
+    assert_eq!(on, plain);
+    assert!(!traces.is_empty(), "no loop compiled");
+    traces
+}
+
 /// With values `Copy` and tables changed through cells, the portal runs `GetTable` and
 /// `SetTable` on the array part with an integer key, and `Mov` of any value, inline: a loop
 /// made of them compiles to a trace that reads and writes the items itself, with no call.
@@ -622,12 +635,7 @@ fn set_list_edge_cases_match_plain_loop() {
            if a[3] ~= nil or b[3] ~= nil then s = s + 1000000 end
          end
          R = s";
-    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
-    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
-    let (traces, _, on) = jit_loops(src);
-    assert_eq!(jitcode, plain);
-    assert_eq!(on, plain);
-    assert!(!traces.is_empty(), "no loop compiled");
+    three_modes_agree(src);
 }
 
 /// `%` on integers (Lua's floored remainder) and `==` on two integers or two floats run in
@@ -1059,12 +1067,7 @@ fn sub_positions_match_the_library() {
            end
          end
          R = acc";
-    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
-    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
-    let (traces, _, on) = jit_loops(src);
-    assert_eq!(jitcode, plain);
-    assert_eq!(on, plain);
-    assert!(!traces.is_empty(), "no loop compiled");
+    three_modes_agree(src);
 }
 
 /// Calls and returns of open values (`return f(g(x))`, `f(g(x))`, `return x, g(x)`: the count
@@ -1087,12 +1090,7 @@ fn open_argument_and_result_counts_are_followed() {
            s = s + a + b + count(two(i)) + count(some(i % 3)) + count(some(0), some(2))
          end
          R = s";
-    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
-    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
-    let (traces, _, on) = jit_loops(src);
-    assert_eq!(jitcode, plain);
-    assert_eq!(on, plain);
-    assert!(!traces.is_empty(), "no loop compiled");
+    let traces = three_modes_agree(src);
     let loop0 = &traces[0];
     assert!(!loop0.contains("ConstFn(step)"), "{loop0}");
 }
@@ -1112,12 +1110,7 @@ fn concat_of_strings_and_numbers_compiles_without_simple() {
            if i % 7 == 0 then n = n + #(obj .. i) + #('a' .. obj) end
          end
          R = n";
-    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
-    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
-    let (traces, _, on) = jit_loops(src);
-    assert_eq!(jitcode, plain);
-    assert_eq!(on, plain);
-    assert!(!traces.is_empty(), "no loop compiled");
+    let traces = three_modes_agree(src);
     let loop0 = &traces[0];
     assert!(loop0.contains("ConstFn(concat_regs)"), "{loop0}");
     let body = &loop0[loop0.rfind("label(").expect("a loop")..];
@@ -1144,12 +1137,7 @@ fn table_remove_of_the_last_item_matches_the_library() {
            end
          end
          R = acc";
-    let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
-    let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
-    let (traces, _, on) = jit_loops(src);
-    assert_eq!(jitcode, plain);
-    assert_eq!(on, plain);
-    assert!(!traces.is_empty(), "no loop compiled");
+    three_modes_agree(src);
     // A stack used as such: `table.remove` is no call of `simple`.
     let stack = "local st, acc = {}, 0
          for i = 1, 3000 do st[#st + 1] = i st[#st + 1] = i * 2 acc = acc + table.remove(st) end

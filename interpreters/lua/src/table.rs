@@ -624,13 +624,21 @@ impl Table {
 
     /// `t[i]` for an integer key. A key of the array part's range is read from its slot,
     /// also past `len` (a nil slot): the hash part holds no value for such a key.
-    #[inline]
+    /// The array part's read inline (the plain loop's `GetTable` runs in two copies of `run`,
+    /// where a plain `#[inline]` was no longer taken), the hash part's out of line.
+    #[inline(always)]
     pub fn get_int(&self, i: i64) -> Value {
         let items = &self.arr.get().items;
         let k = (i as u64).wrapping_sub(1);
         if k < items.len() as u64 {
             return items[k as usize].get();
         }
+        self.get_int_hashed(i)
+    }
+
+    /// [`Table::get_int`] of a key outside the array part's range.
+    #[inline(never)]
+    fn get_int_hashed(&self, i: i64) -> Value {
         let h = self.hash.borrow();
         match h.find_int(i) {
             Some(j) => h.val(j),
@@ -761,21 +769,30 @@ impl Table {
     /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:
     /// the key holds a value (array or hash part), or the table has no metatable. Gives `v`
     /// back otherwise.
-    #[inline]
+    /// The store into a slot up to `len` inline (see [`Table::get_int`]), the rest out of line.
+    #[inline(always)]
     pub fn set_int_fast(&self, i: i64, v: Value) -> Result<(), Value> {
         if matches!(v, Value::Nil) {
             return Err(v);
         }
         let n = self.len.get() as u64;
-        let no_meta = self.meta.get().is_none();
-        if i >= 1 && (i as u64) <= n {
-            let part = self.arr.get();
-            let slot = &part.items[(i - 1) as usize];
-            if no_meta || !matches!(slot.get(), Value::Nil) {
+        if (i as u64).wrapping_sub(1) < n {
+            let slot = &self.arr.get().items[(i - 1) as usize];
+            if self.meta.get().is_none() || !matches!(slot.get(), Value::Nil) {
                 slot.set(v);
                 return Ok(());
             }
-        } else if i as u64 == n + 1 && no_meta && self.hash_empty() {
+            return Err(v);
+        }
+        self.set_int_fast_rest(i, v)
+    }
+
+    /// [`Table::set_int_fast`] of a key past `len` (`v` is not nil).
+    #[inline(never)]
+    fn set_int_fast_rest(&self, i: i64, v: Value) -> Result<(), Value> {
+        let n = self.len.get() as u64;
+        let no_meta = self.meta.get().is_none();
+        if i as u64 == n + 1 && no_meta && self.hash_empty() {
             self.append(v);
             return Ok(());
         } else if i >= 1 && (i as u64) <= self.arr.get().items.len() as u64 {

@@ -510,9 +510,9 @@ fn one_byte_str(s: Gc<LStr>, a: i64) -> Gc<LStr> {
 }
 
 /// The 0-based start of the positions from 1-based `i` (negative: from the end) in a string
-/// of `len` bytes, clamped to `0..=len` (the library's `start_pos`).
+/// of `len` bytes, clamped to `0..=len` (the string library's too).
 #[look_inside]
-fn sub_start(i: i64, len: i64) -> i64 {
+pub(crate) fn sub_start(i: i64, len: i64) -> i64 {
     if i > 0 {
         if i - 1 < len {
             i - 1
@@ -527,9 +527,9 @@ fn sub_start(i: i64, len: i64) -> i64 {
 }
 
 /// The exclusive end of the positions up to 1-based `j` (negative: from the end), clamped to
-/// `0..=len` (the library's `end_pos`).
+/// `0..=len` (the string library's too).
 #[look_inside]
-fn sub_end(j: i64, len: i64) -> i64 {
+pub(crate) fn sub_end(j: i64, len: i64) -> i64 {
     if j > len {
         len
     } else if j >= 0 {

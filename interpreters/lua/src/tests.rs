@@ -307,6 +307,15 @@ fn three_modes_agree(src: &str) -> Vec<String> {
     traces
 }
 
+/// Asserts that the compiled traces make no call at all (the integer-key table paths
+/// `hash_int_entry` and `set_int_hash` named first, for the message).
+fn assert_no_calls(traces: &[String], calls: &[usize]) {
+    let all = traces.join("\n");
+    assert!(!all.contains("ConstFn(hash_int_entry)"), "{all}");
+    assert!(!all.contains("ConstFn(set_int_hash)"), "{all}");
+    assert!(calls.iter().all(|&c| c == 0), "calls {calls:?} in\n{all}");
+}
+
 /// With values `Copy` and tables changed through cells, the portal runs `GetTable` and
 /// `SetTable` on the array part with an integer key, and `Mov` of any value, inline: a loop
 /// made of them compiles to a trace that reads and writes the items itself, with no call.
@@ -431,10 +440,7 @@ fn integer_keys_out_of_order_move_to_the_array_part() {
     let u1 = (2..=40).filter(|k| k % 8 == 0).count() as i64 * 100;
     assert_eq!(r, s * 1000 + u1 + 8);
     assert!(!traces.is_empty(), "no loop compiled");
-    let all = traces.join("\n");
-    assert!(!all.contains("ConstFn(hash_int_entry)"), "{all}");
-    assert!(!all.contains("ConstFn(set_int_hash)"), "{all}");
-    assert!(calls.iter().all(|&c| c == 0), "calls {calls:?} in\n{all}");
+    assert_no_calls(&traces, &calls);
 }
 
 /// A key whose hash entry holds nil is set through `Table::set_int`, not revived in the hash
@@ -480,10 +486,7 @@ fn stores_into_array_part_holes_compile_without_calls() {
     assert_eq!(on, plain);
     assert_eq!(plain % 1000, 250);
     assert!(!traces.is_empty(), "no loop compiled");
-    let all = traces.join("\n");
-    assert!(!all.contains("ConstFn(hash_int_entry)"), "{all}");
-    assert!(!all.contains("ConstFn(set_int_hash)"), "{all}");
-    assert!(calls.iter().all(|&c| c == 0), "calls {calls:?} in\n{all}");
+    assert_no_calls(&traces, &calls);
 }
 
 /// Stores around the border keep `#t` the plain loop's: nil at `len` (the border moves

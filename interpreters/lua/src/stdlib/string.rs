@@ -9,28 +9,16 @@ use crate::vm::{LResult, Vm};
 use smallvec::smallvec;
 use std::cell::Cell;
 
-/// Start index `i` (1-based, negative from the end) as a 0-based offset clamped to `0..=len`.
+/// Start index `i` (1-based, negative from the end) as a 0-based offset clamped to `0..=len`
+/// (the rule the portal traces: `jit::sub_start`).
 fn start_pos(i: i64, len: usize) -> usize {
-    if i > 0 {
-        (i as u64 - 1).min(len as u64) as usize
-    } else if i == 0 || i.unsigned_abs() > len as u64 {
-        0
-    } else {
-        len - i.unsigned_abs() as usize
-    }
+    crate::jit::sub_start(i, len as i64) as usize
 }
 
-/// End index `j` (1-based, negative from the end) clamped to `0..=len` (exclusive end).
+/// End index `j` (1-based, negative from the end) clamped to `0..=len` (exclusive end; the
+/// rule the portal traces: `jit::sub_end`).
 fn end_pos(j: i64, len: usize) -> usize {
-    if j > len as i64 {
-        len
-    } else if j >= 0 {
-        j as usize
-    } else if j.unsigned_abs() > len as u64 {
-        0
-    } else {
-        len + 1 - j.unsigned_abs() as usize
-    }
+    crate::jit::sub_end(j, len as i64) as usize
 }
 
 fn sub(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {

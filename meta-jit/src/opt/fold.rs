@@ -52,6 +52,16 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             Step::Replace(a.unwrap())
         }
         (IntLshift | IntRshift | UintRshift, Some(c)) if c & 63 == 0 => Step::Replace(a.unwrap()),
+        (IntLshift, Some(k)) if (1..64).contains(&k) => match inner(o, a.unwrap(), IntAdd) {
+            // (x + c) << k  ==>  (x << k) + (c << k), in wrapping arithmetic: the constant
+            // moves out, so that addresses `p + ((i + c) << k)` share `p + (i << k)`.
+            Some((x, Some(c))) => {
+                let shifted = o.derived(Op::new(IntLshift, &[x, op.args[1]]));
+                let c = o.out.int(c.wrapping_shl(k as u32));
+                optimize(o, Op::new(IntAdd, &[shifted, c]))
+            }
+            _ => Step::Next(op),
+        },
         (IntMul | IntFloorDiv, Some(1)) | (IntAnd, Some(-1)) => Step::Replace(a.unwrap()),
         (IntMul | IntAnd, Some(0)) | (IntMod, Some(1) | Some(-1)) => int(o, 0),
         (IntOr, Some(-1)) => int(o, -1),
@@ -75,6 +85,27 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
                 _ => Step::Next(op),
             }
         }
+        (IntAdd, None) if consts[0].is_none() => {
+            // x + (y + c)  ==>  (x + y) + c, and (y + c) + x the same way: constants move
+            // out of sums, so that `x + y` is one value for every `c` (CSE), and addresses
+            // built that way are one base at known displacements (the heap stage's roots).
+            let (x, y) = (a.unwrap(), b.unwrap());
+            let split = match inner(o, y, IntAdd) {
+                Some((z, Some(c))) => Some((x, z, c)),
+                _ => match inner(o, x, IntAdd) {
+                    Some((z, Some(c))) => Some((z, y, c)),
+                    _ => None,
+                },
+            };
+            match split {
+                Some((p, q, c)) => {
+                    let sum = o.derived(Op::new(IntAdd, &[p, q]));
+                    let c = o.out.int(c);
+                    optimize(o, Op::new(IntAdd, &[sum, c]))
+                }
+                None => Step::Next(op),
+            }
+        }
         (IntAnd, Some(c2)) => match inner(o, a.unwrap(), IntAnd) {
             // (x & c1) & c2  ==>  x & (c1 & c2), which is (x & c1) if c2 keeps all of c1.
             Some((_, Some(c1))) if c1 & c2 == c1 => Step::Replace(a.unwrap()),
@@ -95,7 +126,7 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
         }
         (IntMul, Some(c)) if c > 0 && (c as u64).is_power_of_two() => {
             let k = o.out.int(c.trailing_zeros() as i64);
-            Step::Next(Op::new(IntLshift, &[a.unwrap(), k]))
+            optimize(o, Op::new(IntLshift, &[a.unwrap(), k]))
         }
         (IntLt | IntLe | IntGt | IntGe | UintLt | UintLe | UintGt | UintGe, _)
             if consts[0].is_some() && cb.is_none() =>

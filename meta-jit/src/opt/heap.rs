@@ -269,7 +269,10 @@ pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
 
 /// The object an address lies inside, and at which constant displacement: `p` and `k` for
 /// `cast_int_to_ptr(cast_ptr_to_int(p) + k)` (how the tracer addresses an item of an array of
-/// structs), `(a, 0)` for anything else. Remembered in [`Cache::roots`].
+/// structs); for an address computed from an integer, `cast_int_to_ptr(x + k)`, the root of
+/// `x` at `k` (an integer base, when it is no pointer's address: the fold stage writes
+/// `p + ((i + c) << s)` as `(p + (i << s)) + (c << s)`, so the slots of a register window
+/// share one base); `(a, 0)` for anything else. Remembered in [`Cache::roots`].
 fn root_of(o: &mut Optimizer, a: OpRef) -> (OpRef, i64) {
     if let Some(&r) = o.heap.roots.get(&a) {
         return r;
@@ -280,12 +283,17 @@ fn root_of(o: &mut Optimizer, a: OpRef) -> (OpRef, i64) {
             _ => return None,
         };
         let (b, k) = o.offset_parts(x);
-        match o.producer(b) {
-            Some(op) if op.opcode == Opcode::CastPtrToInt => {
-                let p = op.args[0];
-                Some((o.find(p), k))
-            }
+        let ptr = match o.producer(b) {
+            Some(op) if op.opcode == Opcode::CastPtrToInt => Some(op.args[0]),
             _ => None,
+        };
+        match ptr {
+            Some(p) => {
+                let p = o.find(p);
+                let (r, j) = root_of(o, p);
+                Some((r, j.wrapping_add(k)))
+            }
+            None => Some((b, k)),
         }
     })()
     .unwrap_or((a, 0));

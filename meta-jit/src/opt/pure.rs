@@ -1,8 +1,8 @@
 //! CSE of pure operations and elidable calls, and the `record_known_result` facts that feed
 //! the same table (RPython's `OptPure`).
 //!
-//! The table maps an operation's key (opcode, arguments after `find`, descriptor) to the value
-//! that computed it first. An elidable call's key is its function and arguments, whatever its
+//! The table maps an operation's key (opcode, arguments after `find`, in order for a
+//! commutative op, descriptor) to the value that computed it first. An elidable call's key is its function and arguments, whatever its
 //! call descriptor; `record_known_result(res, f, args...)` inserts the key of `f(args...)` with
 //! `res` and leaves the trace, so a later call of `f` on those arguments becomes `res` (and,
 //! for an inverse like `neg(neg(x))`, the first call then dies in the dead-code sweep).
@@ -36,9 +36,15 @@ fn key(op: &Op) -> Key {
             descr: None,
         }
     } else {
+        let mut args = op.args.clone();
+        // `a + b` and `b + a` are one value: a commutative op's key has its arguments in
+        // order.
+        if op.opcode.flags().has(crate::ir::Flags::COMMUTATIVE) && args[0] > args[1] {
+            args.swap(0, 1);
+        }
         Key {
             opcode: op.opcode,
-            args: op.args.clone(),
+            args,
             descr: op.descr,
         }
     }

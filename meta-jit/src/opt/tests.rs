@@ -196,6 +196,20 @@ fn fold_constant_additions_combine() {
 }
 
 #[test]
+fn fold_constants_move_out_of_sums_and_shifts() {
+    // p + ((i + 16) << 4) and p + ((i + 17) << 4): one base, `p + (i << 4)`, two displacements.
+    check(
+        "[i0, i1]\ni2 = int_add(i1, 16)\ni3 = int_lshift(i2, 4)\ni4 = int_add(i0, i3)\ni5 = int_add(i1, 17)\ni6 = int_mul(i5, 16)\ni7 = int_add(i6, i0)\nfinish(i4, i7)",
+        "[i0, i1]\ni2 = int_lshift(i1, 4)\ni3 = int_add(i0, i2)\ni4 = int_add(i3, 256)\ni5 = int_add(i3, 272)\nfinish(i4, i5)",
+    );
+    // A sum whose inner part is used too keeps it: the rewrite adds an op, never a wrong one.
+    check(
+        "[i0, i1]\ni2 = int_add(i1, 3)\ni3 = int_add(i0, i2)\nfinish(i2, i3)",
+        "[i0, i1]\ni2 = int_add(i1, 3)\ni3 = int_add(i0, i1)\ni4 = int_add(i3, 3)\nfinish(i2, i4)",
+    );
+}
+
+#[test]
 fn fold_sub_constant_becomes_add() {
     check(
         "[i0]\ni1 = int_sub(i0, 3)\nfinish(i1)",
@@ -848,6 +862,23 @@ fn heap_fields_at_known_displacements_of_one_object_are_apart() {
     check(&t, &want);
     // At a displacement that overlaps (p0 + 20 and p0 + 24 share 4 bytes), it loads again.
     let t = format!("{PRECISE}[p0, i0]\ni1 = cast_ptr_to_int(p0)\ni2 = int_add(i1, 24)\np3 = cast_int_to_ptr(i2)\ni4 = getfield_i(p3, descr=sx)\ni6 = int_add(i1, 20)\np7 = cast_int_to_ptr(i6)\nsetfield(p7, i0, descr=wide)\ni8 = getfield_i(p3, descr=sx)\nfinish(i4, i8)");
+    check(&t, &t);
+}
+
+#[test]
+fn heap_addresses_from_one_integer_base_are_apart_at_distinct_displacements() {
+    // Two 16-byte slots of a register window, `base + ((i + 2) << 4)` and `base + ((i + 3) <<
+    // 4)`, where the base is no object's address in the trace: a store to one keeps what is
+    // known of the other.
+    let slots = "[p0, i0, i1, i2]\ni3 = cast_ptr_to_int(p0)\ni4 = int_add(i0, 2)\ni5 = int_lshift(i4, 4)\ni6 = int_add(i3, i5)\np7 = cast_int_to_ptr(i6)\ni8 = int_add(i0, 3)\ni9 = int_lshift(i8, 4)\ni10 = int_add(i3, i9)\np11 = cast_int_to_ptr(i10)\nsetfield(p7, i1, descr=sx)\nsetfield(p11, i2, descr=sx)\ni12 = getfield_i(p7, descr=sx)\n";
+    let t = format!("{PRECISE}{slots}finish(i12)");
+    let want = format!("{PRECISE}[p0, i0, i1, i2]\ni3 = cast_ptr_to_int(p0)\ni4 = int_lshift(i0, 4)\ni5 = int_add(i3, i4)\ni6 = int_add(i5, 32)\np7 = cast_int_to_ptr(i6)\ni8 = int_add(i5, 48)\np9 = cast_int_to_ptr(i8)\nsetfield(p7, i1, descr=sx)\nsetfield(p9, i2, descr=sx)\nfinish(i1)");
+    check(&t, &want);
+    // Slots 2 and 2.5 (8 bytes apart, 8-byte fields at offset 0 and 4) overlap: load again.
+    let t = format!("{PRECISE}[p0, i0, i1, i2]\ni3 = cast_ptr_to_int(p0)\ni4 = int_lshift(i0, 4)\ni5 = int_add(i3, i4)\ni6 = int_add(i5, 32)\np7 = cast_int_to_ptr(i6)\ni8 = int_add(i5, 36)\np9 = cast_int_to_ptr(i8)\nsetfield(p7, i1, descr=sx)\nsetfield(p9, i2, descr=sx)\ni10 = getfield_i(p7, descr=sx)\nfinish(i10)");
+    check(&t, &t);
+    // Another index: no known displacement, load again.
+    let t = format!("{PRECISE}[p0, i0, i1, i2]\ni3 = cast_ptr_to_int(p0)\ni4 = int_lshift(i0, 4)\ni5 = int_add(i3, i4)\np6 = cast_int_to_ptr(i5)\ni7 = int_lshift(i1, 4)\ni8 = int_add(i3, i7)\np9 = cast_int_to_ptr(i8)\nsetfield(p6, i1, descr=sx)\nsetfield(p9, i2, descr=sx)\ni10 = getfield_i(p6, descr=sx)\nfinish(i10)");
     check(&t, &t);
 }
 

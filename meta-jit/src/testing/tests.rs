@@ -349,3 +349,44 @@ fn generator_covers_virtualizable_stores() {
     assert!(in_guards >= n / 20, "only {in_guards} of {n}");
     assert!(in_loops >= n / 50, "only {in_loops} of {n}");
 }
+
+/// The generator addresses memory as `b + ((v + c) << 3)` too (the way a register window's
+/// slots are addressed), and optimized, those become one base at known displacements
+/// (`(b + (v << 3)) + c'`), which the heap stage tells apart: the random properties check
+/// the fold stage's reassociation and the heap stage's integer roots.
+#[test]
+fn generator_covers_addresses_from_an_integer_base() {
+    use crate::ir::{Opcode, Trace};
+    let n = 1000;
+    // Whether a `cast_int_to_ptr` of `x + c` has `x` computed by `producer` from a shift.
+    let scaled = |t: &Trace, outer_is_shift: bool| {
+        let prod = |r: crate::ir::OpRef| r.is_op().then(|| &t.ops[r.index()]);
+        t.ops.iter().any(|op| {
+            op.opcode == Opcode::CastIntToPtr
+                && prod(op.args[0]).is_some_and(|add| {
+                    add.opcode == Opcode::IntAdd
+                        && add.args.iter().any(|&a| {
+                            prod(a).is_some_and(|p| match outer_is_shift {
+                                true => p.opcode == Opcode::IntLshift,
+                                false => {
+                                    p.opcode == Opcode::IntAdd
+                                        && p.args.iter().any(|&s| {
+                                            prod(s).is_some_and(|s| s.opcode == Opcode::IntLshift)
+                                        })
+                                }
+                            })
+                        })
+                })
+        })
+    };
+    let (mut built_n, mut opt_n) = (0u64, 0u64);
+    for seed in 0..n {
+        let built = Case::random(seed, 40).build();
+        built_n += scaled(&built.trace, true) as u64;
+        let opt = crate::opt::optimize(&built.trace, &crate::opt::Options::all());
+        opt_n += scaled(&opt, false) as u64;
+    }
+    eprintln!("of {n} traces, {built_n} address by a scaled index, {opt_n} optimized to a base");
+    assert!(built_n >= n / 20, "only {built_n} of {n}");
+    assert!(opt_n >= n / 40, "only {opt_n} of {n}");
+}

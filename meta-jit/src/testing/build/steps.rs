@@ -579,8 +579,34 @@ impl Builder<'_> {
             (a, 8 * k.rem_euclid(len as i64))
         };
         let b = self.op(CastPtrToInt, &[base]);
-        let o = self.t.int(offset);
-        let at = self.op(IntAdd, &[b, o]);
+        // The offset as is, or as `(v + c) << 3` for an integer `v` the same on every run
+        // (`c` chosen from its value so that the sum is the offset): the fold stage moves
+        // `c << 3` out, and the heap stage finds the object by the integer base `b + (v << 3)`.
+        let scaled: Vec<OpRef> = self
+            .ints
+            .iter()
+            .copied()
+            .filter(|&r| self.sim(r).inv && !self.sim(r).addr)
+            .collect();
+        let at = match pick(&scaled, s.x).filter(|_| s.y & 4 != 0 && offset % 8 == 0) {
+            Some(v) => {
+                let n = self.sim(v).v.int();
+                let c = self.t.int((offset / 8).wrapping_sub(n));
+                let sum = self.op(IntAdd, &[v, c]);
+                let three = self.t.int(3);
+                let shifted = self.op(IntLshift, &[sum, three]);
+                let args = if s.y & 8 == 0 {
+                    [b, shifted]
+                } else {
+                    [shifted, b]
+                };
+                self.op(IntAdd, &args)
+            }
+            None => {
+                let o = self.t.int(offset);
+                self.op(IntAdd, &[b, o])
+            }
+        };
         let q = self.op(CastIntToPtr, &[at]);
         if s.fail {
             let v = self.int(s.b);

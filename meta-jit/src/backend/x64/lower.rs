@@ -72,6 +72,11 @@ pub(crate) struct Gen<'t> {
     pub byte_sum: Option<usize>,
     /// For each bridge slot, the offset of its stub's code for "no bridge attached".
     pub no_bridge: Vec<u32>,
+    /// Bytes added to each memory op's displacement by address folding (empty: none; see
+    /// [`super::addr`]).
+    pub disp: Vec<i64>,
+    /// Ops address folding left unread, not compiled (empty: none).
+    pub skip: Vec<bool>,
     /// Jumps to other traces: offset of the `mov r11, target; jmp r11` and the target.
     pub far_jumps: Vec<(u32, u64)>,
 }
@@ -81,6 +86,11 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
     if t.ops.len() >= (u32::MAX / 2) as usize {
         return Err(CompileError("trace too long".into()));
     }
+    let folded = super::addr::fold(t);
+    let (t, disp, skip) = match &folded {
+        Some(f) => (&f.trace, f.disp.clone(), f.skip.clone()),
+        None => (t, Vec::new(), Vec::new()),
+    };
     let live = liveness::analyze(t);
     let is_float = t.ops.iter().map(|op| op.ty() == Type::Float).collect();
     let mut a = Asm::new(0);
@@ -111,6 +121,8 @@ pub(crate) fn compile(t: &Trace, link: &Link) -> Result<Assembled, CompileError>
         byte_sum: None,
         no_bridge: Vec::new(),
         far_jumps: Vec::new(),
+        disp,
+        skip,
     };
     asm::prologue(&mut g.a);
     asm::bind(&mut g.a, inner_entry);
@@ -267,6 +279,9 @@ impl Gen<'_> {
         use Opcode::*;
         let t = self.t;
         let op = &t.ops[i];
+        if self.skip.get(i).copied().unwrap_or(false) {
+            return Ok(());
+        }
         match op.opcode {
             InputI | InputF | InputR => unreachable!("inputs come first"),
             IntAdd | IntSub | IntMul | IntAnd | IntOr | IntXor | IntAddOvf | IntSubOvf
@@ -298,7 +313,7 @@ impl Gen<'_> {
             GetfieldI | GetfieldF | GetfieldR | GetarrayitemI | GetarrayitemF | GetarrayitemR => {
                 self.load(i, op)
             }
-            Setfield | Setarrayitem => self.store(op),
+            Setfield | Setarrayitem => self.store(i, op),
             New | NewArray => self.alloc_object(i, op),
             CallI | CallF | CallR | CallN | CallPureI | CallPureF | CallPureR => self.call(i, op),
             CallAssemblerI | CallAssemblerR | CallAssemblerN => self.call_assembler(i, op),

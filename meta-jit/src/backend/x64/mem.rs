@@ -19,24 +19,26 @@ const _: () = assert!(
 
 /// Where a memory op reads or writes, and how wide.
 struct Access {
-    offset: u32,
+    /// The descriptor's offset plus what address folding added.
+    offset: i64,
     index: Option<(OpRef, u8)>,
     size: u8,
     signed: bool,
 }
 
 impl Gen<'_> {
-    fn access(&self, op: &Op) -> Access {
+    fn access(&self, op: &Op, i: usize) -> Access {
         let d = &self.t.get_descr(op.descr.expect("verified")).kind;
+        let folded = self.disp.get(i).copied().unwrap_or(0);
         match d {
             DescrKind::Field(f) => Access {
-                offset: f.offset,
+                offset: i64::from(f.offset) + folded,
                 index: None,
                 size: f.size,
                 signed: f.signed,
             },
             DescrKind::Array(a) => Access {
-                offset: a.base,
+                offset: i64::from(a.base) + folded,
                 index: Some((op.args[1], a.item_size)),
                 size: a.item_size,
                 signed: a.signed,
@@ -97,7 +99,7 @@ impl Gen<'_> {
 
     /// `getfield_*` and `getarrayitem_*`.
     pub(super) fn load(&mut self, i: usize, op: &Op) {
-        let acc = self.access(op);
+        let acc = self.access(op, i);
         let (addr, _) = self.address(op.args[0], &acc);
         let d = self.def(i);
         if op.ty() == Type::Float {
@@ -113,8 +115,8 @@ impl Gen<'_> {
     }
 
     /// `setfield` and `setarrayitem`.
-    pub(super) fn store(&mut self, op: &Op) {
-        let acc = self.access(op);
+    pub(super) fn store(&mut self, i: usize, op: &Op) {
+        let acc = self.access(op, i);
         let v = *op.args.last().expect("verified");
         // The value first (so that its register is pinned while the address is built).
         enum Val {

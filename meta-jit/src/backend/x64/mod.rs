@@ -4,7 +4,7 @@
 //! in [`crate::backend`] does that.
 //!
 //! Files: [`regs`] (registers, locations, frame layout), [`asm`] (instruction encodings),
-//! [`liveness`], [`regalloc`], [`moves`] (parallel moves), [`lower`] (the walk over the trace,
+//! [`addr`] (address folding), [`liveness`], [`regalloc`], [`moves`] (parallel moves), [`lower`] (the walk over the trace,
 //! entry and exits), and one file per family of ops: [`int`], [`float`], [`mem`], [`call`],
 //! [`guard`] (guards, label, jump, finish).
 //!
@@ -12,6 +12,7 @@
 //! business.
 #![deny(unsafe_code)]
 
+mod addr;
 pub(crate) mod asm;
 mod call;
 mod float;

@@ -156,10 +156,15 @@ pub(super) fn take_closure(slot: &mut Value) -> Gc<Closure> {
 /// the cache, which a 16-byte load of it (the plain copy `*dst = *src`) must do: a
 /// store-forwarding stall, 30% of `run`'s samples on richards before `GetStr` and `SelfOp`
 /// copied this way.
+///
+/// # Safety
+///
+/// `src` and `dst` point to live, aligned values (registers, locals), which nothing else
+/// references during the copy.
 #[inline(always)]
-pub(crate) fn copy_words(src: *const Value, dst: *mut Value) {
+pub(crate) unsafe fn copy_words(src: *const Value, dst: *mut Value) {
     use std::mem::MaybeUninit;
-    // SAFETY: the caller passes pointers to live values (registers, locals). `Value` is 16
+    // SAFETY: the caller passes pointers to live values. `Value` is 16
     // bytes, two aligned words (`repr(C, u64)`: the tag and the payload); each word is read
     // as a `MaybeUninit<u64>` (a nil's payload and a boolean's padding are not initialized)
     // and written to the same place of `dst`, which then holds `src`'s bytes: a valid
@@ -310,6 +315,19 @@ impl Vm {
                     unsafe { &mut *regs.add($x as usize) }
                 }};
             }
+            // Register `x` as a raw pointer, for copies whose source and destination may be
+            // one register (no two references to it).
+            macro_rules! rp {
+                ($x:expr) => {{
+                    debug_assert!(base + ($x as usize) < self.stack.len());
+                    debug_assert!(std::ptr::eq(
+                        regs,
+                        self.stack.as_mut_ptr().wrapping_add(base)
+                    ));
+                    // In bounds and current as for `r!`.
+                    regs.wrapping_add($x as usize)
+                }};
+            }
             // Writes register `x`.
             macro_rules! set {
                 ($x:expr, $v:expr) => {{
@@ -436,7 +454,10 @@ impl Vm {
                 let op = unsafe { *ip };
                 ip = unsafe { ip.add(1) };
                 match op {
-                    Op::Mov(a, b) => copy_words(rd!(b), r!(a)),
+                    Op::Mov(a, b) => {
+                        // SAFETY: both are registers of this frame (`rp!`).
+                        unsafe { copy_words(rp!(b), rp!(a)) }
+                    }
                     Op::LoadK(a, kk) => set!(a, k[kk as usize]),
                     Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
@@ -544,7 +565,8 @@ impl Vm {
                                 v = self.index(&t, key, Desc::Rk(b))?;
                                 refresh!();
                             }
-                            copy_words(&v, r!(a));
+                            // SAFETY: a local and a register of this frame.
+                            unsafe { copy_words(&v, rp!(a)) };
                         }
                     }
                     Op::SetTable(a, b, c) => {
@@ -584,7 +606,8 @@ impl Vm {
                     Op::SelfOp(a, b, kk) => {
                         // The object to `a + 1` first, as two words (see `copy_words`); the
                         // lookup reads it there. Register `a` is written only after it.
-                        copy_words(rd!(b), r!(a + 1));
+                        // SAFETY: both are registers of this frame (`rp!`).
+                        unsafe { copy_words(rp!(b), rp!(a + 1)) };
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
@@ -594,7 +617,8 @@ impl Vm {
                             v = self.index(&obj, key, Desc::Rk(b))?;
                             refresh!();
                         }
-                        copy_words(&v, r!(a));
+                        // SAFETY: a local and a register of this frame.
+                        unsafe { copy_words(&v, rp!(a)) };
                     }
                     Op::Add(a, b, c) => arith!(a, b, c, ArOp::Add, i64::wrapping_add, |x, y| x + y),
                     Op::Sub(a, b, c) => arith!(a, b, c, ArOp::Sub, i64::wrapping_sub, |x, y| x - y),

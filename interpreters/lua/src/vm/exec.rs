@@ -150,6 +150,38 @@ pub(super) fn take_closure(slot: &mut Value) -> Gc<Closure> {
     }
 }
 
+/// Copies the value at `src` to `dst` (which may be the same slot) as two 8-byte loads and
+/// stores. A value that was just written as two words (a number stored by an arithmetic
+/// instruction, a field read by `index_str`) is read without waiting for both stores to reach
+/// the cache, which a 16-byte load of it (the plain copy `*dst = *src`) must do: a
+/// store-forwarding stall, 30% of `run`'s samples on richards before `GetStr` and `SelfOp`
+/// copied this way.
+///
+/// # Safety
+///
+/// `src` and `dst` point to live, aligned values (registers, locals), which nothing else
+/// references during the copy.
+#[inline(always)]
+pub(crate) unsafe fn copy_words(src: *const Value, dst: *mut Value) {
+    use std::mem::MaybeUninit;
+    // SAFETY: the caller passes pointers to live values. `Value` is 16
+    // bytes, two aligned words (`repr(C, u64)`: the tag and the payload); each word is read
+    // as a `MaybeUninit<u64>` (a nil's payload and a boolean's padding are not initialized)
+    // and written to the same place of `dst`, which then holds `src`'s bytes: a valid
+    // `Value`. Both words are read before either is written. The volatile reads keep the
+    // compiler from merging the two loads into one 16-byte load.
+    unsafe {
+        let src = src as *const MaybeUninit<u64>;
+        let dst = dst as *mut MaybeUninit<u64>;
+        let (t, p) = (
+            std::ptr::read_volatile(src),
+            std::ptr::read_volatile(src.add(1)),
+        );
+        dst.write(t);
+        dst.add(1).write(p);
+    }
+}
+
 fn for_num(v: &Value) -> Option<f64> {
     v.to_number().and_then(|n| n.as_f64())
 }
@@ -170,66 +202,99 @@ impl Vm {
     /// without the per-instruction test of single-step mode.
     pub(crate) fn run<const SINGLE: bool>(&mut self, stop: usize) -> LResult<()> {
         let mut stepped = false;
+        // The running frame's state, in locals: its index in `self.frames`, its closure,
+        // prototype, code, constants, caches, register base, register pointer and next
+        // instruction. `'frame` loads them from the top frame (`load_frame!`); a call or a
+        // return of the plain loop (`!SINGLE`) sets them itself and goes on in the inner
+        // loop, without the rest of `'frame`'s entry (see `enter_frame!`).
+        let mut fi: usize;
+        // Frame `fi` holds this closure (a root) for as long as it runs: only `Ret` and
+        // `TailCall` pop or replace it, and both set `clg` again (or return) before it is
+        // used.
+        let mut clg: Gc<Closure>;
+        let mut proto: &'static crate::proto::Proto;
+        let mut code: &'static [Op];
+        let mut k: &'static [Value];
+        let mut ic: &'static [Ic];
+        let mut base: usize;
+        // The next instruction, as a pointer into `code` rather than an index: the fetch
+        // is one load, without the code's base (a spilled local) and a multiply-add. The
+        // index is computed back (`pc!`) where it is stored or used as one.
+        let mut code_start: *const Op;
+        let mut ip: *const Op;
+        // Register 0 of this frame: a pointer kept in a local (one register or one stack
+        // slot) instead of `self.stack`'s buffer and `base` reloaded and added at every
+        // register access. It is valid while nothing reallocates or mutably borrows the
+        // stack: every instruction that calls a `self` method or writes `self.stack`
+        // (the slow paths, calls, collections) recomputes it with `refresh!` before the
+        // next register access.
+        let mut regs: *mut Value;
+        // In single-step mode, whether this prototype has instructions where the portal
+        // takes over again.
+        let mut watch: bool;
+        // The index of the next instruction.
+        macro_rules! pc {
+            () => {{
+                // SAFETY: `ip` points into `code` or one past its end (see the fetch
+                // below): the same allocation as `code_start`, at a whole `Op`'s offset.
+                unsafe { ip.offset_from(code_start) as usize }
+            }};
+        }
+        // Moves `ip` by a jump's offset (relative to the next instruction).
+        macro_rules! jump {
+            ($off:expr) => {
+                ip = ip.wrapping_offset($off as isize)
+            };
+        }
+        macro_rules! refresh {
+            () => {
+                regs = self.stack.as_mut_ptr().wrapping_add(base)
+            };
+        }
+        // Enters frame `fi` (the top one), whose closure is `clg`, at register base `b`
+        // and instruction `pc`.
+        macro_rules! enter_frame {
+            ($b:expr, $pc:expr) => {{
+                proto = clg.proto;
+                code = &proto.code[..];
+                k = &proto.consts[..];
+                ic = &proto.ic[..];
+                base = $b;
+                code_start = code.as_ptr();
+                ip = code_start.wrapping_add($pc);
+                refresh!();
+            }};
+        }
+        // Loads the top frame's state.
+        macro_rules! load_frame {
+            () => {{
+                fi = self.frames.len() - 1;
+                let f = &self.frames[fi];
+                let (b, pc) = (f.base, f.pc);
+                clg = f.cl;
+                enter_frame!(b, pc);
+            }};
+        }
         'frame: loop {
-            // A safe point: every call and return passes here.
+            // A safe point: every call and return passes here (or at its copy in `CallV`,
+            // `TailCall` and `Ret`).
             if self.gc_wanted_at_call() {
                 self.collect_garbage();
             }
-            let fi = self.frames.len() - 1;
-            // Frame `fi` holds this closure (a root) for as long as this iteration of 'frame
-            // runs: only `Ret` and `TailCall` pop or replace it, and both leave the iteration
-            // (`continue 'frame` or return) without using `cl` after.
-            let clg: Gc<Closure> = self.frames[fi].cl;
-            let cl: &Closure = &clg;
-            let proto = cl.proto;
-            let code = &proto.code[..];
-            let k = &proto.consts[..];
-            let ic = &proto.ic[..];
-            let base = self.frames[fi].base;
-            let pc = self.frames[fi].pc;
+            load_frame!();
             // The register window fits in the stack. Every frame push makes room for it
             // already; this keeps the invariant that `r!` and `rk!` rely on local (the stack
             // never shrinks, so it holds until the frame is left).
             if self.stack.len() < base + proto.maxstack as usize {
                 self.ensure_stack(base + proto.maxstack as usize);
+                refresh!();
             }
             // In single-step mode, the instructions where the portal takes over again.
-            let watch = SINGLE && !proto.hot.is_empty();
-            if watch && stepped && proto.hot[pc] {
+            watch = SINGLE && !proto.hot.is_empty();
+            if watch && stepped && proto.hot[pc!()] {
                 return Ok(());
             }
             stepped = true;
-            // The next instruction, as a pointer into `code` rather than an index: the fetch
-            // is one load, without the code's base (a spilled local) and a multiply-add. The
-            // index is computed back (`pc!`) where it is stored or used as one.
-            let code_start: *const Op = code.as_ptr();
-            let mut ip: *const Op = code_start.wrapping_add(pc);
-            // The index of the next instruction.
-            macro_rules! pc {
-                () => {{
-                    // SAFETY: `ip` points into `code` or one past its end (see the fetch
-                    // below): the same allocation as `code_start`, at a whole `Op`'s offset.
-                    unsafe { ip.offset_from(code_start) as usize }
-                }};
-            }
-            // Moves `ip` by a jump's offset (relative to the next instruction).
-            macro_rules! jump {
-                ($off:expr) => {
-                    ip = ip.wrapping_offset($off as isize)
-                };
-            }
-            // Register 0 of this frame: a pointer kept in a local (one register or one stack
-            // slot) instead of `self.stack`'s buffer and `base` reloaded and added at every
-            // register access. It is valid while nothing reallocates or mutably borrows the
-            // stack: every instruction that calls a `self` method or writes `self.stack`
-            // (the slow paths, calls, collections) recomputes it with `refresh!` before the
-            // next register access.
-            let mut regs: *mut Value = self.stack.as_mut_ptr().wrapping_add(base);
-            macro_rules! refresh {
-                () => {
-                    regs = self.stack.as_mut_ptr().wrapping_add(base)
-                };
-            }
             // Register `x` of this frame, without a bounds check. The reference is not tied
             // to a borrow of `self`: it must not be held across anything that can grow the
             // stack (a call, a metamethod), which the fast paths below never do (the slow
@@ -248,6 +313,19 @@ impl Vm {
                     // is recomputed (`refresh!`) after everything that can reallocate or
                     // mutably borrow the stack.
                     unsafe { &mut *regs.add($x as usize) }
+                }};
+            }
+            // Register `x` as a raw pointer, for copies whose source and destination may be
+            // one register (no two references to it).
+            macro_rules! rp {
+                ($x:expr) => {{
+                    debug_assert!(base + ($x as usize) < self.stack.len());
+                    debug_assert!(std::ptr::eq(
+                        regs,
+                        self.stack.as_mut_ptr().wrapping_add(base)
+                    ));
+                    // In bounds and current as for `r!`.
+                    regs.wrapping_add($x as usize)
                 }};
             }
             // Writes register `x`.
@@ -376,7 +454,10 @@ impl Vm {
                 let op = unsafe { *ip };
                 ip = unsafe { ip.add(1) };
                 match op {
-                    Op::Mov(a, b) => set!(a, *r!(b)),
+                    Op::Mov(a, b) => {
+                        // SAFETY: both are registers of this frame (`rp!`).
+                        unsafe { copy_words(rp!(b), rp!(a)) }
+                    }
                     Op::LoadK(a, kk) => set!(a, k[kk as usize]),
                     Op::LoadInt(a, i) => set_int!(a, i as i64),
                     Op::LoadNil(a, n) => {
@@ -390,7 +471,7 @@ impl Vm {
                         jump!(1);
                     }
                     Op::GetUpval(a, u) => {
-                        let v = match cl.upvals[u as usize].v.get() {
+                        let v = match clg.upvals[u as usize].v.get() {
                             Up::Open(i) => {
                                 debug_assert!(i < self.stack.len());
                                 // SAFETY: an open upvalue names a register of a live frame,
@@ -403,7 +484,7 @@ impl Vm {
                     }
                     Op::SetUpval(a, u) => {
                         let v = *rd!(a);
-                        let cell = &cl.upvals[u as usize].v;
+                        let cell = &clg.upvals[u as usize].v;
                         match cell.get() {
                             Up::Open(i) => {
                                 self.stack[i] = v;
@@ -415,12 +496,12 @@ impl Vm {
                     Op::GetTabUp(a, u, kk) => {
                         let key = &k[kk as usize];
                         // Fast path: a closed `_ENV` table holding the key.
-                        let v = match cl.upvals[u as usize].v.get() {
+                        let v = match clg.upvals[u as usize].v.get() {
                             Up::Shut(Value::Tab(tb)) => tb.get_str_ic(key, &ic!().key[0]),
                             _ => Value::Nil,
                         };
                         let v = if matches!(v, Value::Nil) {
-                            let t = match cl.upvals[u as usize].v.get() {
+                            let t = match clg.upvals[u as usize].v.get() {
                                 Up::Open(i) => self.stack[i],
                                 Up::Shut(v) => v,
                             };
@@ -434,7 +515,7 @@ impl Vm {
                         set!(a, v);
                     }
                     Op::SetTabUp(u, kk, c) => {
-                        let t = match cl.upvals[u as usize].v.get() {
+                        let t = match clg.upvals[u as usize].v.get() {
                             Up::Open(i) => self.stack[i],
                             Up::Shut(v) => v,
                         };
@@ -462,15 +543,31 @@ impl Vm {
                     }
                     Op::GetStr(a, b, kk) => {
                         let key = &k[kk as usize];
-                        let mut v = Value::Nil;
                         let sm = self.string_meta;
-                        if !index_str(rd!(b), key, &self.tm.index, sm, ic!(), &mut v) {
-                            let t = *rd!(b);
-                            save!();
-                            v = self.index(&t, key, Desc::Rk(b))?;
-                            refresh!();
+                        // `index_str` writes the value as two words (tag, payload). A 16-byte
+                        // load of them right after waits until both stores are written to
+                        // the cache (a store-forwarding stall: 30% of `run`'s samples on
+                        // richards): so they go straight into register `a` when it is not
+                        // the object's, and are copied as two words when it is.
+                        if a != b {
+                            if !index_str(rd!(b), key, &self.tm.index, sm, ic!(), r!(a)) {
+                                let t = *rd!(b);
+                                save!();
+                                let v = self.index(&t, key, Desc::Rk(b))?;
+                                refresh!();
+                                *r!(a) = v;
+                            }
+                        } else {
+                            let mut v = Value::Nil;
+                            if !index_str(rd!(b), key, &self.tm.index, sm, ic!(), &mut v) {
+                                let t = *rd!(b);
+                                save!();
+                                v = self.index(&t, key, Desc::Rk(b))?;
+                                refresh!();
+                            }
+                            // SAFETY: a local and a register of this frame.
+                            unsafe { copy_words(&v, rp!(a)) };
                         }
-                        set!(a, v);
                     }
                     Op::SetTable(a, b, c) => {
                         let v = *rk!(c);
@@ -507,17 +604,21 @@ impl Vm {
                         *r!(a) = Value::Tab(Table::new_gc(narr as usize, nhash as usize));
                     }
                     Op::SelfOp(a, b, kk) => {
-                        let obj = *r!(b);
+                        // The object to `a + 1` first, as two words (see `copy_words`); the
+                        // lookup reads it there. Register `a` is written only after it.
+                        // SAFETY: both are registers of this frame (`rp!`).
+                        unsafe { copy_words(rp!(b), rp!(a + 1)) };
                         let key = &k[kk as usize];
                         let mut v = Value::Nil;
                         let sm = self.string_meta;
-                        if !index_str_chain(&obj, key, &self.tm.index, sm, ic!(), &mut v) {
+                        if !index_str_chain(rd!(a + 1), key, &self.tm.index, sm, ic!(), &mut v) {
+                            let obj = *rd!(a + 1);
                             save!();
                             v = self.index(&obj, key, Desc::Rk(b))?;
                             refresh!();
                         }
-                        *r!(a + 1) = obj;
-                        *r!(a) = v;
+                        // SAFETY: a local and a register of this frame.
+                        unsafe { copy_words(&v, rp!(a)) };
                     }
                     Op::Add(a, b, c) => arith!(a, b, c, ArOp::Add, i64::wrapping_add, |x, y| x + y),
                     Op::Sub(a, b, c) => arith!(a, b, c, ArOp::Sub, i64::wrapping_sub, |x, y| x - y),
@@ -657,7 +758,18 @@ impl Vm {
                         save!();
                         // The common case inline: a Lua function.
                         if self.enter_lua(func, nargs, c as i32 - 1) {
-                            continue 'frame;
+                            if SINGLE {
+                                continue 'frame;
+                            }
+                            // The plain loop enters the callee here: its base and pc are
+                            // known, and `push_lua` made room for its registers.
+                            if self.gc_wanted_at_call() {
+                                self.collect_garbage();
+                            }
+                            fi += 1;
+                            clg = self.frames[fi].cl;
+                            enter_frame!(func + 1, 0);
+                            continue;
                         }
                         // A native's results are in place when precall returns false.
                         if self.precall(func, nargs, c as i32 - 1, true)? {
@@ -676,7 +788,17 @@ impl Vm {
                         // The common case: a Lua function without `...` takes over this frame
                         // in place (no pop and push).
                         if self.tail_lua(base, func, nargs) {
-                            continue 'frame;
+                            if SINGLE {
+                                continue 'frame;
+                            }
+                            // The plain loop enters the callee here, in this frame: `tail_lua`
+                            // made room for its registers.
+                            if self.gc_wanted_at_call() {
+                                self.collect_garbage();
+                            }
+                            clg = self.frames[fi].cl;
+                            enter_frame!(base, 0);
+                            continue;
                         }
                         if let Value::LFunc(_) = self.stack[func] {
                             if self.open_top > base {
@@ -712,7 +834,16 @@ impl Vm {
                         if self.frames.len() <= stop || f.boundary {
                             return Ok(());
                         }
-                        continue 'frame;
+                        if SINGLE {
+                            continue 'frame;
+                        }
+                        // The plain loop goes back to the caller here. Its registers fit in
+                        // the stack: it was entered with them, and the stack never shrinks.
+                        if self.gc_wanted_at_call() {
+                            self.collect_garbage();
+                        }
+                        load_frame!();
+                        continue;
                     }
                     Op::ForPrep(a, off) => {
                         // The common loop inline: integer init, limit and step, the step 1 or
@@ -799,7 +930,7 @@ impl Vm {
                         refresh!();
                     }
                     Op::MkClosure(a, idx) => {
-                        let f = self.make_closure(cl, proto.protos[idx as usize], base);
+                        let f = self.make_closure(&clg, proto.protos[idx as usize], base);
                         refresh!();
                         *r!(a) = f;
                     }

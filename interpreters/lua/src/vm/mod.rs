@@ -648,7 +648,12 @@ impl Vm {
         let dest = base - 1;
         let want = if f.nres < 0 { n } else { f.nres as usize };
         if n >= 1 && want == 1 {
-            self.stack[dest] = self.stack[from];
+            // As two words: the result was often written as two words just before (`return
+            // a + b`), and a 16-byte load of it would wait for them (`exec::copy_words`).
+            assert!(dest < from && from < self.stack.len());
+            let p = self.stack.as_mut_ptr();
+            // SAFETY: both slots are in the stack (`dest < from < len`).
+            unsafe { exec::copy_words(p.add(from), p.add(dest)) };
         } else {
             for i in 0..n {
                 self.stack[dest + i] = std::mem::take(&mut self.stack[from + i]);

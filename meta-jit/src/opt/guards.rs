@@ -7,7 +7,8 @@
 //! where it is and reported. Strengthening, at the same point only (never moving a failure
 //! earlier, so the failing guard and its resume data stay those of the input): `guard_value`
 //! on a boolean becomes `guard_true`/`guard_false`, and a guard on `int_is_true(x)` or
-//! `int_is_zero(x)` tests `x` directly.
+//! `int_is_zero(x)`, or on a boolean's negation (`b == 0`, `b ^ 1`, `!b & 1`), tests `x` or
+//! `b` directly (so the backend fuses a comparison `b` into the guard's jump).
 //!
 //! A guard's own condition in its resume data is known when the guard fails: 0 after
 //! `guard_true(x)`, 1 after `guard_false(b)` on a boolean, null after `guard_nonnull(p)`.
@@ -19,11 +20,40 @@ use super::{Optimizer, Step};
 use crate::ir::{Op, OpRef, Opcode, Value};
 use hashbrown::HashSet;
 
+/// The value a guard on `v` may test instead, and whether the test flips: `x` for
+/// `int_is_true(x)`; `x`, flipped, for `int_is_zero(x)`, and for `x == 0`, `x ^ 1` and
+/// `!x & 1` on a boolean `x`.
+fn tested(o: &mut Optimizer, v: OpRef) -> Option<(bool, OpRef)> {
+    use Opcode::*;
+    let p = o.producer(v).filter(|p| !p.args.is_empty())?;
+    let (opcode, x, y) = (p.opcode, p.args[0], p.args.get(1).copied());
+    let c = y.and_then(|y| o.const_value(y));
+    match (opcode, c) {
+        (IntIsTrue, _) => Some((false, x)),
+        (IntIsZero, _) => Some((true, x)),
+        (IntEq, Some(Value::Int(0))) | (IntXor, Some(Value::Int(1))) if is_bool(o, x) => {
+            Some((true, x))
+        }
+        (IntAnd, Some(Value::Int(1))) => match o.producer(x) {
+            Some(q) if q.opcode == IntInvert => {
+                let b = q.args[0];
+                is_bool(o, b).then_some((true, b))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// What earlier guards established.
 #[derive(Default, Clone)]
 pub struct Facts {
     nonzero: HashSet<OpRef>,
     not_invalidated: bool,
+    /// The condition a guard tested before it was made to test a boolean instead (`b == 0`
+    /// for `b`), whether that guard was a `guard_true`, and its resume id: when it is
+    /// emitted, its failure says what the old condition was too ([`on_failure`]).
+    negated: Option<(OpRef, bool, u32)>,
 }
 
 enum Known {
@@ -38,20 +68,17 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
     if !op.opcode.is_guard() {
         return Step::Next(op);
     }
-    // Test the operand of int_is_true / int_is_zero directly.
+    // Test the operand of int_is_true / int_is_zero directly, and a boolean's negation
+    // (`b == 0`, `b ^ 1`, `!b & 1`) as the boolean.
+    o.guards.negated = None;
     if matches!(op.opcode, GuardTrue | GuardFalse) {
-        if let Some(p) = o.producer(op.args[0]).filter(|p| !p.args.is_empty()) {
-            let (inner_op, x) = (p.opcode, p.args[0]);
-            let flip = match inner_op {
-                IntIsTrue => Some(false),
-                IntIsZero => Some(true),
-                _ => None,
-            };
-            if let Some(flip) = flip {
-                let now_true = (op.opcode == GuardTrue) != flip;
-                op.opcode = if now_true { GuardTrue } else { GuardFalse };
-                op.args[0] = x;
+        if let Some((flip, x)) = tested(o, op.args[0]) {
+            if let (true, Some(r)) = (flip, op.resume.as_deref()) {
+                o.guards.negated = Some((op.args[0], op.opcode == GuardTrue, r.id));
             }
+            let now_true = (op.opcode == GuardTrue) != flip;
+            op.opcode = if now_true { GuardTrue } else { GuardFalse };
+            op.args[0] = x;
         }
     }
     if op.opcode == GuardValue && is_bool(o, op.args[0]) {
@@ -92,7 +119,10 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
         _ => Known::Unknown,
     };
     match known {
-        Known::Passes => Step::Remove,
+        Known::Passes => {
+            o.guards.negated = None;
+            Step::Remove
+        }
         Known::Fails => {
             let id = op.resume.as_ref().map_or(0, |r| r.id);
             o.report.failing_guards.push(id);
@@ -161,12 +191,26 @@ pub fn on_failure(o: &mut Optimizer, op: &mut Op) {
     let Some(&c) = op.args.first() else {
         return;
     };
+    // Only for the guard that was rewritten (it may have gone, and this be another).
+    let id = op.resume.as_deref().map(|r| r.id);
+    let negated = o.guards.negated.take().filter(|n| Some(n.2) == id);
+    if let Some((v, was_true, _)) = negated {
+        // The negation the guard tested before: 0 if it was `guard_true`'s, 1 otherwise.
+        let v = o.find(v);
+        let known = o.out.int(i64::from(!was_true));
+        write_known(op, v, known);
+    }
     let known = match op.opcode {
         GuardTrue => o.out.int(0),
         GuardFalse if is_bool(o, c) => o.out.int(1),
         GuardNonnull => o.out.ptr(0),
         _ => return,
     };
+    write_known(op, c, known);
+}
+
+/// Writes `known` for `c` into `op`'s resume data.
+fn write_known(op: &mut Op, c: OpRef, known: OpRef) {
     if let Some(r) = op.resume.as_deref_mut() {
         for v in r.values.iter_mut() {
             if *v == c {

@@ -573,6 +573,29 @@ fn guard_on_is_true_tests_operand() {
 }
 
 #[test]
+fn guard_on_a_negated_boolean_tests_the_boolean() {
+    // `!(a < b)` as Rust lowers it (`== 0`, `^ 1`, `!x & 1`): the guard tests the comparison,
+    // flipped, which the backend fuses into its jump.
+    for not in ["int_eq(i2, 0)", "int_xor(i2, 1)"] {
+        check(
+            &format!("[f0, f1]\ni2 = float_lt(f0, f1)\ni3 = {not}\nguard_true(i3) []\nfinish()"),
+            "[f0, f1]\ni2 = float_lt(f0, f1)\nguard_false(i2) []\nfinish()",
+        );
+    }
+    check(
+        "[p0]\ni1 = ptr_ne(p0, ConstPtr(0))\ni2 = int_invert(i1)\ni3 = int_and(i2, 1)\nguard_false(i3) []\nfinish()",
+        "[p0]\ni1 = ptr_ne(p0, ConstPtr(0))\nguard_true(i1) []\nfinish()",
+    );
+    check(
+        "[f0]\ni1 = float_lt(4.0, f0)\ni2 = int_eq(i1, 0)\nguard_true(i2) [i2]\nfinish()",
+        "[f0]\ni1 = float_lt(4.0, f0)\nguard_false(i1) [0]\nfinish()",
+    );
+    // Not on a value that may be other than 0 or 1: `x ^ 1` is then no negation.
+    let t = "[i0]\ni1 = int_xor(i0, 1)\nguard_true(i1) []\nfinish()";
+    check(t, t);
+}
+
+#[test]
 fn guard_false_makes_zero() {
     check(
         "[i0]\nguard_false(i0) [i0]\ni1 = int_add(i0, 5)\nfinish(i1)",

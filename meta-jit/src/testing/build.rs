@@ -527,6 +527,19 @@ impl<'a> Builder<'a> {
 
     /// A guard on an int condition that passes in the simulated pass unless `fail`.
     fn guard_cond(&mut self, c: OpRef, fail: bool, spec: &ResumeSpec) {
+        // Sometimes the condition's negation, as Rust writes `!cond` (`== 0`, `^ 1`), which
+        // the guards stage reads back as the condition flipped.
+        let c = match self.t.ops.len() % 4 {
+            0 => {
+                let zero = self.t.int(0);
+                self.op(Opcode::IntEq, &[c, zero])
+            }
+            1 => {
+                let one = self.t.int(1);
+                self.op(Opcode::IntXor, &[c, one])
+            }
+            _ => c,
+        };
         let truthy = self.sim(c).v.int() != 0;
         let opcode = if truthy != fail {
             Opcode::GuardTrue

@@ -159,3 +159,5 @@ fn run_vm(vm: &mut Vm, src: &[u8], chunk: &str, script: Option<&str>, args: &[St
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_natives;

@@ -245,6 +245,30 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
     Ok(())
 }
 
+/// A buffer for [`itoa`]: room for the 20 digits and the sign of any `i64`.
+fn itoa_buf() -> [u8; 20] {
+    [0; 20]
+}
+
+/// The decimal digits of `n`, with a `-` if negative, written at the end of `buf`.
+pub(crate) fn itoa(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut u = n.unsigned_abs();
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
 /// `string.format`.
 pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let f = check_str(vm, args, 0)?;
@@ -269,7 +293,9 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
             .take_while(|c| b"-+ #0123456789.".contains(c))
             .count();
         let conv = fmt.get(i + span).copied().unwrap_or(0);
-        let form = String::from_utf8_lossy(&fmt[i - 1..(i + span + 1).min(fmt.len())]).into_owned();
+        // The conversion's text, for the error messages only.
+        let form =
+            || String::from_utf8_lossy(&fmt[i - 1..(i + span + 1).min(fmt.len())]).into_owned();
         if span + 1 >= 22 {
             return Err(vm.native_error("invalid format string to 'format'"));
         }
@@ -285,7 +311,9 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
                 }
                 (b"", false)
             }
-            _ => return Err(vm.native_error(&format!("invalid conversion '{form}' to 'format'"))),
+            _ => {
+                return Err(vm.native_error(&format!("invalid conversion '{}' to 'format'", form())))
+            }
         };
         let mut spec = Spec {
             minus: false,
@@ -328,7 +356,7 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
             }
         }
         if k != body.len() {
-            return Err(vm.native_error(&format!("invalid conversion specification: '{form}'")));
+            return Err(vm.native_error(&format!("invalid conversion specification: '{}'", form())));
         }
         i += span + 1;
         argn += 1;
@@ -336,6 +364,12 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
             return Err(vm.arg_error(argn + 1, "no value"));
         }
         match conv {
+            b'd' | b'i' if span == 0 => {
+                // `%d` with no flags, width or precision: the digits, with no string between.
+                let n = check_int(vm, args, argn)?;
+                let mut buf = itoa_buf();
+                out.extend_from_slice(itoa(n, &mut buf));
+            }
             b'd' | b'i' | b'u' => {
                 let n = check_int(vm, args, argn)?;
                 let neg = conv != b'u' && n < 0;

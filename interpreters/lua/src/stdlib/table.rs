@@ -2,9 +2,11 @@
 //! order function is detected the same way), pack, unpack, move.
 
 use super::{arg, check_int, check_table, nf, opt_int, register, type_error};
+use crate::table::Table;
 use crate::value::Rets;
-use crate::value::{TRef, Value};
+use crate::value::{LStr, TRef, Value};
 use crate::vm::{debug_none, LResult, Vm};
+use meta_jit::hints::Gc;
 use smallvec::smallvec;
 
 fn geti(vm: &mut Vm, t: &TRef, i: i64) -> LResult<Value> {
@@ -81,6 +83,40 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     }
     seti(vm, &t, pos, Value::Nil)?;
     Ok(smallvec![r])
+}
+
+/// `table.concat(t, sep)` of the items `1..=#t` of a table without a metatable (so no
+/// `__index` and no `__len`), when each is a string or a number: the string, sized before it
+/// is built. None otherwise (the library's `concat` then raises the error or calls the
+/// metamethods). The JIT's `concat_list` runs it.
+pub(crate) fn concat_plain(t: Gc<Table>, sep: Option<Gc<LStr>>) -> Option<Gc<LStr>> {
+    if t.meta.get().is_some() {
+        return None;
+    }
+    let n = t.len();
+    let mut size = 0;
+    for k in 1..=n {
+        match t.get_int(k) {
+            Value::Str(s) => size += s.bytes.len(),
+            // A number's text is at most 40 bytes (`%.14g`, an integer's digits).
+            Value::Int(_) | Value::Num(_) => size += 40,
+            _ => return None,
+        }
+    }
+    let seps = sep.map_or(0, |s| s.bytes.len() * (n.max(1) - 1) as usize);
+    let mut out = Vec::with_capacity(size + seps);
+    for k in 1..=n {
+        match t.get_int(k) {
+            Value::Str(s) => out.extend_from_slice(&s.bytes),
+            v => out.extend_from_slice(&crate::value::to_str_bytes(&v).unwrap()),
+        }
+        if k < n {
+            if let Some(s) = sep {
+                out.extend_from_slice(&s.bytes);
+            }
+        }
+    }
+    Some(LStr::new(&out))
 }
 
 fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {

@@ -470,6 +470,8 @@ const NATIVE_IPAIRS_ITER: u8 = 11;
 const NATIVE_NEXT: u8 = 12;
 const NATIVE_PAIRS: u8 = 13;
 const NATIVE_IPAIRS: u8 = 14;
+const NATIVE_MATCH: u8 = 15;
+const NATIVE_TONUMBER: u8 = 16;
 
 /// Which native `n` is, for [`fast_native`]: by its name, which only the standard library
 /// gives (natives are made by the library alone). Its argument is a constant in a trace (the
@@ -491,6 +493,8 @@ fn native_kind(n: Gc<Native>) -> u8 {
         "next" => NATIVE_NEXT,
         "pairs" => NATIVE_PAIRS,
         "ipairs" => NATIVE_IPAIRS,
+        "string.match" => NATIVE_MATCH,
+        "tonumber" => NATIVE_TONUMBER,
         _ => NATIVE_OTHER,
     }
 }
@@ -693,6 +697,35 @@ fn fast_gsub(vm: &mut Vm, func: usize, nargs: usize, nres: i32) -> bool {
     true
 }
 
+/// What the numeral in `s` is (`value::str_to_number`, `tonumber`'s conversion): 0 none,
+/// 1 an integer, 2 a float.
+#[elidable]
+fn str_num_kind(s: Gc<LStr>) -> i64 {
+    match crate::value::str_to_number(&s.bytes) {
+        Some(Value::Int(_)) => 1,
+        Some(Value::Num(_)) => 2,
+        _ => 0,
+    }
+}
+
+/// The integer numeral in `s` ([`str_num_kind`] 1).
+#[elidable]
+fn str_int(s: Gc<LStr>) -> i64 {
+    match crate::value::str_to_number(&s.bytes) {
+        Some(Value::Int(i)) => i,
+        _ => 0,
+    }
+}
+
+/// The float numeral in `s` ([`str_num_kind`] 2).
+#[elidable]
+fn str_num(s: Gc<LStr>) -> f64 {
+    match crate::value::str_to_number(&s.bytes) {
+        Some(Value::Num(x)) => x,
+        _ => 0.0,
+    }
+}
+
 /// The native that `pairs` or `ipairs` returns as its iterator (`next`, `ipairs`' own):
 /// the first value the native keeps (`Native::keep`).
 #[elidable]
@@ -770,18 +803,62 @@ fn new_closure(cl: Gc<Closure>, proto: &'static Proto, idx: u32) -> Gc<Closure> 
     })
 }
 
-/// `next`'s position after the key in `vm.stack[k]` in `t` (`Table::next_pos`): an index
+/// `next`'s position after the key in `vm.stack[k]` (`first`: from the start) in `t`
+/// (`Table::next_pos`): an index
 /// `j` of the array part (the key is `j + 1`), [`NEXT_HASH`] plus an entry `j` of the hash
 /// part (key and value are items `2j` and `2j + 1` of `Table::hpart`), [`NEXT_END`], or
 /// [`NEXT_ERROR`] for a key that is not in the table. It only reads.
 #[dont_look_inside(writes_nothing)]
-fn next_pos(vm: &Vm, t: Gc<Table>, k: usize) -> i64 {
-    match t.next_pos(&vm.stack[k]) {
+fn next_pos(vm: &Vm, t: Gc<Table>, k: usize, first: bool) -> i64 {
+    let key = if first { Value::Nil } else { vm.stack[k] };
+    match t.next_pos(&key) {
         Ok(Some(crate::table::NextPos::Array(j))) => j as i64,
         Ok(Some(crate::table::NextPos::Hash(j))) => NEXT_HASH + j as i64,
         Ok(None) => NEXT_END,
         Err(()) => NEXT_ERROR,
     }
+}
+
+/// The key and the value at position `p` of `t` ([`next_pos`], not [`NEXT_ERROR`]): nils at
+/// the end.
+#[look_inside]
+fn next_entry(t: Gc<Table>, p: i64) -> (Value, Value) {
+    if p == NEXT_END {
+        (Value::Nil, Value::Nil)
+    } else if p < NEXT_HASH {
+        (Value::Int(p + 1), t.arr.get().items[p as usize].get())
+    } else {
+        let part = t.hpart.get();
+        let j = (p - NEXT_HASH) as usize;
+        (part.items[2 * j].get(), part.items[2 * j + 1].get())
+    }
+}
+
+/// `next(t [, k])` of a table, for one or two results: [`next_pos`] and [`next_entry`].
+/// False (nothing done) for another argument or a key not in the table (the library's
+/// error).
+#[look_inside]
+fn fast_next(vm: &mut Vm, func: usize, nargs: usize, nres: i32) -> bool {
+    if nargs != 1 && nargs != 2 {
+        return false;
+    }
+    let t = match vm.stack[func + 1] {
+        Value::Tab(t) => t,
+        _ => return false,
+    };
+    let p = next_pos(vm, t, func + 2, nargs == 1);
+    if p == NEXT_ERROR {
+        return false;
+    }
+    let (k, v) = next_entry(t, p);
+    if nres >= 1 {
+        vm.stack[func] = k;
+    }
+    if nres == 2 {
+        vm.stack[func + 1] = v;
+    }
+    vm.top = func + nres as usize;
+    true
 }
 
 /// [`next_pos`]: positions from here on are entries of the hash part.
@@ -822,19 +899,11 @@ fn fast_iter(vm: &mut Vm, f: Gc<Native>, ra: usize, n: usize) -> bool {
         }
         (Value::Int(i), v)
     } else if kind == NATIVE_NEXT {
-        let p = next_pos(vm, t, ra + 2);
+        let p = next_pos(vm, t, ra + 2, false);
         if p == NEXT_ERROR {
             return false;
         }
-        if p == NEXT_END {
-            (Value::Nil, Value::Nil)
-        } else if p < NEXT_HASH {
-            (Value::Int(p + 1), t.arr.get().items[p as usize].get())
-        } else {
-            let part = t.hpart.get();
-            let j = (p - NEXT_HASH) as usize;
-            (part.items[2 * j].get(), part.items[2 * j + 1].get())
-        }
+        next_entry(t, p)
     } else {
         return false;
     };
@@ -880,6 +949,9 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
     }
     if kind == NATIVE_GSUB {
         return fast_gsub(vm, func, nargs, nres);
+    }
+    if kind == NATIVE_NEXT {
+        return fast_next(vm, func, nargs, nres);
     }
     if nres > 1 {
         return false;
@@ -975,6 +1047,59 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
         match concat_list(t, sep) {
             Some(r) => Value::Str(r),
             None => return false,
+        }
+    } else if kind == NATIVE_MATCH && (nargs == 2 || nargs == 3) {
+        // `string.match(s, p [, init])` of a pattern without captures: the whole match, as
+        // `string.sub` of the positions [`str_find`] gives (a pattern with captures is the
+        // library's: `str_find` says so).
+        let s = match vm.stack[func + 1] {
+            Value::Str(s) => s,
+            _ => return false,
+        };
+        let p = match vm.stack[func + 2] {
+            Value::Str(p) => p,
+            _ => return false,
+        };
+        let mut init = 1;
+        if nargs == 3 {
+            init = match vm.stack[func + 3] {
+                Value::Int(i) => i,
+                _ => return false,
+            };
+        }
+        let r = str_find(s, p, init, false);
+        if r == FIND_SLOW {
+            return false;
+        }
+        if r == 0 {
+            Value::Nil
+        } else {
+            let (a, b) = ((r & 0xffff_ffff) - 1, r >> 32);
+            if b - a >= 2 {
+                Value::Str(sub_str(s, a, b))
+            } else if b - a == 1 {
+                Value::Str(one_byte_str(s, a))
+            } else {
+                Value::Str(empty_str())
+            }
+        }
+    } else if kind == NATIVE_TONUMBER && nargs == 1 {
+        // `tonumber(v)`: a number is itself, a string is its numeral's value or nil
+        // (`str_num_kind`, `str_int`, `str_num`: the library's conversion, pure).
+        match vm.stack[func + 1] {
+            Value::Int(i) => Value::Int(i),
+            Value::Num(x) => Value::Num(x),
+            Value::Str(st) => {
+                let k = str_num_kind(st);
+                if k == 1 {
+                    Value::Int(str_int(st))
+                } else if k == 2 {
+                    Value::Num(str_num(st))
+                } else {
+                    Value::Nil
+                }
+            }
+            _ => Value::Nil,
         }
     } else if kind == NATIVE_TREMOVE && nargs == 1 {
         // `table.remove(t)` of a table whose length is its array part's (no metatable, no

@@ -209,6 +209,13 @@ fn iterators_match_the_library() {
            for k in pairs(hashed) do acc = h(acc, k) end
            for k, v in pairs(custom) do acc = h(h(acc, k), v) end
            for k, v in next, {{5, 6, x = 7}} do acc = h(h(acc, k), v) end
+           local t = {{7, y = 8}}
+           local k1, v1 = next(t)
+           local k2, v2 = next(t, k1)
+           local k3 = next(t, k2)
+           acc = h(h(h(h(h(h(acc, k1), v1), k2), v2), k3), next({{}}))
+           local ok, err = pcall(function() local k = next(t, 'zz') return k end)
+           acc = h(h(acc, ok), err)
          end
          R = acc"
     );
@@ -275,4 +282,50 @@ fn closures_made_in_the_trace_share_their_upvalues() {
     assert_eq!(r, want * 1000 + 3000);
     let all = traces.join("\n");
     assert!(all.contains("ConstFn(new_closure)"), "{all}");
+}
+
+/// `string.match` without captures and `tonumber` of one argument in the trace against the
+/// library: anchors, positions, patterns with captures (the library's), empty, one-byte and
+/// longer matches; numerals in decimal, hexadecimal, with spaces and exponents, malformed
+/// ones, numbers, nil, tables and booleans.
+#[test]
+fn match_and_tonumber_match_the_library() {
+    let src = format!(
+        "{HASH}
+         local subjects = {{'', '-12.5e3,', 'abc123def', '  7', 'x'}}
+         local pats = {{'^-?%d+%.?%d*[eE]?[-+]?%d*', '%d+', '%a*', '.', '^x', '(%d)(%d)', 'z', ''}}
+         local nums = {{'12', ' 12 ', '0x10', '1e2', '1e', '0x', '1.5', '-0', '  ', 'abc',
+           '9223372036854775808', '0x1p4', 12, 1.5, nil, true}}
+         local acc = 0
+         for r = 1, 40 do
+           for _, s in ipairs(subjects) do
+             for _, p in ipairs(pats) do
+               acc = h(acc, s:match(p))
+               for i = -3, 4 do acc = h(acc, s:match(p, i)) end
+             end
+           end
+           for i = 1, 16 do acc = h(acc, tonumber(nums[i])) end
+           acc = h(acc, tonumber({{}}))
+         end
+         R = acc"
+    );
+    three_modes_agree(&src);
+}
+
+/// `s:match(p, i)` of a pattern without captures, `tonumber(s)` and `next(t)` compile with
+/// no call of `simple`.
+#[test]
+fn match_tonumber_and_next_compile_without_simple() {
+    assert_without_simple(
+        "local s = 'x = -12.5e3, y = 7' local n = 0 local t = {a = 1} local e = {}
+         for i = 1, 3000 do
+           local k = i % 8 + 1
+           local m = s:match('^-?%d+%.?%d*[eE]?[-+]?%d*', k)
+           local num = tonumber(m or '0x10')
+           n = n + num + #(s:match('%a', k) or '')
+           if next(t) ~= nil and next(e) == nil then n = n + 1 end
+         end
+         R = math.floor(n)",
+        &["str_find", "str_num_kind"],
+    );
 }

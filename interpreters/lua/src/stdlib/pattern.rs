@@ -427,6 +427,33 @@ fn class_set(cl: u8) -> ByteSet {
 /// end of the item in `pat`. None otherwise, and for a malformed item (the matcher reports
 /// it).
 pub fn first_item(pat: &[u8]) -> Option<(ByteSet, usize)> {
+    // The last few patterns' items (a program searches with a few constant patterns, over
+    // and over): building a set costs more than the short searches it serves.
+    type Seen = (usize, [(Vec<u8>, Option<(ByteSet, usize)>); 4]);
+    thread_local! {
+        static SEEN: std::cell::RefCell<Seen> = Default::default();
+    }
+    if pat.len() > 32 {
+        return first_item_of(pat);
+    }
+    SEEN.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((_, r)) =
+            c.1.iter()
+                .find(|(p, _)| p.as_slice() == pat && !p.is_empty())
+        {
+            return *r;
+        }
+        let r = first_item_of(pat);
+        let i = c.0;
+        c.0 = (i + 1) % 4;
+        c.1[i] = (pat.to_vec(), r);
+        r
+    })
+}
+
+/// [`first_item`], made.
+fn first_item_of(pat: &[u8]) -> Option<(ByteSet, usize)> {
     let mut set = ByteSet([0; 4]);
     let ep = match *pat.first()? {
         b'(' | b')' => return None,

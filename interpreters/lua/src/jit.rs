@@ -472,6 +472,7 @@ const NATIVE_PAIRS: u8 = 13;
 const NATIVE_IPAIRS: u8 = 14;
 const NATIVE_MATCH: u8 = 15;
 const NATIVE_TONUMBER: u8 = 16;
+const NATIVE_FORMAT: u8 = 17;
 
 /// Which native `n` is, for [`fast_native`]: by its name, which only the standard library
 /// gives (natives are made by the library alone). Its argument is a constant in a trace (the
@@ -495,6 +496,7 @@ fn native_kind(n: Gc<Native>) -> u8 {
         "ipairs" => NATIVE_IPAIRS,
         "string.match" => NATIVE_MATCH,
         "tonumber" => NATIVE_TONUMBER,
+        "string.format" => NATIVE_FORMAT,
         _ => NATIVE_OTHER,
     }
 }
@@ -778,6 +780,14 @@ fn fast_pairs(vm: &mut Vm, n: Gc<Native>, kind: u8, func: usize, nargs: usize, n
 #[dont_look_inside(writes_nothing)]
 fn concat_list(t: Gc<Table>, sep: Option<Gc<LStr>>) -> Option<Gc<LStr>> {
     crate::stdlib::table::concat_plain(t, sep)
+}
+
+/// `string.format(f, v)` of the value in `vm.stack[v]`, when the library's `format_one`
+/// takes it (one `%d` of an integer or `%g` of a float): a new string. None otherwise. It
+/// only reads, and the allocation never collects.
+#[dont_look_inside(writes_nothing)]
+fn format_one(vm: &Vm, f: Gc<LStr>, v: usize) -> Option<Gc<LStr>> {
+    crate::stdlib::format::format_one(&f.bytes, &vm.stack[v]).map(|b| LStr::new(&b))
 }
 
 /// True when the closure `MkClosure` makes from `proto.protos[idx]` captures no register of
@@ -1100,6 +1110,16 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
                 }
             }
             _ => Value::Nil,
+        }
+    } else if kind == NATIVE_FORMAT && nargs == 2 {
+        // `string.format(fmt, v)` of one `%d` or `%g` conversion (`format_one`).
+        let f = match vm.stack[func + 1] {
+            Value::Str(f) => f,
+            _ => return false,
+        };
+        match format_one(vm, f, func + 2) {
+            Some(r) => Value::Str(r),
+            None => return false,
         }
     } else if kind == NATIVE_TREMOVE && nargs == 1 {
         // `table.remove(t)` of a table whose length is its array part's (no metatable, no

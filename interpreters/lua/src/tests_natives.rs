@@ -312,8 +312,8 @@ fn match_and_tonumber_match_the_library() {
     three_modes_agree(&src);
 }
 
-/// `s:match(p, i)` of a pattern without captures, `tonumber(s)` and `next(t)` compile with
-/// no call of `simple`.
+/// `s:match(p, i)` of a pattern without captures, `tonumber(s)`, `next(t)` and
+/// `string.format` of one `%d` or `%g` compile with no call of `simple`.
 #[test]
 fn match_tonumber_and_next_compile_without_simple() {
     assert_without_simple(
@@ -324,8 +324,34 @@ fn match_tonumber_and_next_compile_without_simple() {
            local num = tonumber(m or '0x10')
            n = n + num + #(s:match('%a', k) or '')
            if next(t) ~= nil and next(e) == nil then n = n + 1 end
+           n = n + #string.format('%d', i) + #string.format('%.14g', i * 1.25)
          end
          R = math.floor(n)",
-        &["str_find", "str_num_kind"],
+        &["str_find", "str_num_kind", "format_one"],
     );
+}
+
+/// `string.format(f, v)` in the trace (`format_one`) against the library: integers at the
+/// ends of their range, negative zero, floats of every exponent, precisions, text around the
+/// conversion, `%%` after it, flags and widths (the library's), other types (its errors).
+#[test]
+fn format_matches_the_library() {
+    let src = format!(
+        "{HASH}
+         local vals = {{0, -7, 42, math.mininteger, math.maxinteger, 1.5, -2.25, 1e100, -0.0, 0.1,
+           1/3, 1e15, 2^63, 1e-5, '12', true}}
+         local fmts = {{'%d', 'x%dy', '%.14g', '%g', '%.3g', '<%.14g>', '%5d', '%d%%', '%.0g',
+           '%.20g', '%d %d', '%s', '%.g', '%i'}}
+         local acc = 0
+         for r = 1, 20 do
+           for _, f in ipairs(fmts) do
+             for i = 1, 16 do
+               local ok, s = pcall(function() local x = string.format(f, vals[i]) return x end)
+               acc = h(h(acc, ok), s)
+             end
+           end
+         end
+         R = acc"
+    );
+    three_modes_agree(&src);
 }

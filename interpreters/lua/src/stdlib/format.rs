@@ -269,10 +269,59 @@ pub(crate) fn itoa(n: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
+/// `string.format(fmt, v)` of a format with one conversion, `%d` of an integer or `%g` /
+/// `%.Ng` of a finite float, and no flags or width (json's `%d` and `%.14g`, `tostring`'s
+/// form): the text, as [`format`] makes it. None for anything else ([`format`] then does it
+/// all). `string.format` and the JIT's `format_one` run it first.
+pub(crate) fn format_one(fmt: &[u8], v: &Value) -> Option<Vec<u8>> {
+    let i = fmt.iter().position(|&c| c == b'%')?;
+    let rest = &fmt[i + 1..];
+    let (prec, conv_at) = match rest.first()? {
+        b'.' => {
+            let nd = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if nd == 0 || nd > 2 {
+                return None;
+            }
+            let p = rest[1..1 + nd]
+                .iter()
+                .fold(0, |p, &d| p * 10 + (d - b'0') as usize);
+            (Some(p), 1 + nd)
+        }
+        _ => (None, 0),
+    };
+    let conv = *rest.get(conv_at)?;
+    let tail = &rest[conv_at + 1..];
+    if tail.contains(&b'%') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(fmt.len() + 24);
+    out.extend_from_slice(&fmt[..i]);
+    match (conv, v, prec) {
+        (b'd', Value::Int(n), None) => {
+            let mut buf = itoa_buf();
+            out.extend_from_slice(itoa(*n, &mut buf));
+        }
+        (b'g', Value::Num(x), _) if x.is_finite() => {
+            if x.is_sign_negative() {
+                out.push(b'-');
+            }
+            out.extend_from_slice(fmt_g(x.abs(), prec.unwrap_or(6), false, false).as_bytes());
+        }
+        _ => return None,
+    }
+    out.extend_from_slice(tail);
+    Some(out)
+}
+
 /// `string.format`.
 pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let f = check_str(vm, args, 0)?;
     let fmt = &f.bytes;
+    if args.len() == 2 {
+        if let Some(out) = format_one(fmt, &args[1]) {
+            return Ok(smallvec![Value::bytes(&out)]);
+        }
+    }
     let mut out = Vec::with_capacity(fmt.len() + 16);
     let mut i = 0;
     let mut argn = 0;

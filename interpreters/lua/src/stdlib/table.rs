@@ -87,13 +87,20 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
 
 /// `table.concat(t, sep)` of the items `1..=#t` of a table without a metatable (so no
 /// `__index` and no `__len`), when each is a string or a number: the string, sized before it
-/// is built. None otherwise (the library's `concat` then raises the error or calls the
-/// metamethods). The JIT's `concat_list` runs it.
+/// is built (one string item is the result as it is). None otherwise (the library's `concat` then raises the error or calls the
+/// metamethods). `table.concat` without bounds and the JIT's `concat_list` run it.
 pub(crate) fn concat_plain(t: Gc<Table>, sep: Option<Gc<LStr>>) -> Option<Gc<LStr>> {
     if t.meta.get().is_some() {
         return None;
     }
     let n = t.len();
+    // One string: the string itself (strings are values; nothing tells two equal ones
+    // apart), with no copy.
+    if n == 1 {
+        if let Value::Str(s) = t.get_int(1) {
+            return Some(s);
+        }
+    }
     let mut size = 0;
     for k in 1..=n {
         match t.get_int(k) {
@@ -122,6 +129,11 @@ pub(crate) fn concat_plain(t: Gc<Table>, sep: Option<Gc<LStr>>) -> Option<Gc<LSt
 fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = check_table(vm, args, 0)?;
     let sep = super::opt_str(vm, args, 1)?;
+    if matches!(arg(args, 2), Value::Nil) && matches!(arg(args, 3), Value::Nil) {
+        if let Some(s) = concat_plain(t, sep) {
+            return Ok(smallvec![Value::Str(s)]);
+        }
+    }
     let i = opt_int(vm, args, 2, 1)?;
     let j = match arg(args, 3) {
         Value::Nil => len(vm, &t)?,

@@ -932,11 +932,15 @@ fn fast_iter(vm: &mut Vm, f: Gc<Native>, ra: usize, n: usize) -> bool {
     true
 }
 
-/// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 or 1)
-/// results, run inline when it is one of a few with simple arguments: `math.floor` and
-/// `math.sqrt` of a number, `setmetatable` of a table without a metatable, `type` of any
-/// value, `string.sub` and `string.byte` (one byte) of a string and integers, `table.remove`
-/// of the last item of a list. A trace then has no call where [`simple`]
+/// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 to 3, as
+/// each native takes) results, run inline when it is one of a few with simple arguments:
+/// `math.floor` and `math.sqrt` of a number, `setmetatable` of a table without a metatable,
+/// `type` of any value, `string.sub` and `string.byte` (one byte) of a string and integers,
+/// `table.remove` of the last item of a list; `string.find` ([`fast_find`]), `string.match`
+/// without captures, `string.gsub` with nothing to replace ([`fast_gsub`]),
+/// `string.format` of one `%d`/`%g` ([`format_one`]), `table.concat` ([`concat_list`]),
+/// `tonumber` of one argument, `pairs`/`ipairs` ([`fast_pairs`]) and `next`
+/// ([`fast_next`]). A trace then has no call where [`simple`]
 /// would call the native (and make the optimizer forget what it knows of memory): `type`
 /// folds to a constant string under the guard on its argument's tag, and `s:sub(i, i)` is an
 /// elidable lookup of the interned one-byte string. False (nothing done) otherwise.

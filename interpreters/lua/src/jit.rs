@@ -27,8 +27,13 @@ pub const ERROR: i64 = -1;
 /// 4,000 ops (the framework's default is 2,000). A loop of object code inlines every method
 /// and metamethod it calls, and a bridge from a guard on an object's class traces the rest of
 /// the turn: oop's bridges were 2,000 to 4,000 ops, and aborted, so that every other turn of
-/// its loop left compiled code (0.52 s with them, 0.98 s without).
-const PARAMS: &str = "bridge_limit=4000";
+/// its loop left compiled code (0.52 s with them, 0.98 s without). A guard gets its bridge
+/// after 50 failures, not the framework's 200: until then each failure rebuilds the
+/// inlined frames in the blackhole and runs the rest of the turn in the interpreter
+/// (callgrind, default sizes: deltablue 2,960.9M to 2,586.6M instructions, richards
+/// 3,919.6M to 3,325.9M, oop 6,142.0M to 5,876.5M, binarytrees 3,893.1M to 3,804.2M,
+/// `json.lua 40` 2,440.5M to 2,302.7M).
+const PARAMS: &str = "bridge_limit=4000,trace_eagerness=50";
 
 /// Applies Lua's parameters, then the command line's JIT mode and parameters, to the
 /// portal's driver.

@@ -27,8 +27,13 @@ pub const ERROR: i64 = -1;
 /// 4,000 ops (the framework's default is 2,000). A loop of object code inlines every method
 /// and metamethod it calls, and a bridge from a guard on an object's class traces the rest of
 /// the turn: oop's bridges were 2,000 to 4,000 ops, and aborted, so that every other turn of
-/// its loop left compiled code (0.52 s with them, 0.98 s without).
-const PARAMS: &str = "bridge_limit=4000";
+/// its loop left compiled code (0.52 s with them, 0.98 s without). A guard gets its bridge
+/// after 50 failures, not the framework's 200: until then each failure rebuilds the
+/// inlined frames in the blackhole and runs the rest of the turn in the interpreter
+/// (callgrind, default sizes: deltablue 2,960.9M to 2,586.6M instructions, richards
+/// 3,919.6M to 3,325.9M, oop 6,142.0M to 5,876.5M, binarytrees 3,893.1M to 3,804.2M,
+/// `json.lua 40` 2,440.5M to 2,302.7M).
+const PARAMS: &str = "bridge_limit=4000,trace_eagerness=50";
 
 /// Applies Lua's parameters, then the command line's JIT mode and parameters, to the
 /// portal's driver.
@@ -463,6 +468,16 @@ const NATIVE_TYPE: u8 = 4;
 const NATIVE_SUB: u8 = 5;
 const NATIVE_BYTE: u8 = 6;
 const NATIVE_TREMOVE: u8 = 7;
+const NATIVE_FIND: u8 = 8;
+const NATIVE_GSUB: u8 = 9;
+const NATIVE_CONCAT: u8 = 10;
+const NATIVE_IPAIRS_ITER: u8 = 11;
+const NATIVE_NEXT: u8 = 12;
+const NATIVE_PAIRS: u8 = 13;
+const NATIVE_IPAIRS: u8 = 14;
+const NATIVE_MATCH: u8 = 15;
+const NATIVE_TONUMBER: u8 = 16;
+const NATIVE_FORMAT: u8 = 17;
 
 /// Which native `n` is, for [`fast_native`]: by its name, which only the standard library
 /// gives (natives are made by the library alone). Its argument is a constant in a trace (the
@@ -477,6 +492,16 @@ fn native_kind(n: Gc<Native>) -> u8 {
         "string.sub" => NATIVE_SUB,
         "string.byte" => NATIVE_BYTE,
         "table.remove" => NATIVE_TREMOVE,
+        "string.find" => NATIVE_FIND,
+        "string.gsub" => NATIVE_GSUB,
+        "table.concat" => NATIVE_CONCAT,
+        "ipairs_iter" => NATIVE_IPAIRS_ITER,
+        "next" => NATIVE_NEXT,
+        "pairs" => NATIVE_PAIRS,
+        "ipairs" => NATIVE_IPAIRS,
+        "string.match" => NATIVE_MATCH,
+        "tonumber" => NATIVE_TONUMBER,
+        "string.format" => NATIVE_FORMAT,
         _ => NATIVE_OTHER,
     }
 }
@@ -566,11 +591,361 @@ fn sub_str(s: Gc<LStr>, a: i64, b: i64) -> Gc<LStr> {
     LStr::new(&s.bytes[a as usize..b as usize])
 }
 
-/// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 or 1)
-/// results, run inline when it is one of a few with simple arguments: `math.floor` and
-/// `math.sqrt` of a number, `setmetatable` of a table without a metatable, `type` of any
-/// value, `string.sub` and `string.byte` (one byte) of a string and integers, `table.remove`
-/// of the last item of a list. A trace then has no call where [`simple`]
+/// [`str_find`]: the call must go to the library (a malformed pattern's error, captures, a
+/// subject too long to pack the positions).
+const FIND_SLOW: i64 = -1;
+
+/// `string.find(s, p, init, plain)` (`plain`: its fourth argument is true), by the library's own search
+/// (`stdlib::string::find_in`): 0 when nothing is found, else the 1-based start and the end
+/// packed as `start | end << 32`, or [`FIND_SLOW`] when the library must make the call (a
+/// pattern with captures, whose values `find` also returns; an error). Strings are
+/// immutable, so the result depends on the arguments alone: a pure call, which keeps what
+/// the optimizer knows of memory (through `simple` the call made it forget everything).
+#[elidable]
+fn str_find(s: Gc<LStr>, p: Gc<LStr>, init: i64, plain: bool) -> i64 {
+    use crate::stdlib::string::{find_in, Found};
+    if s.bytes.len() >= 1 << 31 {
+        return FIND_SLOW;
+    }
+    let plain = plain || crate::stdlib::pattern::is_plain(&p.bytes);
+    match find_in(&s.bytes, &p.bytes, init, plain) {
+        Ok(Found::None) => 0,
+        Ok(Found::Span(a, b)) => (a as i64 + 1) | (b as i64) << 32,
+        Ok(Found::Pattern(m, a, b)) if m.level == 0 => (a as i64 + 1) | (b as i64) << 32,
+        _ => FIND_SLOW,
+    }
+}
+
+/// `string.find(s, p [, init [, plain]])` of strings and an integer, for up to two results, in the
+/// trace: [`str_find`], then the positions (or nil) stored as the results. False (nothing
+/// done) when the arguments are of other types or the library must make the call.
+// The codewriter takes no ranges outside `for` loops, so no `contains` here.
+#[allow(clippy::manual_range_contains)]
+#[look_inside]
+fn fast_find(vm: &mut Vm, func: usize, nargs: usize, nres: i32) -> bool {
+    if nargs < 2 || nargs > 4 {
+        return false;
+    }
+    let s = match vm.stack[func + 1] {
+        Value::Str(s) => s,
+        _ => return false,
+    };
+    let p = match vm.stack[func + 2] {
+        Value::Str(p) => p,
+        _ => return false,
+    };
+    let mut init = 1;
+    if nargs >= 3 {
+        init = match vm.stack[func + 3] {
+            Value::Int(i) => i,
+            _ => return false,
+        };
+    }
+    let mut plain = false;
+    if nargs == 4 {
+        plain = !matches!(vm.stack[func + 4], Value::Nil | Value::Boolean(false));
+    }
+    let r = str_find(s, p, init, plain);
+    if r == FIND_SLOW {
+        return false;
+    }
+    if r == 0 {
+        if nres >= 1 {
+            vm.stack[func] = Value::Nil;
+        }
+        if nres == 2 {
+            vm.stack[func + 1] = Value::Nil;
+        }
+    } else {
+        if nres >= 1 {
+            vm.stack[func] = Value::Int(r & 0xffff_ffff);
+        }
+        if nres == 2 {
+            vm.stack[func + 1] = Value::Int(r >> 32);
+        }
+    }
+    vm.top = func + nres as usize;
+    true
+}
+
+/// `string.gsub(s, p, repl)` of a subject in which `p` matches nowhere ([`str_find`] finds
+/// nothing from the start, so the library would make no replacement): `s` itself and 0, with
+/// no call of the library, whatever `repl` is (of a type the library takes: it checks it
+/// even when nothing matches). False (nothing done) when something matches, or for other
+/// arguments: the library then makes the call.
+#[look_inside]
+fn fast_gsub(vm: &mut Vm, func: usize, nargs: usize, nres: i32) -> bool {
+    if nargs != 3 {
+        return false;
+    }
+    let s = match vm.stack[func + 1] {
+        Value::Str(s) => s,
+        _ => return false,
+    };
+    let p = match vm.stack[func + 2] {
+        Value::Str(p) => p,
+        _ => return false,
+    };
+    match vm.stack[func + 3] {
+        Value::Str(_) | Value::Int(_) | Value::Num(_) | Value::Tab(_) => {}
+        Value::LFunc(_) | Value::Builtin(_) => {}
+        _ => return false,
+    }
+    if str_find(s, p, 1, false) != 0 {
+        return false;
+    }
+    if nres >= 1 {
+        vm.stack[func] = Value::Str(s);
+    }
+    if nres == 2 {
+        vm.stack[func + 1] = Value::Int(0);
+    }
+    vm.top = func + nres as usize;
+    true
+}
+
+/// What the numeral in `s` is (`value::str_to_number`, `tonumber`'s conversion): 0 none,
+/// 1 an integer, 2 a float.
+#[elidable]
+fn str_num_kind(s: Gc<LStr>) -> i64 {
+    match crate::value::str_to_number(&s.bytes) {
+        Some(Value::Int(_)) => 1,
+        Some(Value::Num(_)) => 2,
+        _ => 0,
+    }
+}
+
+/// The integer numeral in `s` ([`str_num_kind`] 1).
+#[elidable]
+fn str_int(s: Gc<LStr>) -> i64 {
+    match crate::value::str_to_number(&s.bytes) {
+        Some(Value::Int(i)) => i,
+        _ => 0,
+    }
+}
+
+/// The float numeral in `s` ([`str_num_kind`] 2).
+#[elidable]
+fn str_num(s: Gc<LStr>) -> f64 {
+    match crate::value::str_to_number(&s.bytes) {
+        Some(Value::Num(x)) => x,
+        _ => 0.0,
+    }
+}
+
+/// The native that `pairs` or `ipairs` returns as its iterator (`next`, `ipairs`' own):
+/// the first value the native keeps (`Native::keep`).
+#[elidable]
+fn native_iterator(n: Gc<Native>) -> Gc<Native> {
+    match n.keep[0] {
+        Value::Builtin(f) => f,
+        _ => unreachable!("pairs and ipairs keep their iterator"),
+    }
+}
+
+/// `pairs(t)` of a table without a metatable (so no `__pairs`), and `ipairs(v)` of any
+/// value: the iterator, the argument and the first control value (nil, 0), as the library
+/// returns them, with no call. False (nothing done) otherwise.
+#[look_inside]
+fn fast_pairs(vm: &mut Vm, n: Gc<Native>, kind: u8, func: usize, nargs: usize, nres: i32) -> bool {
+    if nargs < 1 {
+        return false;
+    }
+    let x = vm.stack[func + 1];
+    let mut start = Value::Int(0);
+    if kind == NATIVE_PAIRS {
+        match x {
+            Value::Tab(t) => {
+                if t.meta.get().is_some() {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+        start = Value::Nil;
+    }
+    if nres >= 1 {
+        vm.stack[func] = Value::Builtin(native_iterator(n));
+    }
+    if nres >= 2 {
+        vm.stack[func + 1] = x;
+    }
+    if nres == 3 {
+        vm.stack[func + 2] = start;
+    }
+    vm.top = func + nres as usize;
+    true
+}
+
+/// `table.concat(t, sep)` (`sep` None: no separator) of the items `1..=#t` of a table
+/// without a metatable, when each is a string or a number (the library's conversion): a new
+/// string. None when the library must make the call (an `__index`, `__len`, an item of
+/// another type: its error). It writes no memory that traced code reads: the new string is
+/// fresh memory, and the native allocation never collects.
+#[dont_look_inside(writes_nothing)]
+fn concat_list(t: Gc<Table>, sep: Option<Gc<LStr>>) -> Option<Gc<LStr>> {
+    crate::stdlib::table::concat_plain(t, sep)
+}
+
+/// `string.format(f, v)` of the value in `vm.stack[v]`, when the library's `format_one`
+/// takes it (one `%d` of an integer or `%g` of a float): a new string. None otherwise. It
+/// only reads, and the allocation never collects.
+#[dont_look_inside(writes_nothing)]
+fn format_one(vm: &Vm, f: Gc<LStr>, v: usize) -> Option<Gc<LStr>> {
+    crate::stdlib::format::format_one(&f.bytes, &vm.stack[v]).map(|b| LStr::new(&b))
+}
+
+/// True when the closure `MkClosure` makes from `proto.protos[idx]` captures no register of
+/// the running frame: each upvalue is one of the running closure's own.
+#[elidable]
+fn captures_no_register(proto: &Proto, idx: u32) -> bool {
+    proto.protos[idx as usize]
+        .upvals
+        .iter()
+        .all(|u| !u.in_stack)
+}
+
+/// A new closure of `proto.protos[idx]` whose upvalues are `cl`'s (the running closure's;
+/// [`captures_no_register`]), as `Vm::make_closure` makes it. It writes no memory that
+/// traced code reads (no open upvalue is made), and the allocation never collects.
+#[dont_look_inside(writes_nothing)]
+fn new_closure(cl: Gc<Closure>, proto: &'static Proto, idx: u32) -> Gc<Closure> {
+    let p = proto.protos[idx as usize];
+    let ups = p.upvals.iter().map(|u| cl.upvals[u.idx as usize]).collect();
+    Gc::new(Closure {
+        proto: p,
+        upvals: ups,
+    })
+}
+
+/// `next`'s position after the key in `vm.stack[k]` (`first`: from the start) in `t`
+/// (`Table::next_pos`): an index
+/// `j` of the array part (the key is `j + 1`), [`NEXT_HASH`] plus an entry `j` of the hash
+/// part (key and value are items `2j` and `2j + 1` of `Table::hpart`), [`NEXT_END`], or
+/// [`NEXT_ERROR`] for a key that is not in the table. It only reads.
+#[dont_look_inside(writes_nothing)]
+fn next_pos(vm: &Vm, t: Gc<Table>, k: usize, first: bool) -> i64 {
+    let key = if first { Value::Nil } else { vm.stack[k] };
+    match t.next_pos(&key) {
+        Ok(Some(crate::table::NextPos::Array(j))) => j as i64,
+        Ok(Some(crate::table::NextPos::Hash(j))) => NEXT_HASH + j as i64,
+        Ok(None) => NEXT_END,
+        Err(()) => NEXT_ERROR,
+    }
+}
+
+/// The key and the value at position `p` of `t` ([`next_pos`], not [`NEXT_ERROR`]): nils at
+/// the end.
+#[look_inside]
+fn next_entry(t: Gc<Table>, p: i64) -> (Value, Value) {
+    if p == NEXT_END {
+        (Value::Nil, Value::Nil)
+    } else if p < NEXT_HASH {
+        (Value::Int(p + 1), t.arr.get().items[p as usize].get())
+    } else {
+        let part = t.hpart.get();
+        let j = (p - NEXT_HASH) as usize;
+        (part.items[2 * j].get(), part.items[2 * j + 1].get())
+    }
+}
+
+/// `next(t [, k])` of a table, for one or two results: [`next_pos`] and [`next_entry`].
+/// False (nothing done) for another argument or a key not in the table (the library's
+/// error).
+#[look_inside]
+fn fast_next(vm: &mut Vm, func: usize, nargs: usize, nres: i32) -> bool {
+    if nargs != 1 && nargs != 2 {
+        return false;
+    }
+    let t = match vm.stack[func + 1] {
+        Value::Tab(t) => t,
+        _ => return false,
+    };
+    let p = next_pos(vm, t, func + 2, nargs == 1);
+    if p == NEXT_ERROR {
+        return false;
+    }
+    let (k, v) = next_entry(t, p);
+    if nres >= 1 {
+        vm.stack[func] = k;
+    }
+    if nres == 2 {
+        vm.stack[func + 1] = v;
+    }
+    vm.top = func + nres as usize;
+    true
+}
+
+/// [`next_pos`]: positions from here on are entries of the hash part.
+const NEXT_HASH: i64 = 1 << 32;
+/// [`next_pos`]: the traversal is over.
+const NEXT_END: i64 = -1;
+/// [`next_pos`]: the key is not in the table (the library raises the error).
+const NEXT_ERROR: i64 = -2;
+
+/// The generic `for`'s call (`TForCall`, the iterator in `vm.stack[ra]`, its state and
+/// control after it, `n` results from `ra + 3`) of `ipairs`' iterator or of `next`, for one
+/// or two loop variables, in the trace: `ipairs` on a table without a metatable reads the
+/// array part (a key past it, in a table with a hash part, goes to the library); `next` on
+/// a table is [`next_pos`] and the loads of the key and the value. False (nothing done)
+/// otherwise.
+#[allow(clippy::manual_range_contains)]
+#[look_inside]
+fn fast_iter(vm: &mut Vm, f: Gc<Native>, ra: usize, n: usize) -> bool {
+    if n < 1 || n > 2 {
+        return false;
+    }
+    let kind = native_kind(f);
+    let t = match vm.stack[ra + 1] {
+        Value::Tab(t) => t,
+        _ => return false,
+    };
+    let (k, v) = if kind == NATIVE_IPAIRS_ITER {
+        if t.meta.get().is_some() {
+            return false;
+        }
+        let i = match vm.stack[ra + 2] {
+            Value::Int(i) => i.wrapping_add(1),
+            _ => return false,
+        };
+        let v = array_get(t, i);
+        if is_nil(v) && (i < 1 || i > t.arr.get().items.len() as i64) && t.nhash.get() != 0 {
+            return false;
+        }
+        (Value::Int(i), v)
+    } else if kind == NATIVE_NEXT {
+        let p = next_pos(vm, t, ra + 2, false);
+        if p == NEXT_ERROR {
+            return false;
+        }
+        next_entry(t, p)
+    } else {
+        return false;
+    };
+    if is_nil(v) {
+        vm.stack[ra + 3] = Value::Nil;
+        if n == 2 {
+            vm.stack[ra + 4] = Value::Nil;
+        }
+    } else {
+        vm.stack[ra + 3] = k;
+        if n == 2 {
+            vm.stack[ra + 4] = v;
+        }
+    }
+    vm.top = ra + 3 + n;
+    true
+}
+
+/// A call of native `n` in `vm.stack[func]` with `nargs` arguments and `nres` (0 to 3, as
+/// each native takes) results, run inline when it is one of a few with simple arguments:
+/// `math.floor` and `math.sqrt` of a number, `setmetatable` of a table without a metatable,
+/// `type` of any value, `string.sub` and `string.byte` (one byte) of a string and integers,
+/// `table.remove` of the last item of a list; `string.find` ([`fast_find`]), `string.match`
+/// without captures, `string.gsub` with nothing to replace ([`fast_gsub`]),
+/// `string.format` of one `%d`/`%g` ([`format_one`]), `table.concat` ([`concat_list`]),
+/// `tonumber` of one argument, `pairs`/`ipairs` ([`fast_pairs`]) and `next`
+/// ([`fast_next`]). A trace then has no call where [`simple`]
 /// would call the native (and make the optimizer forget what it knows of memory): `type`
 /// folds to a constant string under the guard on its argument's tag, and `s:sub(i, i)` is an
 /// elidable lookup of the interned one-byte string. False (nothing done) otherwise.
@@ -578,10 +953,28 @@ fn sub_str(s: Gc<LStr>, a: i64, b: i64) -> Gc<LStr> {
 #[allow(clippy::manual_range_contains)]
 #[look_inside]
 fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32) -> bool {
-    if nres > 1 || nres < 0 {
+    if nres > 3 || nres < 0 {
         return false;
     }
     let kind = native_kind(n);
+    if kind == NATIVE_PAIRS || kind == NATIVE_IPAIRS {
+        return fast_pairs(vm, n, kind, func, nargs, nres);
+    }
+    if nres > 2 {
+        return false;
+    }
+    if kind == NATIVE_FIND {
+        return fast_find(vm, func, nargs, nres);
+    }
+    if kind == NATIVE_GSUB {
+        return fast_gsub(vm, func, nargs, nres);
+    }
+    if kind == NATIVE_NEXT {
+        return fast_next(vm, func, nargs, nres);
+    }
+    if nres > 1 {
+        return false;
+    }
     let r = if kind == NATIVE_FLOOR && nargs == 1 {
         match vm.stack[func + 1] {
             Value::Int(i) => Value::Int(i),
@@ -655,6 +1048,87 @@ fn fast_native(vm: &mut Vm, n: Gc<Native>, func: usize, nargs: usize, nres: i32)
             }
         } else {
             Value::Str(empty_str())
+        }
+    } else if kind == NATIVE_CONCAT && nargs >= 1 && nargs <= 2 {
+        // `table.concat(t [, sep])` of a table without a metatable whose items `1..#t` are
+        // strings and numbers: one allocation that writes nothing else.
+        let t = match vm.stack[func + 1] {
+            Value::Tab(t) => t,
+            _ => return false,
+        };
+        let mut sep = None;
+        if nargs == 2 {
+            sep = match vm.stack[func + 2] {
+                Value::Str(x) => Some(x),
+                _ => return false,
+            };
+        }
+        match concat_list(t, sep) {
+            Some(r) => Value::Str(r),
+            None => return false,
+        }
+    } else if kind == NATIVE_MATCH && (nargs == 2 || nargs == 3) {
+        // `string.match(s, p [, init])` of a pattern without captures: the whole match, as
+        // `string.sub` of the positions [`str_find`] gives (a pattern with captures is the
+        // library's: `str_find` says so).
+        let s = match vm.stack[func + 1] {
+            Value::Str(s) => s,
+            _ => return false,
+        };
+        let p = match vm.stack[func + 2] {
+            Value::Str(p) => p,
+            _ => return false,
+        };
+        let mut init = 1;
+        if nargs == 3 {
+            init = match vm.stack[func + 3] {
+                Value::Int(i) => i,
+                _ => return false,
+            };
+        }
+        let r = str_find(s, p, init, false);
+        if r == FIND_SLOW {
+            return false;
+        }
+        if r == 0 {
+            Value::Nil
+        } else {
+            let (a, b) = ((r & 0xffff_ffff) - 1, r >> 32);
+            if b - a >= 2 {
+                Value::Str(sub_str(s, a, b))
+            } else if b - a == 1 {
+                Value::Str(one_byte_str(s, a))
+            } else {
+                Value::Str(empty_str())
+            }
+        }
+    } else if kind == NATIVE_TONUMBER && nargs == 1 {
+        // `tonumber(v)`: a number is itself, a string is its numeral's value or nil
+        // (`str_num_kind`, `str_int`, `str_num`: the library's conversion, pure).
+        match vm.stack[func + 1] {
+            Value::Int(i) => Value::Int(i),
+            Value::Num(x) => Value::Num(x),
+            Value::Str(st) => {
+                let k = str_num_kind(st);
+                if k == 1 {
+                    Value::Int(str_int(st))
+                } else if k == 2 {
+                    Value::Num(str_num(st))
+                } else {
+                    Value::Nil
+                }
+            }
+            _ => Value::Nil,
+        }
+    } else if kind == NATIVE_FORMAT && nargs == 2 {
+        // `string.format(fmt, v)` of one `%d` or `%g` conversion (`format_one`).
+        let f = match vm.stack[func + 1] {
+            Value::Str(f) => f,
+            _ => return false,
+        };
+        match format_one(vm, f, func + 2) {
+            Some(r) => Value::Str(r),
+            None => return false,
         }
     } else if kind == NATIVE_TREMOVE && nargs == 1 {
         // `table.remove(t)` of a table whose length is its array part's (no metatable, no
@@ -1062,6 +1536,35 @@ fn field_get(vm: &mut Vm, dst: usize, t: Gc<Table>, proto: &'static Proto, k: u1
     false
 }
 
+/// `vm.stack[dst] = s[K[k]]` for a string `s` and a string constant `K[k]` (`s:find(...)`):
+/// the string metatable's `__index`, read through its promoted shape, and when it is a table
+/// (the `string` library), [`field_get`] of the key there. The string metatable is the VM's
+/// (`getmetatable("")` returns the same table, so a change of its `__index` is a change of a
+/// field that the trace reads through its shape). False (nothing done) when a table met is a
+/// dictionary or the `__index` is no table: [`get_field`] then takes over.
+#[look_inside]
+fn str_field_get(vm: &mut Vm, dst: usize, proto: &'static Proto, k: u16) -> bool {
+    if !we_are_jitted() {
+        return false;
+    }
+    let m = match vm.string_meta {
+        Some(m) => m,
+        None => return false,
+    };
+    let ms = promote!(m.shape.get());
+    if shape_is_dict(ms) {
+        return false;
+    }
+    let is = shape_index_slot(ms);
+    if is < 0 {
+        return false;
+    }
+    match m.hpart.get().items[2 * is as usize + 1].get() {
+        Value::Tab(t) => field_get(vm, dst, t, proto, k),
+        _ => false,
+    }
+}
+
 /// `t[K[k]] = v` for a string constant `K[k]` that is a key of `t`'s shape, through the
 /// promoted shape: one store, when the key holds a value or no `__newindex` can apply (no
 /// metatable, or one whose shape has no such key). False (nothing done) otherwise: a new key changes the shape.
@@ -1143,6 +1646,55 @@ fn array_get(t: Gc<Table>, i: i64) -> Value {
 #[dont_look_inside(writes_nothing)]
 fn hash_int_entry(t: Gc<Table>, i: i64) -> i64 {
     t.hash_entry_of_int(i).map_or(-1, |j| j as i64)
+}
+
+/// The entry of the string key `k` in `t`'s hash part (`Table::hpart` holds its key and
+/// value at items `2j` and `2j + 1`), or -1. It only reads.
+#[dont_look_inside(writes_nothing)]
+fn str_entry(t: Gc<Table>, k: Gc<LStr>) -> i64 {
+    t.hash_entry_of_str(k).map_or(-1, |j| j as i64)
+}
+
+/// `#t` of a table with an empty array part and a hash part, without `__len` (the
+/// border search of `Table::len`). It only reads.
+#[dont_look_inside(writes_nothing)]
+fn hash_border(t: Gc<Table>) -> i64 {
+    t.len()
+}
+
+/// `vm.stack[dst] = t[k]` for a string key that is not a constant (`t[k]`), through the
+/// key's entry ([`str_entry`]) and a load, when no `__index` can apply: the key holds a
+/// value, or the table has no metatable. False (nothing done) otherwise.
+#[look_inside]
+fn get_str_key(vm: &mut Vm, dst: usize, t: Gc<Table>, k: Gc<LStr>) -> bool {
+    let mut v = Value::Nil;
+    let j = str_entry(t, k);
+    if j >= 0 {
+        v = t.hpart.get().items[2 * j as usize + 1].get();
+    }
+    if is_nil(v) && t.meta.get().is_some() {
+        return false;
+    }
+    vm.stack[dst] = v;
+    true
+}
+
+/// `t[k] = v` for a string key that is not a constant and is a key of `t` already (its
+/// entry, [`str_entry`]), when no `__newindex` can apply (the key holds a value, or the
+/// table has no metatable: `Table::set_str_fast`): one store. False (nothing done)
+/// otherwise: a new key changes the table's hash part and shape.
+#[look_inside]
+fn set_str_key(t: Gc<Table>, k: Gc<LStr>, v: Value) -> bool {
+    let j = str_entry(t, k);
+    if j < 0 {
+        return false;
+    }
+    let cell = &t.hpart.get().items[2 * j as usize + 1];
+    if is_nil(cell.get()) && t.meta.get().is_some() {
+        return false;
+    }
+    cell.set(v);
+    true
 }
 
 /// `vm.stack[dst] = t[i]` for an integer key the array part does not hold a value for (a key
@@ -1478,6 +2030,26 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 pc += 1;
                 continue;
             }
+            Op::MkClosure(a, idx) => {
+                // A closure that captures no register of this frame (its upvalues are this
+                // closure's own): an allocation that writes nothing else.
+                if captures_no_register(proto, idx) {
+                    let cl = vm.frames.items[vm.frames.n - 1].cl;
+                    vm.stack[base + a as usize] = Value::LFunc(new_closure(cl, proto, idx));
+                    pc += 1;
+                    continue;
+                }
+            }
+            Op::TForCall(a, n) => {
+                // The generic `for`'s call of `ipairs`' iterator or `next`, in the trace.
+                if let Value::Builtin(native) = vm.stack[base + a as usize] {
+                    let f = promote!(native);
+                    if fast_iter(vm, f, base + a as usize, n as usize) {
+                        pc += 1;
+                        continue;
+                    }
+                }
+            }
             Op::SetList(a, n, blk) => {
                 // `{x, y}`: the items go to the array part that `NewTable` sized for them,
                 // as traced stores. An item `array_set` cannot store (nil, no room) leaves
@@ -1700,6 +2272,10 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                             pc += 1;
                             continue;
                         }
+                        // An empty array part and a hash part: the border is searched there.
+                        vm.stack[base + a as usize] = Value::Int(hash_border(t));
+                        pc += 1;
+                        continue;
                     }
                 }
             }
@@ -1732,6 +2308,12 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                             }
                         }
                     }
+                    if let Value::Str(key) = rk(vm, proto, base, c) {
+                        if get_str_key(vm, base + a as usize, t, key) {
+                            pc += 1;
+                            continue;
+                        }
+                    }
                 }
             }
             Op::SetTable(a, b, c) => {
@@ -1743,6 +2325,12 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                             continue;
                         }
                         if set_int_hash(vm, proto, base, t, i, c) {
+                            pc += 1;
+                            continue;
+                        }
+                    }
+                    if let Value::Str(key) = rk(vm, proto, base, b) {
+                        if set_str_key(t, key, rk(vm, proto, base, c)) {
                             pc += 1;
                             continue;
                         }
@@ -1822,6 +2410,13 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                 vm.stack[base + a as usize + 1] = vm.stack[base + b as usize];
                 if let Value::Tab(t) = vm.stack[base + b as usize] {
                     if field_get(vm, base + a as usize, t, proto, kk) {
+                        pc += 1;
+                        continue;
+                    }
+                }
+                // `s:find(...)`: the method from the string metatable's `__index` table.
+                if let Value::Str(_) = vm.stack[base + b as usize] {
+                    if str_field_get(vm, base + a as usize, proto, kk) {
                         pc += 1;
                         continue;
                     }

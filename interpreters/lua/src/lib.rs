@@ -161,3 +161,5 @@ fn run_vm(vm: &mut Vm, src: &[u8], chunk: &str, script: Option<&str>, args: &[St
 mod tests;
 #[cfg(test)]
 mod tests_calls;
+#[cfg(test)]
+mod tests_natives;

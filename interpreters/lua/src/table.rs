@@ -24,7 +24,7 @@
 //! about metamethods; the VM applies them.
 
 use crate::shape::Shape;
-use crate::value::{float_to_int, TRef, Value};
+use crate::value::{float_to_int, LStr, TRef, Value};
 use hashbrown::HashTable;
 use meta_jit::gc::{Trace, Tracer};
 use meta_jit::hints::*;
@@ -83,6 +83,15 @@ fn new_part(cap: usize) -> Gc<ArrayPart> {
     Gc::new(ArrayPart {
         items: (0..cap).map(|_| Cell::new(Value::Nil)).collect(),
     })
+}
+
+/// Where [`Table::next_pos`] found the next entry of a traversal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextPos {
+    /// Item `j` of the array part (key `j + 1`).
+    Array(usize),
+    /// Entry `j` of the hash part (key and value are items `2j` and `2j + 1` of `hpart`).
+    Hash(usize),
 }
 
 /// The hash part: entries in insertion order (so that `next` can walk them while fields are
@@ -620,6 +629,16 @@ impl Table {
     /// `2 * j + 1` of `hpart`.
     pub fn hash_entry_of_int(&self, i: i64) -> Option<usize> {
         self.hash.borrow().find_int(i)
+    }
+
+    /// The entry of the string key `k` in the hash part, if it has one: its value is item
+    /// `2 * j + 1` of `hpart`.
+    pub fn hash_entry_of_str(&self, k: Gc<LStr>) -> Option<usize> {
+        let h = self.hash.borrow();
+        if h.n == 0 {
+            return None;
+        }
+        h.find(&Value::Str(k))
     }
 
     /// `t[i]` for an integer key. A key of the array part's range is read from its slot,
@@ -1238,6 +1257,24 @@ impl Table {
     /// not a key of the table.
     #[allow(clippy::result_unit_err)]
     pub fn next(&self, k: &Value) -> Result<Option<(Value, Value)>, ()> {
+        Ok(match self.next_pos(k)? {
+            None => None,
+            Some(NextPos::Array(j)) => {
+                Some((Value::Int(j as i64 + 1), self.arr.get().items[j].get()))
+            }
+            Some(NextPos::Hash(j)) => {
+                let h = self.hash.borrow();
+                Some((h.key(j), h.val(j)))
+            }
+        })
+    }
+
+    /// Where the entry after `k` in traversal order is ([`Table::next`], which reads it
+    /// there): `Ok(None)` at the end, `Err` if `k` is not a key of the table. The JIT's `next`
+    /// reads the key and the value itself (the array part's item, or the hash part's entry
+    /// in `hpart`).
+    #[allow(clippy::result_unit_err)]
+    pub fn next_pos(&self, k: &Value) -> Result<Option<NextPos>, ()> {
         let n = self.len.get() as usize;
         let part = self.arr.get();
         let h = self.hash.borrow();
@@ -1254,15 +1291,13 @@ impl Table {
             },
         };
         for j in from..n {
-            let v = part.items[j].get();
-            if !matches!(v, Value::Nil) {
-                return Ok(Some((Value::Int(j as i64 + 1), v)));
+            if !matches!(part.items[j].get(), Value::Nil) {
+                return Ok(Some(NextPos::Array(j)));
             }
         }
         for j in start_hash.min(h.len())..h.len() {
-            let v = h.val(j);
-            if !matches!(v, Value::Nil) {
-                return Ok(Some((h.key(j), v)));
+            if !matches!(h.val(j), Value::Nil) {
+                return Ok(Some(NextPos::Hash(j)));
             }
         }
         Ok(None)

@@ -88,7 +88,7 @@ fn patterns_match() {
     assert!(m.do_match(0, 0).is_err());
 }
 
-fn run(src: &str, mode: Mode) -> Result<Vm, String> {
+pub(crate) fn run(src: &str, mode: Mode) -> Result<Vm, String> {
     let mut vm = Vm::new();
     vm.mode = mode;
     let f = vm.load(src.as_bytes(), "test")?;
@@ -98,7 +98,7 @@ fn run(src: &str, mode: Mode) -> Result<Vm, String> {
     }
 }
 
-fn global_int(vm: &Vm, name: &str) -> i64 {
+pub(crate) fn global_int(vm: &Vm, name: &str) -> i64 {
     match vm.get_global(name) {
         Value::Int(i) => i,
         v => panic!("{name} is {v:?}"),
@@ -272,7 +272,7 @@ fn random_bytes_and_token_soups_never_panic() {
 
 /// Runs `src` with the JIT on at threshold 3, keeping optimized traces; returns the loops'
 /// traces as text (`call` ops counted by the caller) and the global `R`.
-fn jit_loops(src: &str) -> (Vec<String>, Vec<usize>, i64) {
+pub(crate) fn jit_loops(src: &str) -> (Vec<String>, Vec<usize>, i64) {
     crate::jit::portal::with_driver(|d| {
         d.reset();
         d.set_params("on,threshold=3,keep_optimized=1").unwrap();
@@ -297,7 +297,7 @@ fn jit_loops(src: &str) -> (Vec<String>, Vec<usize>, i64) {
 /// Runs `src` (which sets the global `R` to an integer) with the JIT off, on jitcode alone and
 /// with the JIT at a low threshold, asserts that the three agree and that a loop compiled, and
 /// gives the optimized traces.
-fn three_modes_agree(src: &str) -> Vec<String> {
+pub(crate) fn three_modes_agree(src: &str) -> Vec<String> {
     let plain = global_int(&run(src, Mode::NoJit).unwrap(), "R");
     let jitcode = global_int(&run(src, Mode::Jitcode).unwrap(), "R");
     let (traces, _, on) = jit_loops(src);

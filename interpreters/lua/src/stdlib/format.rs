@@ -245,10 +245,83 @@ fn quote(vm: &mut Vm, v: &Value, out: &mut Vec<u8>) -> LResult<()> {
     Ok(())
 }
 
+/// A buffer for [`itoa`]: room for the 20 digits and the sign of any `i64`.
+fn itoa_buf() -> [u8; 20] {
+    [0; 20]
+}
+
+/// The decimal digits of `n`, with a `-` if negative, written at the end of `buf`.
+pub(crate) fn itoa(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut u = n.unsigned_abs();
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    &buf[i..]
+}
+
+/// `string.format(fmt, v)` of a format with one conversion, `%d` of an integer or `%g` /
+/// `%.Ng` of a finite float, and no flags or width (json's `%d` and `%.14g`, `tostring`'s
+/// form): the text, as [`format`] makes it. None for anything else ([`format`] then does it
+/// all). `string.format` and the JIT's `format_one` run it first.
+pub(crate) fn format_one(fmt: &[u8], v: &Value) -> Option<Vec<u8>> {
+    let i = fmt.iter().position(|&c| c == b'%')?;
+    let rest = &fmt[i + 1..];
+    let (prec, conv_at) = match rest.first()? {
+        b'.' => {
+            let nd = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if nd == 0 || nd > 2 {
+                return None;
+            }
+            let p = rest[1..1 + nd]
+                .iter()
+                .fold(0, |p, &d| p * 10 + (d - b'0') as usize);
+            (Some(p), 1 + nd)
+        }
+        _ => (None, 0),
+    };
+    let conv = *rest.get(conv_at)?;
+    let tail = &rest[conv_at + 1..];
+    if tail.contains(&b'%') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(fmt.len() + 24);
+    out.extend_from_slice(&fmt[..i]);
+    match (conv, v, prec) {
+        (b'd', Value::Int(n), None) => {
+            let mut buf = itoa_buf();
+            out.extend_from_slice(itoa(*n, &mut buf));
+        }
+        (b'g', Value::Num(x), _) if x.is_finite() => {
+            if x.is_sign_negative() {
+                out.push(b'-');
+            }
+            out.extend_from_slice(fmt_g(x.abs(), prec.unwrap_or(6), false, false).as_bytes());
+        }
+        _ => return None,
+    }
+    out.extend_from_slice(tail);
+    Some(out)
+}
+
 /// `string.format`.
 pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let f = check_str(vm, args, 0)?;
     let fmt = &f.bytes;
+    if args.len() == 2 {
+        if let Some(out) = format_one(fmt, &args[1]) {
+            return Ok(smallvec![Value::bytes(&out)]);
+        }
+    }
     let mut out = Vec::with_capacity(fmt.len() + 16);
     let mut i = 0;
     let mut argn = 0;
@@ -269,7 +342,9 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
             .take_while(|c| b"-+ #0123456789.".contains(c))
             .count();
         let conv = fmt.get(i + span).copied().unwrap_or(0);
-        let form = String::from_utf8_lossy(&fmt[i - 1..(i + span + 1).min(fmt.len())]).into_owned();
+        // The conversion's text, for the error messages only.
+        let form =
+            || String::from_utf8_lossy(&fmt[i - 1..(i + span + 1).min(fmt.len())]).into_owned();
         if span + 1 >= 22 {
             return Err(vm.native_error("invalid format string to 'format'"));
         }
@@ -285,7 +360,9 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
                 }
                 (b"", false)
             }
-            _ => return Err(vm.native_error(&format!("invalid conversion '{form}' to 'format'"))),
+            _ => {
+                return Err(vm.native_error(&format!("invalid conversion '{}' to 'format'", form())))
+            }
         };
         let mut spec = Spec {
             minus: false,
@@ -328,7 +405,7 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
             }
         }
         if k != body.len() {
-            return Err(vm.native_error(&format!("invalid conversion specification: '{form}'")));
+            return Err(vm.native_error(&format!("invalid conversion specification: '{}'", form())));
         }
         i += span + 1;
         argn += 1;
@@ -336,6 +413,12 @@ pub fn format(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
             return Err(vm.arg_error(argn + 1, "no value"));
         }
         match conv {
+            b'd' | b'i' if span == 0 => {
+                // `%d` with no flags, width or precision: the digits, with no string between.
+                let n = check_int(vm, args, argn)?;
+                let mut buf = itoa_buf();
+                out.extend_from_slice(itoa(n, &mut buf));
+            }
             b'd' | b'i' | b'u' => {
                 let n = check_int(vm, args, argn)?;
                 let neg = conv != b'u' && n < 0;

@@ -65,41 +65,7 @@ impl<'a> Matcher<'a> {
     }
 
     fn class_end(&self, p: usize) -> Result<usize, String> {
-        let pat = self.pat;
-        let mut p = p;
-        let c = pat[p];
-        p += 1;
-        if c == b'%' {
-            if p >= pat.len() {
-                return Err("malformed pattern (ends with '%')".into());
-            }
-            return Ok(p + 1);
-        }
-        if c == b'[' {
-            if p < pat.len() && pat[p] == b'^' {
-                p += 1;
-            }
-            loop {
-                if p >= pat.len() {
-                    return Err("malformed pattern (missing ']')".into());
-                }
-                let cc = pat[p];
-                p += 1;
-                if cc == b'%' {
-                    if p >= pat.len() {
-                        return Err("malformed pattern (missing ']')".into());
-                    }
-                    p += 1;
-                }
-                if p < pat.len() && pat[p] == b']' {
-                    return Ok(p + 1);
-                }
-                if p >= pat.len() {
-                    return Err("malformed pattern (missing ']')".into());
-                }
-            }
-        }
-        Ok(p)
+        class_end(self.pat, p)
     }
 
     fn single_match(&self, s: usize, p: usize, ep: usize) -> bool {
@@ -362,5 +328,185 @@ fn match_bracket(c: u8, set: &[u8]) -> bool {
 
 /// True if the pattern has no special characters (a plain find).
 pub fn is_plain(p: &[u8]) -> bool {
-    !p.iter().any(|c| b"^$*+?.([%-".contains(c))
+    !p.iter().any(|&c| {
+        matches!(
+            c,
+            b'^' | b'$' | b'*' | b'+' | b'?' | b'.' | b'(' | b'[' | b'%' | b'-'
+        )
+    })
+}
+
+/// The end of the pattern item that starts at `p` (a character, `%x`, a set).
+fn class_end(pat: &[u8], p: usize) -> Result<usize, String> {
+    let mut p = p;
+    let c = pat[p];
+    p += 1;
+    if c == b'%' {
+        if p >= pat.len() {
+            return Err("malformed pattern (ends with '%')".into());
+        }
+        return Ok(p + 1);
+    }
+    if c == b'[' {
+        if p < pat.len() && pat[p] == b'^' {
+            p += 1;
+        }
+        loop {
+            if p >= pat.len() {
+                return Err("malformed pattern (missing ']')".into());
+            }
+            let cc = pat[p];
+            p += 1;
+            if cc == b'%' {
+                if p >= pat.len() {
+                    return Err("malformed pattern (missing ']')".into());
+                }
+                p += 1;
+            }
+            if p < pat.len() && pat[p] == b']' {
+                return Ok(p + 1);
+            }
+            if p >= pat.len() {
+                return Err("malformed pattern (missing ']')".into());
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// A set of bytes: bit `c % 64` of word `c / 64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    /// Whether `c` is in the set.
+    #[inline(always)]
+    pub fn has(&self, c: u8) -> bool {
+        (self.0[(c >> 6) as usize] >> (c & 63)) & 1 != 0
+    }
+
+    fn add(&mut self, c: u8) {
+        self.0[(c >> 6) as usize] |= 1 << (c & 63);
+    }
+
+    fn union(&mut self, o: &ByteSet) {
+        for i in 0..4 {
+            self.0[i] |= o.0[i];
+        }
+    }
+
+    fn invert(&mut self) {
+        for w in &mut self.0 {
+            *w = !*w;
+        }
+    }
+}
+
+/// The bytes `%cl` matches ([`match_class`] of every byte), for every `cl`: made once.
+fn class_set(cl: u8) -> ByteSet {
+    static SETS: std::sync::OnceLock<Vec<ByteSet>> = std::sync::OnceLock::new();
+    SETS.get_or_init(|| {
+        (0..=255u8)
+            .map(|cl| {
+                let mut b = ByteSet([0; 4]);
+                for c in 0..=255u8 {
+                    if match_class(c, cl) {
+                        b.add(c);
+                    }
+                }
+                b
+            })
+            .collect()
+    })[cl as usize]
+}
+
+/// The first item of `pat` (a pattern without its `^`) when every match must start with one
+/// byte it matches: a character, `.`, `%x` or a set, with no quantifier or `+` (not `*`, `?`
+/// or `-`, which may match nothing), and not a capture, `%b`, `%f`, a back reference or the
+/// anchor `$`. Gives the bytes it matches (as [`Matcher`]'s `single_match` would) and the
+/// end of the item in `pat`. None otherwise, and for a malformed item (the matcher reports
+/// it).
+pub fn first_item(pat: &[u8]) -> Option<(ByteSet, usize)> {
+    // The last few patterns' items (a program searches with a few constant patterns, over
+    // and over): building a set costs more than the short searches it serves.
+    type Seen = (usize, [(Vec<u8>, Option<(ByteSet, usize)>); 4]);
+    thread_local! {
+        static SEEN: std::cell::RefCell<Seen> = Default::default();
+    }
+    if pat.len() > 32 {
+        return first_item_of(pat);
+    }
+    SEEN.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((_, r)) =
+            c.1.iter()
+                .find(|(p, _)| p.as_slice() == pat && !p.is_empty())
+        {
+            return *r;
+        }
+        let r = first_item_of(pat);
+        let i = c.0;
+        c.0 = (i + 1) % 4;
+        c.1[i] = (pat.to_vec(), r);
+        r
+    })
+}
+
+/// [`first_item`], made.
+fn first_item_of(pat: &[u8]) -> Option<(ByteSet, usize)> {
+    let mut set = ByteSet([0; 4]);
+    let ep = match *pat.first()? {
+        b'(' | b')' => return None,
+        b'$' if pat.len() == 1 => return None,
+        b'.' => {
+            set.invert();
+            1
+        }
+        b'%' => {
+            let cl = *pat.get(1)?;
+            if cl == b'b' || cl == b'f' || cl.is_ascii_digit() {
+                return None;
+            }
+            set = class_set(cl);
+            2
+        }
+        b'[' => {
+            let ep = class_end(pat, 0).ok()?;
+            // As `match_bracket`: the set without its closing `]`.
+            let body = &pat[..ep - 1];
+            let mut p = 1;
+            let mut neg = false;
+            if p < body.len() && body[p] == b'^' {
+                neg = true;
+                p += 1;
+            }
+            while p < body.len() {
+                if body[p] == b'%' && p + 1 < body.len() {
+                    p += 1;
+                    set.union(&class_set(body[p]));
+                    p += 1;
+                } else if p + 2 < body.len() && body[p + 1] == b'-' {
+                    for c in body[p]..=body[p + 2] {
+                        set.add(c);
+                    }
+                    p += 3;
+                } else {
+                    set.add(body[p]);
+                    p += 1;
+                }
+            }
+            if neg {
+                set.invert();
+            }
+            ep
+        }
+        c => {
+            set.add(c);
+            1
+        }
+    };
+    match pat.get(ep) {
+        Some(b'*') | Some(b'?') | Some(b'-') => None,
+        _ => Some((set, ep)),
+    }
 }

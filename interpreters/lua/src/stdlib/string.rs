@@ -1,7 +1,7 @@
 //! The string library: len, sub, upper, lower, rep, reverse, byte, char, format, find, match,
 //! gmatch, gsub, and the string metatable (`s:sub(...)`).
 
-use super::pattern::{is_plain, Capture, Matcher};
+use super::pattern::{first_item, is_plain, Capture, Matcher};
 use super::{arg, check_int, check_str, nf, opt_int, register, type_error};
 use crate::value::Rets;
 use crate::value::{LStr, Value};
@@ -47,11 +47,29 @@ fn captures(m: &Matcher, src: &[u8], s: usize, e: usize, whole: bool) -> Result<
     (0..n).map(|i| push_capture(m, src, i, s, e)).collect()
 }
 
-fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Rets> {
-    let s = check_str(vm, args, 0)?;
-    let p = check_str(vm, args, 1)?;
-    let init = opt_int(vm, args, 2, 1)?;
-    let len = s.bytes.len();
+/// What [`find_in`] found: no match, a match `start..end` without captures (a plain find,
+/// a pattern of one item), or a pattern's match `start..end` with the matcher that holds its
+/// captures.
+// The matcher (with its captures) moves once, to the caller that reads them.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Found<'a> {
+    None,
+    Span(usize, usize),
+    Pattern(Matcher<'a>, usize, usize),
+}
+
+/// The search of `find` and `match` for `pat` in `src` from 1-based `init` (negative: from
+/// the end): a plain search when `plain` (find's fourth argument, or a pattern without
+/// special characters, which the caller decides), else the pattern matcher at each start
+/// from `init` on (only at `init` for `^`). The one copy of the search, which the library's
+/// `find`/`match` and the portal's `str_find` both run. Errors are a malformed pattern.
+pub(crate) fn find_in<'a>(
+    src: &'a [u8],
+    pat: &'a [u8],
+    init: i64,
+    plain: bool,
+) -> Result<Found<'a>, String> {
+    let len = src.len();
     let init = if init > 0 {
         (init - 1) as u64
     } else if init == 0 || init.unsigned_abs() > len as u64 {
@@ -60,12 +78,10 @@ fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Rets> {
         (len - init.unsigned_abs() as usize) as u64
     };
     if init > len as u64 {
-        return Ok(smallvec![Value::Nil]);
+        return Ok(Found::None);
     }
     let init = init as usize;
-    let src = &s.bytes[..];
-    let pat = &p.bytes[..];
-    if find && (arg(args, 3).truthy() || is_plain(pat)) {
+    if plain {
         let pos = if pat.is_empty() {
             Some(init)
         } else {
@@ -75,8 +91,8 @@ fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Rets> {
                 .map(|x| x + init)
         };
         return Ok(match pos {
-            Some(x) => smallvec![Value::Int(x as i64 + 1), Value::Int((x + pat.len()) as i64)],
-            None => smallvec![Value::Nil],
+            Some(x) => Found::Span(x, x + pat.len()),
+            None => Found::None,
         });
     }
     let (anchor, pstart) = if pat.first() == Some(&b'^') {
@@ -84,26 +100,75 @@ fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Rets> {
     } else {
         (false, 0)
     };
-    let mut m = Matcher::new(src, &pat[pstart..]);
+    let pat = &pat[pstart..];
+    // A pattern whose first item must match one byte: starts where it does not are skipped
+    // without a match attempt.
+    let first = first_item(pat);
+    if let Some((set, ep)) = first {
+        let rest = &pat[ep..];
+        // A pattern of that one item (`[^ \t]`, `%d`), or of it repeated (`%d+`): the match
+        // is the first byte (the first run) in the set, with no matcher.
+        if rest.is_empty() || rest == b"+" {
+            let mut st = init;
+            while st < len && !set.has(src[st]) {
+                if anchor {
+                    return Ok(Found::None);
+                }
+                st += 1;
+            }
+            if st >= len {
+                return Ok(Found::None);
+            }
+            let mut e = st + 1;
+            if !rest.is_empty() {
+                while e < len && set.has(src[e]) {
+                    e += 1;
+                }
+            }
+            return Ok(Found::Span(st, e));
+        }
+    }
+    let mut m = Matcher::new(src, pat);
     let mut st = init;
     loop {
-        m.reset();
-        match m.do_match(st, 0) {
-            Err(e) => return Err(vm.native_error(&e)),
-            Ok(Some(e)) => {
-                let caps = captures(&m, src, st, e, !find).map_err(|e| vm.native_error(&e))?;
-                if find {
-                    let mut r: Rets = smallvec![Value::Int(st as i64 + 1), Value::Int(e as i64)];
-                    r.extend(caps);
-                    return Ok(r);
-                }
-                return Ok(caps);
+        let try_here = match first {
+            Some((set, _)) => st < len && set.has(src[st]),
+            None => true,
+        };
+        if try_here {
+            m.reset();
+            if let Some(e) = m.do_match(st, 0)? {
+                return Ok(Found::Pattern(m, st, e));
             }
-            Ok(None) => {}
         }
         st += 1;
         if anchor || st > src.len() {
-            return Ok(smallvec![Value::Nil]);
+            return Ok(Found::None);
+        }
+    }
+}
+
+fn find_aux(vm: &mut Vm, args: &[Value], find: bool) -> LResult<Rets> {
+    let s = check_str(vm, args, 0)?;
+    let p = check_str(vm, args, 1)?;
+    let init = opt_int(vm, args, 2, 1)?;
+    let src = &s.bytes[..];
+    let pat = &p.bytes[..];
+    let plain = find && (arg(args, 3).truthy() || is_plain(pat));
+    match find_in(src, pat, init, plain).map_err(|e| vm.native_error(&e))? {
+        Found::None => Ok(smallvec![Value::Nil]),
+        Found::Span(st, e) if find => {
+            Ok(smallvec![Value::Int(st as i64 + 1), Value::Int(e as i64)])
+        }
+        Found::Span(st, e) => Ok(smallvec![Value::bytes(&src[st..e])]),
+        Found::Pattern(m, st, e) => {
+            let caps = captures(&m, src, st, e, !find).map_err(|e| vm.native_error(&e))?;
+            if find {
+                let mut r: Rets = smallvec![Value::Int(st as i64 + 1), Value::Int(e as i64)];
+                r.extend(caps);
+                return Ok(r);
+            }
+            Ok(caps)
         }
     }
 }
@@ -239,33 +304,50 @@ fn gsub(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
         (false, 0)
     };
     let mut m = Matcher::new(src, &pat[pstart..]);
-    let mut out = Vec::with_capacity(src.len());
+    let first = first_item(&pat[pstart..]).map(|(set, _)| set);
+    // The bytes of `src` from `pend` up to `st` are copied to `out` only at the next match
+    // (or the end): a subject without a match is returned as it is, with no new string.
+    let mut out = Vec::new();
+    let mut pend = 0;
     let mut st = 0;
     let mut n = 0;
     let mut last = None;
     while n < max_n {
+        // No match can start where the pattern's first item (one byte) does not match.
+        if let Some(set) = first {
+            if !anchor && st < src.len() && !set.has(src[st]) {
+                st += 1;
+                while st < src.len() && !set.has(src[st]) {
+                    st += 1;
+                }
+                continue;
+            }
+        }
         m.reset();
         let r = m.do_match(st, 0).map_err(|e| vm.native_error(&e))?;
         match r {
             Some(e) if Some(e) != last => {
                 n += 1;
+                if out.capacity() == 0 {
+                    out.reserve(src.len());
+                }
+                out.extend_from_slice(&src[pend..st]);
                 add_value(vm, &m, src, st, e, &repl, &mut out)?;
                 st = e;
+                pend = e;
                 last = Some(e);
             }
-            _ if st < src.len() => {
-                out.push(src[st]);
-                st += 1;
-            }
+            _ if st < src.len() => st += 1,
             _ => break,
         }
         if anchor {
             break;
         }
     }
-    if st < src.len() {
-        out.extend_from_slice(&src[st..]);
+    if n == 0 {
+        return Ok(smallvec![Value::Str(s), Value::Int(0)]);
     }
+    out.extend_from_slice(&src[pend..]);
     Ok(smallvec![Value::bytes(&out), Value::Int(n)])
 }
 

@@ -2,9 +2,11 @@
 //! order function is detected the same way), pack, unpack, move.
 
 use super::{arg, check_int, check_table, nf, opt_int, register, type_error};
+use crate::table::Table;
 use crate::value::Rets;
-use crate::value::{TRef, Value};
+use crate::value::{LStr, TRef, Value};
 use crate::vm::{debug_none, LResult, Vm};
+use meta_jit::hints::Gc;
 use smallvec::smallvec;
 
 fn geti(vm: &mut Vm, t: &TRef, i: i64) -> LResult<Value> {
@@ -83,9 +85,55 @@ fn remove(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     Ok(smallvec![r])
 }
 
+/// `table.concat(t, sep)` of the items `1..=#t` of a table without a metatable (so no
+/// `__index` and no `__len`), when each is a string or a number: the string, sized before it
+/// is built (one string item is the result as it is). None otherwise (the library's `concat` then raises the error or calls the
+/// metamethods). `table.concat` without bounds and the JIT's `concat_list` run it.
+pub(crate) fn concat_plain(t: Gc<Table>, sep: Option<Gc<LStr>>) -> Option<Gc<LStr>> {
+    if t.meta.get().is_some() {
+        return None;
+    }
+    let n = t.len();
+    // One string: the string itself (strings are values; nothing tells two equal ones
+    // apart), with no copy.
+    if n == 1 {
+        if let Value::Str(s) = t.get_int(1) {
+            return Some(s);
+        }
+    }
+    let mut size = 0;
+    for k in 1..=n {
+        match t.get_int(k) {
+            Value::Str(s) => size += s.bytes.len(),
+            // A number's text is at most 40 bytes (`%.14g`, an integer's digits).
+            Value::Int(_) | Value::Num(_) => size += 40,
+            _ => return None,
+        }
+    }
+    let seps = sep.map_or(0, |s| s.bytes.len() * (n.max(1) - 1) as usize);
+    let mut out = Vec::with_capacity(size + seps);
+    for k in 1..=n {
+        match t.get_int(k) {
+            Value::Str(s) => out.extend_from_slice(&s.bytes),
+            v => out.extend_from_slice(&crate::value::to_str_bytes(&v).unwrap()),
+        }
+        if k < n {
+            if let Some(s) = sep {
+                out.extend_from_slice(&s.bytes);
+            }
+        }
+    }
+    Some(LStr::new(&out))
+}
+
 fn concat(vm: &mut Vm, args: &[Value]) -> LResult<Rets> {
     let t = check_table(vm, args, 0)?;
     let sep = super::opt_str(vm, args, 1)?;
+    if matches!(arg(args, 2), Value::Nil) && matches!(arg(args, 3), Value::Nil) {
+        if let Some(s) = concat_plain(t, sep) {
+            return Ok(smallvec![Value::Str(s)]);
+        }
+    }
     let i = opt_int(vm, args, 2, 1)?;
     let j = match arg(args, 3) {
         Value::Nil => len(vm, &t)?,

@@ -177,29 +177,6 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
             Step::Remove
         }
         (GetfieldI | GetfieldF | GetfieldR, _) => fold_constant_load(o, op, consts[0]),
-        (Setfield | Setarrayitem, _) => {
-            // A store writes the value's low bytes only: `x & m` with every one of those bits
-            // in `m`, or `x` sign-extended from at least that many bytes, stores `x`.
-            let size = match &o.out.get_descr(op.descr.expect("verified")).kind {
-                DescrKind::Field(f) => f.size,
-                DescrKind::Array(a) => a.item_size,
-                _ => return Step::Next(op),
-            };
-            let k = op.args.len() - 1;
-            if size < 8 {
-                let low = (1u64 << (8 * size)) - 1;
-                let v = op.args[k];
-                let inner = inner(o, v, IntAnd)
-                    .filter(|&(_, m)| m.is_some_and(|m| (m as u64) & low == low))
-                    .or_else(|| {
-                        inner(o, v, IntSignext).filter(|&(_, n)| n.is_some_and(|n| n >= i64::from(size)))
-                    });
-                if let Some((x, _)) = inner {
-                    op.args[k] = x;
-                }
-            }
-            Step::Next(op)
-        }
         _ => Step::Next(op),
     }
 }

@@ -210,18 +210,6 @@ fn fold_constants_move_out_of_sums_and_shifts() {
 }
 
 #[test]
-fn fold_narrow_stores_store_the_unmasked_value() {
-    // A 4-byte store of `x & 0xffffffff`, a 1-byte store of `x & 0x1ff` and of `x`
-    // sign-extended from 2 bytes write `x`'s low bytes; a 2-byte store of `x & 0xff` does not.
-    // (The heap stage makes `x & 0xff` at the 1-byte store, what a load of it would return;
-    // CSE gives the 2-byte store that value.)
-    check(
-        "descr w32 = field(offset=8, size=4, kind=i)\ndescr w8 = field(offset=0, size=1, kind=i)\ndescr w16 = field(offset=12, size=2, kind=i)\n[p0, i0]\ni1 = int_and(i0, 4294967295)\nsetfield(p0, i1, descr=w32)\ni2 = int_and(i0, 511)\nsetfield(p0, i2, descr=w8)\ni3 = int_signext(i0, 2)\nsetfield(p0, i3, descr=w8)\ni4 = int_and(i0, 255)\nsetfield(p0, i4, descr=w16)\nfinish()",
-        "descr w32 = field(offset=8, size=4, kind=i)\ndescr w8 = field(offset=0, size=1, kind=i)\ndescr w16 = field(offset=12, size=2, kind=i)\n[p0, i0]\nsetfield(p0, i0, descr=w32)\ni4 = int_and(i0, 255)\nsetfield(p0, i0, descr=w8)\nsetfield(p0, i4, descr=w16)\nfinish()",
-    );
-}
-
-#[test]
 fn fold_sub_constant_becomes_add() {
     check(
         "[i0]\ni1 = int_sub(i0, 3)\nfinish(i1)",

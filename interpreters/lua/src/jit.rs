@@ -827,8 +827,8 @@ fn new_closure(cl: Gc<Closure>, proto: &'static Proto, idx: u32) -> Gc<Closure> 
 fn next_pos(vm: &Vm, t: Gc<Table>, k: usize, first: bool) -> i64 {
     let key = if first { Value::Nil } else { vm.stack[k] };
     match t.next_pos(&key) {
-        Ok(Some(crate::table::NextPos::Array(j))) => j as i64,
-        Ok(Some(crate::table::NextPos::Hash(j))) => NEXT_HASH + j as i64,
+        Ok(Some(crate::table::NextPos::InArray(j))) => j as i64,
+        Ok(Some(crate::table::NextPos::InHash(j))) => NEXT_HASH + j as i64,
         Ok(None) => NEXT_END,
         Err(()) => NEXT_ERROR,
     }

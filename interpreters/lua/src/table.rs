@@ -89,9 +89,9 @@ fn new_part(cap: usize) -> Gc<ArrayPart> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NextPos {
     /// Item `j` of the array part (key `j + 1`).
-    Array(usize),
+    InArray(usize),
     /// Entry `j` of the hash part (key and value are items `2j` and `2j + 1` of `hpart`).
-    Hash(usize),
+    InHash(usize),
 }
 
 /// The hash part: entries in insertion order (so that `next` can walk them while fields are
@@ -1259,10 +1259,10 @@ impl Table {
     pub fn next(&self, k: &Value) -> Result<Option<(Value, Value)>, ()> {
         Ok(match self.next_pos(k)? {
             None => None,
-            Some(NextPos::Array(j)) => {
+            Some(NextPos::InArray(j)) => {
                 Some((Value::Int(j as i64 + 1), self.arr.get().items[j].get()))
             }
-            Some(NextPos::Hash(j)) => {
+            Some(NextPos::InHash(j)) => {
                 let h = self.hash.borrow();
                 Some((h.key(j), h.val(j)))
             }
@@ -1292,12 +1292,12 @@ impl Table {
         };
         for j in from..n {
             if !matches!(part.items[j].get(), Value::Nil) {
-                return Ok(Some(NextPos::Array(j)));
+                return Ok(Some(NextPos::InArray(j)));
             }
         }
         for j in start_hash.min(h.len())..h.len() {
             if !matches!(h.val(j), Value::Nil) {
-                return Ok(Some(NextPos::Hash(j)));
+                return Ok(Some(NextPos::InHash(j)));
             }
         }
         Ok(None)

@@ -88,10 +88,15 @@ pub(crate) fn fold(t: &Trace) -> Option<Folded> {
             continue;
         }
         let add = &t.ops[a.index()];
-        let (x, c) = match (add.opcode, add.args.get(1).and_then(|&k| t.const_value(k))) {
-            (Opcode::IntAdd, Some(k)) if add.args[0].is_op() => (add.args[0], k.bits() as i64),
-            _ => (a, 0),
-        };
+        // The base, the displacement, and where the base's value is read: at the addition,
+        // or at the cast when there is none.
+        let (x, c, read_at) =
+            match (add.opcode, add.args.get(1).and_then(|&k| t.const_value(k))) {
+                (Opcode::IntAdd, Some(k)) if add.args[0].is_op() => {
+                    (add.args[0], k.bits() as i64, a.index())
+                }
+                _ => (a, 0, i),
+            };
         if i32::try_from(c).is_err() {
             continue;
         }
@@ -100,10 +105,10 @@ pub(crate) fn fold(t: &Trace) -> Option<Folded> {
             continue;
         }
         // Before a loop's label, a label argument means its first value; after it, the
-        // current one: a cast made before the label from a label argument folds only if it is
-        // read before the label too.
+        // current one: an address read from a label argument before the label folds only if
+        // it is used before the label too.
         if let Some(l) = label {
-            if i < l && label_args.contains(&x.index()) && live.last_use[i] as usize > l {
+            if read_at < l && label_args.contains(&x.index()) && live.last_use[i] as usize > l {
                 continue;
             }
         }
@@ -216,6 +221,29 @@ finish()"
         let f = slots("call_n(ConstFn(escape), 1, descr=escape)\n");
         let skipped: Vec<usize> = (0..f.skip.len()).filter(|&i| f.skip[i]).collect();
         assert_eq!(skipped, [10, 11], "only i7 and p8 (after the call, op 9)");
+    }
+
+    #[test]
+    fn an_address_of_a_label_arguments_first_value_does_not_fold_into_the_loop() {
+        // `p3` is made before the label from `i0`'s first value and read in the loop, where
+        // `i0` names the current value: `[i0 + 8]` there would read another slot.
+        // The same with the cast in the loop and the addition before the label.
+        for (before, after) in [
+            ("i2 = int_add(i0, 8)\np3 = cast_int_to_ptr(i2)\n", ""),
+            ("i2 = int_add(i0, 8)\n", "p3 = cast_int_to_ptr(i2)\n"),
+        ] {
+            let text = format!(
+                "descr x = field(offset=0, size=8, kind=i, signed)
+[i0, i1]
+{before}label(i0, i1)
+{after}i4 = getfield_i(p3, descr=x)
+i5 = int_add(i0, 16)
+i6 = int_add(i1, i4)
+jump(i5, i6)"
+            );
+            let t = parse_with(&text, &Env::new()).unwrap();
+            assert!(fold(&t).is_none(), "{text}");
+        }
     }
 
     #[test]

@@ -50,10 +50,6 @@ fn tested(o: &mut Optimizer, v: OpRef) -> Option<(bool, OpRef)> {
 pub struct Facts {
     nonzero: HashSet<OpRef>,
     not_invalidated: bool,
-    /// The condition a guard tested before it was made to test a boolean instead (`b == 0`
-    /// for `b`), whether that guard was a `guard_true`, and its resume id: when it is
-    /// emitted, its failure says what the old condition was too ([`on_failure`]).
-    negated: Option<(OpRef, bool, u32)>,
 }
 
 enum Known {
@@ -70,11 +66,14 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
     }
     // Test the operand of int_is_true / int_is_zero directly, and a boolean's negation
     // (`b == 0`, `b ^ 1`, `!b & 1`) as the boolean.
-    o.guards.negated = None;
     if matches!(op.opcode, GuardTrue | GuardFalse) {
         if let Some((flip, x)) = tested(o, op.args[0]) {
-            if let (true, Some(r)) = (flip, op.resume.as_deref()) {
-                o.guards.negated = Some((op.args[0], op.opcode == GuardTrue, r.id));
+            if flip && !o.opts.either_way {
+                // The guard's failure says what the negation it tested was: 0 for a
+                // `guard_true`, 1 for a `guard_false` (as [`on_failure`] says of `x`).
+                let old = o.find(op.args[0]);
+                let known = o.out.int(i64::from(op.opcode == GuardFalse));
+                write_known(o, &mut op, old, known);
             }
             let now_true = (op.opcode == GuardTrue) != flip;
             op.opcode = if now_true { GuardTrue } else { GuardFalse };
@@ -119,10 +118,7 @@ pub fn optimize(o: &mut Optimizer, mut op: Op) -> Step {
         _ => Known::Unknown,
     };
     match known {
-        Known::Passes => {
-            o.guards.negated = None;
-            Step::Remove
-        }
+        Known::Passes => Step::Remove,
         Known::Fails => {
             let id = op.resume.as_ref().map_or(0, |r| r.id);
             o.report.failing_guards.push(id);
@@ -191,35 +187,27 @@ pub fn on_failure(o: &mut Optimizer, op: &mut Op) {
     let Some(&c) = op.args.first() else {
         return;
     };
-    // Only for the guard that was rewritten (it may have gone, and this be another).
-    let id = op.resume.as_deref().map(|r| r.id);
-    let negated = o.guards.negated.take().filter(|n| Some(n.2) == id);
-    if let Some((v, was_true, _)) = negated {
-        // The negation the guard tested before: 0 if it was `guard_true`'s, 1 otherwise.
-        let v = o.find(v);
-        let known = o.out.int(i64::from(!was_true));
-        write_known(op, v, known);
-    }
     let known = match op.opcode {
         GuardTrue => o.out.int(0),
         GuardFalse if is_bool(o, c) => o.out.int(1),
         GuardNonnull => o.out.ptr(0),
         _ => return,
     };
-    write_known(op, c, known);
+    write_known(o, op, c, known);
 }
 
-/// Writes `known` for `c` into `op`'s resume data.
-fn write_known(op: &mut Op, c: OpRef, known: OpRef) {
+/// Writes `known` for `c` (found) into `op`'s resume data, wherever a value is `c` after
+/// [`Optimizer::find`].
+fn write_known(o: &mut Optimizer, op: &mut Op, c: OpRef, known: OpRef) {
     if let Some(r) = op.resume.as_deref_mut() {
         for v in r.values.iter_mut() {
-            if *v == c {
+            if o.find(*v) == c {
                 *v = known;
             }
         }
         for virt in r.virtuals.iter_mut() {
             for f in virt.fields.iter_mut() {
-                if f.1 == c {
+                if o.find(f.1) == c {
                     f.1 = known;
                 }
             }

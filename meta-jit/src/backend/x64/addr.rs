@@ -47,28 +47,34 @@ fn is_access(op: Opcode) -> bool {
     )
 }
 
+/// How many times each op's value is read: as an argument, or by a guard's resume data.
+fn reads(t: &Trace) -> Vec<u32> {
+    let mut n = vec![0u32; t.ops.len()];
+    for op in &t.ops {
+        for a in op.args.iter().filter(|a| a.is_op()) {
+            n[a.index()] += 1;
+        }
+        if let Some(r) = &op.resume {
+            for a in r.live_ops() {
+                n[a.index()] += 1;
+            }
+        }
+    }
+    n
+}
+
 /// Folds the addresses of `t` (see the module doc); `None` when none folds.
 pub(crate) fn fold(t: &Trace) -> Option<Folded> {
     let n = t.ops.len();
     if !t.ops.iter().any(|op| op.opcode == Opcode::CastIntToPtr) {
         return None;
     }
-    // Each value's uses, and those that are the object of an access.
-    let mut uses = vec![0u32; n];
+    // Each value's reads, and those that are the object of an access.
+    let uses = reads(t);
     let mut as_object = vec![0u32; n];
-    for op in &t.ops {
-        for (k, a) in op.args.iter().enumerate() {
-            if a.is_op() {
-                uses[a.index()] += 1;
-                if k == 0 && is_access(op.opcode) {
-                    as_object[a.index()] += 1;
-                }
-            }
-        }
-        if let Some(r) = &op.resume {
-            for a in r.live_ops() {
-                uses[a.index()] += 1;
-            }
+    for op in t.ops.iter().filter(|op| is_access(op.opcode)) {
+        if op.args[0].is_op() {
+            as_object[op.args[0].index()] += 1;
         }
     }
     let live = liveness::analyze(t);
@@ -137,23 +143,13 @@ pub(crate) fn fold(t: &Trace) -> Option<Folded> {
             trace.ops[i].args.clear();
         }
     }
-    let mut read = vec![false; n];
-    for op in &trace.ops {
-        for a in op.args.iter().filter(|a| a.is_op()) {
-            read[a.index()] = true;
-        }
-        if let Some(r) = &op.resume {
-            for a in r.live_ops() {
-                read[a.index()] = true;
-            }
-        }
-    }
+    let read = reads(&trace);
     for (i, f) in folds.iter().enumerate() {
         let a = match f {
             Some(_) => t.ops[i].args[0],
             None => continue,
         };
-        if !read[a.index()] && t.ops[a.index()].opcode == Opcode::IntAdd {
+        if read[a.index()] == 0 && t.ops[a.index()].opcode == Opcode::IntAdd {
             skip[a.index()] = true;
             trace.ops[a.index()].args.clear();
         }

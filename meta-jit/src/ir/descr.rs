@@ -185,11 +185,16 @@ pub enum Access {
 }
 
 /// Whether accesses through descriptors of alias classes `a` and `b` (names as
-/// [`Descr::alias_class`] gives them) may touch the same memory: the same class, a wide class
-/// `T` and a precise class `T:PATH` of it, or the precise classes `T:E.payload` and
-/// `U:E.payload` of an enum's payload, which holds each variant's type in turn (see the module
-/// doc; [`overlaps_across_types`]). Descriptors without a class alias only themselves, which
-/// this function cannot see: it says `false` for them.
+/// [`Descr::alias_class`] gives them) may touch the same memory:
+/// - the same class;
+/// - a wide class `T` and a precise class `T:PATH` of it;
+/// - two precise classes of one type whose paths meet ([`paths_meet`]: the items of any `Vec`
+///   and the items of the `Vec` a field owns);
+/// - two precise classes of one enum's payload, whatever their types ([`payloads_meet`]): the
+///   payload holds each variant's type in turn (see the module doc).
+///
+/// Descriptors without a class alias only themselves, which this function cannot see: it says
+/// `false` for them.
 pub fn may_alias(a: Option<&str>, b: Option<&str>) -> bool {
     let (Some(a), Some(b)) = (a, b) else {
         return false;
@@ -200,38 +205,66 @@ pub fn may_alias(a: Option<&str>, b: Option<&str>) -> bool {
     match (a.split_once(':'), b.split_once(':')) {
         (None, Some((wide, _))) => wide == a,
         (Some((wide, _)), None) => wide == b,
-        (Some((_, pa)), Some((_, pb))) => pa == pb && overlaps_across_types(pa),
+        (Some((wa, pa)), Some((wb, pb))) => {
+            if overlaps_across_types(pa) || overlaps_across_types(pb) {
+                payloads_meet(pa, pb)
+            } else {
+                wa == wb && paths_meet(pa, pb)
+            }
+        }
         (None, None) => false,
     }
 }
 
+/// The path of the items of a `Vec` whose owner the codewriter did not see (reached through a
+/// reference to the `Vec`): they may be the items of any `Vec` of their type.
+pub const ANY_VEC_ITEMS: &str = "Vec.items";
+
+/// Whether two access paths of one stored type may reach the same location: equal paths, or
+/// the items of an unseen `Vec` ([`ANY_VEC_ITEMS`]) and the items of any array or `Vec`
+/// (`S.f.items`). Paths of distinct fields, or of the items of distinct fields, never meet: a
+/// `Vec` owns its buffer, and an array field lies inside its struct.
+pub fn paths_meet(a: &str, b: &str) -> bool {
+    let items = |p: &str| p.ends_with(".items");
+    a == b || (a == ANY_VEC_ITEMS && items(b)) || (b == ANY_VEC_ITEMS && items(a))
+}
+
+/// Whether two paths into enum payloads (`E.payload`, or `E.payload@WHERE` when the codewriter
+/// saw where the enum lies, `WHERE` a path as [`paths_meet`] takes them) may reach the same
+/// bytes: the same enum's payload, where both say where it lies and those places meet, or
+/// where one does not say.
+pub fn payloads_meet(a: &str, b: &str) -> bool {
+    let split = |p: &str| match p.split_once('@') {
+        Some((e, w)) => (e.to_string(), Some(w.to_string())),
+        None => (p.to_string(), None),
+    };
+    let ((ea, wa), (eb, wb)) = (split(a), split(b));
+    if !overlaps_across_types(a) || !overlaps_across_types(b) || ea != eb {
+        return false;
+    }
+    match (wa, wb) {
+        (Some(wa), Some(wb)) => paths_meet(&wa, &wb),
+        _ => true,
+    }
+}
+
 /// Whether the locations of access path `path` hold values of several types: an enum's payload,
-/// `E.payload` (the codewriter's name, `lower/place.rs`). Every other path holds one type (a
-/// struct's field), or one type per buffer (the items of `Vec`s, `T:Vec.items`: a `Vec<i64>`'s
-/// buffer is never a `Vec<u8>`'s). A wide class `T` still aliases only `T:E.payload`: safe
-/// Rust writes through a `&mut T` into a payload only while its variant holds a `T`, and the
-/// store that made it so forgot what was known of the other types.
+/// `E.payload` or `E.payload@WHERE` (the codewriter's names, `lower/place.rs`). Every other
+/// path holds one type (a struct's field), or one type per buffer (the items of `Vec`s,
+/// `T:Vec.items`: a `Vec<i64>`'s buffer is never a `Vec<u8>`'s). A wide class `T` still
+/// aliases only `T:E.payload`: safe Rust writes through a `&mut T` into a payload only while
+/// its variant holds a `T`, and the store that made it so forgot what was known of the other
+/// types.
 pub fn overlaps_across_types(path: &str) -> bool {
-    path.strip_suffix(PAYLOAD_FIELD)
+    let enum_part = path.split_once('@').map_or(path, |(e, _)| e);
+    enum_part
+        .strip_suffix(PAYLOAD_FIELD)
         .is_some_and(|p| p.ends_with('.'))
 }
 
 /// The field name the codewriter gives an enum's payload place (its class path is
 /// `E.payload`), which [`overlaps_across_types`] recognizes.
 pub const PAYLOAD_FIELD: &str = "payload";
-
-/// The path of a precise class name whose locations hold values of several types
-/// ([`overlaps_across_types`]), `PATH` for such a `T:PATH`; None otherwise.
-pub fn shared_path(name: &str) -> Option<&str> {
-    name.split_once(':')
-        .map(|(_, path)| path)
-        .filter(|p| overlaps_across_types(p))
-}
-
-/// The wide class of an alias class name: `T` for `T:PATH`, the name itself otherwise.
-pub fn wide_class(name: &str) -> &str {
-    name.split_once(':').map_or(name, |(wide, _)| wide)
-}
 
 impl Descr {
     /// The field descriptor, if it is one.

@@ -516,16 +516,24 @@ impl Parser<'_> {
                 Some(v)
                     if !v.is_empty()
                         && v.chars()
-                            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ':')
+                            .all(|c| c.is_ascii_alphanumeric() || "_.:@".contains(c))
                         && v.matches(':').count() <= 1
                         && !v.starts_with(':')
-                        && !v.ends_with(':') =>
+                        && !v.ends_with(':')
+                        && v.matches('@').count() <= 1
+                        && match v.split_once(':') {
+                            Some((w, p)) => {
+                                !w.contains('@') && !p.starts_with('@') && !p.ends_with('@')
+                            }
+                            None => !v.contains('@'),
+                        } =>
                 {
                     Ok(Some(v.to_string()))
                 }
                 Some(v) => Err(format!(
-                    "bad alias class `{v}` (letters, digits, `_` and `.`, and one `:` between a \
-                     wide class and a path)"
+                    "bad alias class `{v}` (letters, digits, `_` and `.`, one `:` between a \
+                     wide class and a path, and in the path at most one `@` before where an \
+                     enum lies)"
                 )),
             }
         };

@@ -307,6 +307,27 @@ fn alias_classes_wide_and_precise() {
     let (ip, fp) = (Some("i64:E.payload"), Some("f64:E.payload"));
     assert!(may_alias(ip, fp) && may_alias(fp, ip) && !may_alias(ip, Some("f64:F.payload")));
     assert!(!may_alias(Some("i64:Vec.items"), Some("u8:Vec.items")));
+    // The items of the `Vec`s two fields own are apart; those of an unseen `Vec` may be
+    // either's, but not a field's.
+    let (sv, tv, any) = (Some("i64:S.v.items"), Some("i64:T.v.items"), Some("i64:Vec.items"));
+    assert!(!may_alias(sv, tv) && may_alias(any, sv) && may_alias(tv, any));
+    assert!(!may_alias(any, sx) && !may_alias(Some("u8:Vec.items"), sv));
+    // Enums at two places: their tags and payloads are apart; an enum of unseen place may be
+    // at either, and its payload's types overlap theirs.
+    let (ts, tt, tu) = (
+        Some("E.tag:S.v.items"),
+        Some("E.tag:T.v.items"),
+        Some("E.tag"),
+    );
+    assert!(!may_alias(ts, tt) && may_alias(tu, ts) && may_alias(tt, tu));
+    assert!(may_alias(Some("E.tag:Vec.items"), ts) && !may_alias(Some("E.tag:S.x"), ts));
+    let (is, ft) = (Some("i64:E.payload@S.v.items"), Some("f64:E.payload@T.v.items"));
+    let fs = Some("f64:E.payload@S.v.items");
+    assert!(may_alias(is, fs) && !may_alias(is, ft) && !may_alias(is, Some("i64:E.payload@T.v.items")));
+    assert!(may_alias(fp, is) && may_alias(is, fp) && may_alias(Some("f64:E.payload@Vec.items"), is));
+    assert!(!may_alias(Some("i64:F.payload@S.v.items"), is) && may_alias(i, is) && !may_alias(i, fs));
+    // A value inside another enum's payload: its tag's bytes are that payload's.
+    assert!(may_alias(Some("E.tag:F.payload@S.x"), Some("i64:F.payload")));
     assert!(!may_alias(None, i) && !may_alias(i, None) && !may_alias(None, None));
     // The text form keeps a precise class.
     let t = crate::ir::parse::parse(
@@ -314,7 +335,12 @@ fn alias_classes_wide_and_precise() {
     )
     .unwrap();
     assert!(t.to_string().contains("alias=i64:S.x"), "{t}");
-    for bad in ["i64:", ":x", "a:b:c"] {
+    let t = crate::ir::parse::parse(
+        "descr p = field(offset=8, size=8, kind=i, alias=i64:E.payload@S.v.items)\n[p0]\ni1 = getfield_i(p0, descr=p)\nfinish(i1)",
+    )
+    .unwrap();
+    assert!(t.to_string().contains("alias=i64:E.payload@S.v.items"), "{t}");
+    for bad in ["i64:", ":x", "a:b:c", "i@64", "i64@:x", "i64:@x", "i64:x@", "i64:a@b@c"] {
         let text = format!("descr d = field(offset=0, size=8, kind=i, alias={bad})\n[]\nfinish()");
         assert!(crate::ir::parse::parse(&text).is_err(), "{bad}");
     }

@@ -105,8 +105,69 @@ pub enum Origin {
     Field(&'static str, &'static str),
     /// An item (at any depth) of the array field (the second name) of a struct (the first).
     Items(&'static str, &'static str),
-    /// An item of a `Vec`'s buffer, which only the `Vec` reaches (or slices of unseen origin).
+    /// An item of the buffer of a `Vec` whose owner it did not see (one reached through a
+    /// reference): the items of any `Vec` of the type. The items of a `Vec` field are
+    /// [`Origin::Items`] of the field: a `Vec` owns its buffer.
     VecItems,
+    /// The payload of an enum (the type name) that lies at a place reached as [`Within`] says.
+    Payload(&'static str, Within),
+}
+
+/// Where an enum lies whose payload is reached ([`Origin::Payload`]): an [`Origin`] without
+/// payloads (an enum inside another's payload is [`Within::Unseen`], which aliases every
+/// place of its type: one level is kept).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub enum Within {
+    /// Unseen, or inside another enum's payload.
+    #[default]
+    Unseen,
+    /// The field of a struct.
+    Field(&'static str, &'static str),
+    /// An item of an array or `Vec` field of a struct.
+    Items(&'static str, &'static str),
+    /// An item of a `Vec` whose owner was not seen.
+    VecItems,
+}
+
+impl Origin {
+    /// Where a place of this origin lies, for an enum there ([`Origin::Payload`]).
+    pub fn within(self) -> Within {
+        match self {
+            Origin::Unseen | Origin::Payload(..) => Within::Unseen,
+            Origin::Field(s, f) => Within::Field(s, f),
+            Origin::Items(s, f) => Within::Items(s, f),
+            Origin::VecItems => Within::VecItems,
+        }
+    }
+
+    /// The access path of a place of this origin, as alias classes name it (`S.f`,
+    /// `S.f.items`, `Vec.items`, `E.payload` or `E.payload@WHERE`); None if unseen.
+    pub fn path(self) -> Option<String> {
+        match self {
+            Origin::Unseen => None,
+            Origin::Field(s, f) => Some(format!("{s}.{f}")),
+            Origin::Items(s, f) => Some(format!("{s}.{f}.items")),
+            Origin::VecItems => Some(crate::ir::ANY_VEC_ITEMS.to_string()),
+            Origin::Payload(e, w) => {
+                let pay = format!("{e}.{}", crate::ir::PAYLOAD_FIELD);
+                Some(match Origin::from(w).path() {
+                    Some(at) => format!("{pay}@{at}"),
+                    None => pay,
+                })
+            }
+        }
+    }
+}
+
+impl From<Within> for Origin {
+    fn from(w: Within) -> Origin {
+        match w {
+            Within::Unseen => Origin::Unseen,
+            Within::Field(s, f) => Origin::Field(s, f),
+            Within::Items(s, f) => Origin::Items(s, f),
+            Within::VecItems => Origin::VecItems,
+        }
+    }
 }
 
 impl<T: ?Sized> Clone for Ptr<T> {

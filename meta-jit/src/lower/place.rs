@@ -120,11 +120,9 @@ pub fn alias_class_part<T: ?Sized>(p: &Ptr<T>, suffix: &str) -> String {
         return format!("{}{suffix}", p.field);
     }
     let wide = std::any::type_name::<T>();
-    match p.origin {
-        Origin::Unseen => format!("{wide}{suffix}"),
-        Origin::Field(s, f) => format!("{wide}{suffix}|{s}.{f}"),
-        Origin::Items(s, f) => format!("{wide}{suffix}|{s}.{f}.items"),
-        Origin::VecItems => format!("{wide}{suffix}|Vec.items"),
+    match p.origin.path() {
+        None => format!("{wide}{suffix}"),
+        Some(path) => format!("{wide}{suffix}|{path}"),
     }
 }
 
@@ -255,7 +253,12 @@ impl<T> Indexable for Ptr<Vec<T>> {
         items_of(self.flags)
     }
     fn item_origin(&self) -> Origin {
-        Origin::VecItems
+        // A `Vec` owns its buffer: the items of a field's `Vec` are that field's, wherever
+        // its struct lies. A `Vec` reached otherwise may be any `Vec`.
+        match self.origin {
+            Origin::Field(s, f) | Origin::Items(s, f) => Origin::Items(s, f),
+            _ => Origin::VecItems,
+        }
     }
     fn data_len(self, b: &mut Builder) -> (Ptr<T>, Reg<usize>) {
         let (ptr_off, len_off) = probe_vec_layout::<T>();
@@ -528,9 +531,10 @@ impl<E: JitEnum> Payload for Ptr<E> {
         let mut r = self.cast::<F>();
         r.offset += E::payload_offset(variant, field);
         r.field = crate::ir::PAYLOAD_FIELD;
-        // Every payload of one type shares a class, `T:E.payload`; the classes of other types
-        // at this path alias it (`ir::overlaps_across_types`): the variants overlap in memory.
-        r.origin = Origin::Field(std::any::type_name::<E>(), crate::ir::PAYLOAD_FIELD);
+        // The payloads of one type of the enums at one place share a class,
+        // `T:E.payload@WHERE`; the classes of other types there alias it, and so do those of
+        // enums of unseen place (`ir::payloads_meet`): the variants overlap in memory.
+        r.origin = Origin::Payload(std::any::type_name::<E>(), self.origin.within());
         r
     }
 }

@@ -333,7 +333,12 @@ pub fn tag_descr<E: JitEnum>(p: &Ptr<E>) -> FieldDescr {
         quasi_immutable: p.flags.quasi_immutable,
         vable: p.flags.vable,
         length: false,
-        class: format!("{}.tag", E::NAME),
+        // Tags of enums at distinct places are apart (`E.tag|PATH`); one of unseen place may
+        // be any (`E.tag`).
+        class: match p.origin.path() {
+            Some(path) => format!("{}.tag|{path}", E::NAME),
+            None => format!("{}.tag", E::NAME),
+        },
     }
 }
 

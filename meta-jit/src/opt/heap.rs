@@ -39,7 +39,7 @@
 //! ([`Cache::banned`]).
 
 use super::{Optimizer, Step};
-use crate::ir::{shared_path, wide_class, Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
+use crate::ir::{may_alias, Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
@@ -81,9 +81,9 @@ impl Class {
 pub struct Cache {
     /// The alias class of each descriptor (by table index): equal numbers may alias.
     classes: Vec<u32>,
-    /// For each class, the other classes that may alias it: a wide class's precise classes,
-    /// a precise class's wide class and, for an enum's payload, the other precise classes of
-    /// its path ([`crate::ir::may_alias`]).
+    /// For each class, the other classes that may alias it ([`crate::ir::may_alias`]: a wide
+    /// class's precise classes, a precise class's wide class, the items of an unseen `Vec` and
+    /// those of a `Vec` field, the classes of one enum's payload).
     related: Vec<SmallVec<[u32; 2]>>,
     /// Whether each descriptor is an immutable field (a call never changes it).
     immutable: Vec<bool>,
@@ -143,23 +143,14 @@ impl Cache {
             .iter()
             .map(|d| d.field().is_some_and(|f| f.immutable))
             .collect();
+        // Two classes are related when `may_alias` says so; names are few (one per distinct
+        // class of a trace), so every pair is asked.
         let mut related = vec![SmallVec::new(); classes.len()];
-        let mut paths = HashMap::<&str, SmallVec<[u32; 2]>>::new();
-        for (name, &c) in &names {
-            let wide = wide_class(name);
-            if let Some(&w) = names.get(wide).filter(|_| wide != *name) {
-                related[c as usize].push(w);
-                related[w as usize].push(c);
-            }
-            if let Some(path) = shared_path(name) {
-                paths.entry(path).or_default().push(c);
-            }
-        }
-        // The precise classes of one enum's payload (read as each variant's type).
-        for cs in paths.values() {
-            for &a in cs {
-                for &b in cs.iter().filter(|&&b| b != a) {
-                    related[a as usize].push(b);
+        let named: Vec<(&str, u32)> = names.iter().map(|(&n, &c)| (n, c)).collect();
+        for &(a, ca) in &named {
+            for &(b, cb) in &named {
+                if ca != cb && may_alias(Some(a), Some(b)) {
+                    related[ca as usize].push(cb);
                 }
             }
         }

@@ -43,8 +43,8 @@ pub struct Obj {
     pub f: f64,
     /// Another object (never null).
     pub next: *mut Obj,
-    /// An enum's payload: read and written as an `i64` (`pi`) and as an `f64` (`pf`), two
-    /// descriptors of one path whose precise alias classes alias each other.
+    /// An enum's payload: read and written as an `i64` (`pi`, `pu`) and as an `f64` (`pf`,
+    /// `pv`), four descriptors of one payload whose precise alias classes alias each other.
     pub pay: u64,
     /// Immutable: written only when the object is initialized.
     pub imm: i64,
@@ -75,7 +75,7 @@ pub struct FieldInfo {
 }
 
 /// The fields of [`Obj`], in declaration order.
-pub const FIELDS: [FieldInfo; 13] = {
+pub const FIELDS: [FieldInfo; 15] = {
     const fn f(name: &'static str, offset: usize, size: u8, signed: bool, kind: Type) -> FieldInfo {
         FieldInfo {
             name,
@@ -106,6 +106,8 @@ pub const FIELDS: [FieldInfo; 13] = {
         vable(f("next", offset_of!(Obj, next), 8, false, Type::Ref)),
         f("pi", offset_of!(Obj, pay), 8, true, Type::Int),
         f("pf", offset_of!(Obj, pay), 8, false, Type::Float),
+        f("pu", offset_of!(Obj, pay), 8, true, Type::Int),
+        f("pv", offset_of!(Obj, pay), 8, false, Type::Float),
         imm,
     ]
 };
@@ -113,7 +115,7 @@ pub const FIELDS: [FieldInfo; 13] = {
 /// Index in [`FIELDS`] of `next`.
 pub const NEXT: usize = 9;
 /// Index in [`FIELDS`] of `imm` (the last: stores pick among the others).
-pub const IMM: usize = 12;
+pub const IMM: usize = 14;
 /// Index in [`FIELDS`] of `a64`.
 pub const A64: usize = 6;
 /// Index in [`FIELDS`] of `f`.
@@ -124,17 +126,22 @@ pub const F: usize = 8;
 #[derive(Clone, Debug)]
 pub struct Descrs {
     /// One per entry of [`FIELDS`].
-    pub fields: [DescrId; 13],
+    pub fields: [DescrId; 15],
     /// The size of [`Obj`] (for `new`).
     pub obj: DescrId,
-    /// Arrays of `i64` (the heap's array, and `new_array` of ints).
+    /// Arrays of `i64` (the heap's array, and `new_array` of ints), as the items of a `Vec`
+    /// field (`w64:Heap.arr.items`).
     pub arr: DescrId,
+    /// The same arrays as the items of a `Vec` of unseen owner (`w64:Vec.items`), which may be
+    /// any `Vec`'s: accesses through it and through `arr` alias.
+    pub any_items: DescrId,
     /// Arrays of unsigned bytes (`new_array` only).
     pub bytes: DescrId,
     /// A signed 64-bit word at offset 0 of a reference into the middle of an object or array:
     /// the wide alias class `w64`, whose precise classes are `w64:Obj.a64` (`a64`),
-    /// `w64:Obj.b64` (`b64`) and `w64:arr` (the items of `arr`), so that an access through it
-    /// may touch what `a64` or an item names, while those three never alias each other.
+    /// `w64:Obj.b64` (`b64`) and those of the items (`arr`, `any_items`), so that an access
+    /// through it may touch what `a64` or an item names, while `a64`, `b64` and the items never
+    /// alias each other.
     pub w64: DescrId,
     /// One call descriptor per entry of [`super::funcs::FUNCS`].
     pub funcs: Vec<DescrId>,
@@ -157,10 +164,14 @@ impl Descrs {
                     length: false,
                     alias: match f.name {
                         "a64" => Some("w64:Obj.a64".to_string()),
-                        // One enum payload's bytes read as an `i64` and as an `f64`: two
-                        // precise classes of one path, which alias.
-                        "pi" => Some("i64:Obj.payload".to_string()),
-                        "pf" => Some("f64:Obj.payload".to_string()),
+                        // One enum payload's bytes read as an `i64` and as an `f64`, as the
+                        // codewriter names them for the enums of one place (`pi`, `pf`), of
+                        // an unseen `Vec`'s items (`pv`) and of an unseen place (`pu`): all
+                        // alias each other (`ir::payloads_meet`).
+                        "pi" => Some("i64:Obj.payload@Heap.objs.items".to_string()),
+                        "pf" => Some("f64:Obj.payload@Heap.objs.items".to_string()),
+                        "pu" => Some("i64:Obj.payload".to_string()),
+                        "pv" => Some("f64:Obj.payload@Vec.items".to_string()),
                         "b64" => Some("w64:Obj.b64".to_string()),
                         _ => None,
                     },
@@ -182,7 +193,18 @@ impl Descrs {
                 signed: true,
                 kind: Type::Int,
                 vable: true,
-                alias: Some("w64:arr".to_string()),
+                alias: Some("w64:Heap.arr.items".to_string()),
+            }),
+        );
+        let any_items = t.descr(
+            "any_items",
+            DescrKind::Array(ArrayDescr {
+                base: 0,
+                item_size: 8,
+                signed: true,
+                kind: Type::Int,
+                vable: false,
+                alias: Some(format!("w64:{}", crate::ir::ANY_VEC_ITEMS)),
             }),
         );
         let bytes = t.descr(
@@ -214,6 +236,7 @@ impl Descrs {
             fields,
             obj,
             arr,
+            any_items,
             bytes,
             w64,
             funcs: Vec::new(),

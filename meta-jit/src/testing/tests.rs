@@ -390,3 +390,28 @@ fn generator_covers_addresses_from_an_integer_base() {
     assert!(built_n >= n / 20, "only {built_n} of {n}");
     assert!(opt_n >= n / 40, "only {opt_n} of {n}");
 }
+
+#[test]
+fn generator_covers_one_memory_under_related_alias_classes() {
+    use crate::ir::Trace;
+    // Whether a trace reaches memory through descriptors of both groups of names.
+    let both = |t: &Trace, a: &[&str], b: &[&str]| {
+        let used = |names: &[&str]| {
+            t.ops.iter().any(|op| {
+                op.descr
+                    .is_some_and(|d| names.contains(&t.get_descr(d).name.as_str()))
+            })
+        };
+        used(a) && used(b)
+    };
+    let n = 1000;
+    let (mut items, mut payloads) = (0u64, 0u64);
+    for seed in 0..n {
+        let t = Case::random(seed, 40).build().trace;
+        items += both(&t, &["arr"], &["any_items"]) as u64;
+        payloads += both(&t, &["pi", "pf"], &["pu", "pv"]) as u64;
+    }
+    eprintln!("of {n} traces, {items} use a Vec field's items and an unseen Vec's, {payloads} one payload at a place and unseen");
+    assert!(items >= n / 20, "only {items} of {n}");
+    assert!(payloads >= n / 20, "only {payloads} of {n}");
+}

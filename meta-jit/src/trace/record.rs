@@ -515,13 +515,13 @@ impl Tracer<'_> {
 
 /// An alias class name the text form can hold: the jitcode's `TYPE` or `TYPE|PATH`
 /// ([`crate::jitcode::FieldDescr::class`]) becomes `TYPE` or `TYPE:PATH`, with every character
-/// other than letters, digits and `.` made `_` (two names that become one share a class, which
-/// only makes the optimizer more careful).
+/// other than letters, digits, `.` (and in the path `@`) made `_` (two names that become one
+/// share a class, which only makes the optimizer more careful).
 fn alias_name(class: &str) -> String {
-    let clean = |s: &str| -> String {
+    let clean = |s: &str, keep: &str| -> String {
         s.chars()
             .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' {
+                if c.is_ascii_alphanumeric() || keep.contains(c) {
                     c
                 } else {
                     '_'
@@ -530,7 +530,7 @@ fn alias_name(class: &str) -> String {
             .collect()
     };
     match class.split_once('|') {
-        Some((wide, path)) => format!("{}:{}", clean(wide), clean(path)),
-        None => clean(class),
+        Some((wide, path)) => format!("{}:{}", clean(wide, "."), clean(path, ".@")),
+        None => clean(class, "."),
     }
 }

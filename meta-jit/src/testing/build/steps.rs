@@ -662,6 +662,12 @@ impl Builder<'_> {
                 x
             }
         };
+        // An int array's items also as an unseen `Vec`'s: one memory, two alias classes.
+        let descr = if descr == self.d.arr && s.y & 16 != 0 {
+            self.d.any_items
+        } else {
+            descr
+        };
         if s.fail {
             let v = self.int(s.b);
             self.emit_sim(

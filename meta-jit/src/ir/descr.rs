@@ -234,16 +234,18 @@ pub fn paths_meet(a: &str, b: &str) -> bool {
 /// bytes: the same enum's payload, where both say where it lies and those places meet, or
 /// where one does not say.
 pub fn payloads_meet(a: &str, b: &str) -> bool {
-    let split = |p: &str| match p.split_once('@') {
-        Some((e, w)) => (e.to_string(), Some(w.to_string())),
-        None => (p.to_string(), None),
-    };
+    fn split(p: &str) -> (&str, Option<&str>) {
+        match p.split_once('@') {
+            Some((e, w)) => (e, Some(w)),
+            None => (p, None),
+        }
+    }
     let ((ea, wa), (eb, wb)) = (split(a), split(b));
     if !overlaps_across_types(a) || !overlaps_across_types(b) || ea != eb {
         return false;
     }
     match (wa, wb) {
-        (Some(wa), Some(wb)) => paths_meet(&wa, &wb),
+        (Some(wa), Some(wb)) => paths_meet(wa, wb),
         _ => true,
     }
 }

@@ -592,9 +592,14 @@ impl Trace {
         OpRef::constant(i)
     }
 
-    /// Adds a descriptor (one per name: adding a name again returns the first).
+    /// Adds a descriptor (one per name: adding a name again returns the first, which must be
+    /// the same descriptor).
     pub fn descr(&mut self, name: &str, kind: DescrKind) -> DescrId {
         if let Some(i) = self.descrs.iter().position(|d| d.name == name) {
+            debug_assert!(
+                self.descrs[i].kind == kind,
+                "descriptor `{name}` declared again as another descriptor"
+            );
             return DescrId(i as u32);
         }
         self.descrs.push(Descr {

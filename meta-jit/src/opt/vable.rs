@@ -118,27 +118,37 @@ fn call_touches(t: &Trace, e: &Effects, d: DescrId) -> bool {
     })
 }
 
-/// An object's address as (root, constant displacement): the address
-/// `cast_int_to_ptr(cast_ptr_to_int(r) + c)` is `(r, c)` (how the tracer addresses an item of
-/// an array inside a struct), anything else is itself at 0.
+/// An object's address as (root, constant displacement), as the heap stage sees it
+/// (`opt/heap.rs`): the address `cast_int_to_ptr(cast_ptr_to_int(r) + c)` is `r`'s root at
+/// `c` more (how the tracer addresses an item of an array inside a struct), the address
+/// `cast_int_to_ptr(x + c)` of an integer `x` that is no pointer's is `(x, c)` (a slot of a
+/// register window, `stack + (base << 4) + 16a`), anything else is itself at 0.
 fn root_of(t: &Trace, b: OpRef) -> (OpRef, i64) {
     let def = |r: OpRef| r.is_op().then(|| &t.ops[r.index()]);
-    let ptr_int = |r: OpRef| def(r).filter(|o| o.opcode == Opcode::CastPtrToInt).map(|o| o.args[0]);
     let Some(cast) = def(b).filter(|o| o.opcode == Opcode::CastIntToPtr) else {
         return (b, 0);
     };
     let x = cast.args[0];
-    if let Some(r) = ptr_int(x) {
-        return (r, 0);
-    }
-    if let Some(add) = def(x).filter(|o| o.opcode == Opcode::IntAdd) {
-        for (y, c) in [(add.args[0], add.args[1]), (add.args[1], add.args[0])] {
-            if let (Some(r), Some(c)) = (ptr_int(y), t.const_value(c)) {
-                return (r, c.int());
-            }
+    let konst = |r: OpRef| t.const_value(r).map(|c| c.int());
+    let (y, c) = match def(x) {
+        Some(add) if add.opcode == Opcode::IntAdd => match (konst(add.args[0]), konst(add.args[1])) {
+            (None, Some(c)) => (add.args[0], c),
+            (Some(c), None) => (add.args[1], c),
+            _ => (x, 0),
+        },
+        Some(sub) if sub.opcode == Opcode::IntSub => match konst(sub.args[1]) {
+            Some(c) if konst(sub.args[0]).is_none() => (sub.args[0], c.wrapping_neg()),
+            _ => (x, 0),
+        },
+        _ => (x, 0),
+    };
+    match def(y).filter(|o| o.opcode == Opcode::CastPtrToInt) {
+        Some(p) => {
+            let (r, j) = root_of(t, p.args[0]);
+            (r, j.wrapping_add(c))
         }
+        None => (y, c),
     }
-    (b, 0)
 }
 
 /// Whether `a` and `b` are the same place (the same descriptor and index, at the same address

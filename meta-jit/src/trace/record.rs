@@ -158,6 +158,19 @@ impl Tracer<'_> {
         let mut n = 1;
         loop {
             match self.field_descrs.get(&name) {
+                // A bridge's trace starts with the descriptors of its parent's pending stores
+                // and virtual objects, under the parent's names: a name taken there for
+                // another descriptor is not this one (the parent numbered its names in its
+                // own order of first use).
+                None if self
+                    .trace
+                    .descrs
+                    .iter()
+                    .any(|d| d.name == name && d.kind != kind) =>
+                {
+                    n += 1;
+                    name = format!("{base}_{n}");
+                }
                 None => {
                     let id = self.trace.descr(&name, kind);
                     self.field_descrs.insert(name, id);

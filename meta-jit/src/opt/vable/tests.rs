@@ -246,6 +246,47 @@ finish()
 }
 
 #[test]
+fn places_at_known_displacements_of_an_integer_base_are_apart() {
+    // A register window: slots at `x + 8` and `x + 16` of an integer `x` (no pointer's
+    // address), as the heap stage roots them. The same stores and write-backs as above; a slot
+    // of another base `y` may be either, and writes both back.
+    let out = opt("[i9, i0, i8]
+i2 = int_add(i9, 8)
+p3 = cast_int_to_ptr(i2)
+setfield(p3, i0, descr=acc)
+i4 = int_add(16, i9)
+p5 = cast_int_to_ptr(i4)
+setfield(p5, 7, descr=acc)
+guard_true(i0) []
+setfield(p3, 1, descr=wide)
+guard_false(i0) []
+i6 = int_add(i8, 8)
+p7 = cast_int_to_ptr(i6)
+setfield(p7, 2, descr=acc)
+finish()");
+    assert_eq!(
+        out,
+        norm(
+            "[i9, i0, i8]
+i2 = int_add(i9, 8)
+p3 = cast_int_to_ptr(i2)
+i4 = int_add(i9, 16)
+p5 = cast_int_to_ptr(i4)
+guard_true(i0) [] <acc(p3)=i0, acc(p5)=7>
+setfield(p5, 7, descr=acc)
+setfield(p3, 1, descr=wide)
+guard_false(i0) [] <acc(p3)=i0>
+i6 = int_add(i8, 8)
+p7 = cast_int_to_ptr(i6)
+setfield(p3, i0, descr=acc)
+setfield(p7, 2, descr=acc)
+finish()
+"
+        )
+    );
+}
+
+#[test]
 fn stores_that_are_not_virtualizable_stay() {
     let body = "[p0, i0]
 setarrayitem(p0, 0, i0, descr=plain)

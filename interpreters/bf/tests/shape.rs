@@ -118,3 +118,22 @@ fn nested_counting_loops_become_one_counted_loop_with_inlining() {
     assert_eq!(body.matches("setarrayitem").count(), 3, "{outer}");
     assert_eq!(body.matches("guard_").count(), 1, "{outer}");
 }
+
+#[test]
+fn a_walk_checks_each_next_cell_once() {
+    // Cells 9, 18, ... hold 1; `[[-<*9+>*9]>*9]` walks them 9 at a time, moving each 1 nine
+    // cells left (collatz's hot loop has this shape). Each turn checks the next position
+    // against the tape's length before the `jump`; that check also covers the position at
+    // the label on the next turn (the length is loop-invariant), so the body after the
+    // label has one bounds check, not two.
+    let mut src = b">>>>>>>>>+".repeat(60);
+    src.extend(b"<".repeat(9 * 59));
+    src.extend(b"[[-<<<<<<<<<+>>>>>>>>>]>>>>>>>>>]");
+    let stats = compile(&src);
+    assert!(stats.loops() >= 1, "{}", stats.summary());
+    let text = stats.traces[0].optimized().to_string();
+    let body = text.split("label(").nth(1).expect("a peeled loop");
+    assert_eq!(body.matches("uint_").count(), 1, "{text}");
+    assert_eq!(body.matches("int_lt(").count(), 0, "{text}");
+    assert_eq!(body.matches("guard_").count(), 4, "{text}");
+}

@@ -137,3 +137,18 @@ fn a_walk_checks_each_next_cell_once() {
     assert_eq!(body.matches("int_lt(").count(), 0, "{text}");
     assert_eq!(body.matches("guard_").count(), 4, "{text}");
 }
+
+#[test]
+fn a_move_left_checks_the_sign_but_not_the_length() {
+    // `[-<<<+>>>]` moves cell 5 (200) to cell 2: the position 3 left of one checked against
+    // the tape's length needs only its sign checked (it is below the length if the position
+    // is). Only the first cell's bounds check is left, in the preamble.
+    let mut src = b">>>>>".to_vec();
+    src.extend(b"+".repeat(200));
+    src.extend(b"[-<<<+>>>]");
+    let stats = compile(&src);
+    assert!(stats.loops() >= 1, "{}", stats.summary());
+    let text = stats.traces[0].optimized().to_string();
+    assert_eq!(text.matches("uint_").count(), 1, "{text}");
+    assert_eq!(text.matches("= int_lt(").count(), 1, "{text}");
+}

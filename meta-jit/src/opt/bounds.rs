@@ -310,7 +310,7 @@ fn learn(o: &mut Optimizer, opcode: Opcode, a: OpRef, b: OpRef) {
 }
 
 /// `v` is in `r`; so is `x` in `r - c` if `v` is `x + c` (when `r - c` does not overflow,
-/// `x` is `v - c` exactly).
+/// `x` is `v - c` exactly), `r` first cut to what `x + c` reaches when that cannot wrap.
 fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
     if o.const_value(v).is_some() {
         return;
@@ -319,9 +319,14 @@ fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
     let now = o.bounds.ranges.get(&v).copied().unwrap_or(FULL);
     o.bounds.ranges.insert(v, intersect(now, r));
     let (x, c) = o.offset_parts(v);
-    if x != v && r != FULL {
+    if x != v && r != FULL && o.const_value(x).is_none() {
+        // When `x + c` cannot wrap by `x`'s range, `v` is the true sum: only the part of `r`
+        // that `x + c` reaches matters (`v >= 0` after `v = x - 3` with `x` in
+        // `[0, 2^57]` says `x >= 3` although `i64::MAX + 3` overflows).
+        let reach = add_or_sub(true, range(o, x), (c, c));
+        let r = reach.map_or(r, |s| intersect(r, s));
         if let (Some(lo), Some(hi)) = (r.0.checked_sub(c), r.1.checked_sub(c)) {
-            if o.const_value(x).is_none() {
+            if lo <= hi {
                 let now = o.bounds.ranges.get(&x).copied().unwrap_or(FULL);
                 o.bounds.ranges.insert(x, intersect(now, (lo, hi)));
             }
@@ -547,6 +552,50 @@ i5 = int_add(i0, STEP)
 i6 = uint_lt(CHECKED, i1)
 guard_true(i6) [i5]
 jump(i5)";
+
+    #[test]
+    fn a_position_left_of_a_checked_one_needs_only_its_sign_check() {
+        // `i0 <u i1` passed, so `i0` lies in [0, i1); `i0 - 3 >= 0` then says `i0 >= 3`
+        // (the part of [0, i64::MAX] that `i0 - 3` reaches), and `i0 - 3 <u i1` follows from
+        // the first check: it goes. (It stayed: `i64::MAX + 3` overflows, and `i0` learnt
+        // nothing from the sign check.)
+        let input = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i3 = uint_lt(i0, i1)
+guard_true(i3) [i0]
+i4 = int_add(i0, -3)
+i5 = int_lt(i4, 0)
+guard_false(i5) [i4]
+i6 = uint_ge(i4, i1)
+guard_false(i6) [i4]
+finish(i4)";
+        let expected = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i3 = uint_lt(i0, i1)
+guard_true(i3) [i0]
+i4 = int_add(i0, -3)
+i5 = int_lt(i4, 0)
+guard_false(i5) [i4]
+finish(i4)";
+        check(input, expected);
+    }
+
+    #[test]
+    fn a_position_left_of_an_unchecked_one_keeps_its_check() {
+        // Without the first check nothing bounds `i0` from above: both checks stay.
+        let input = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i4 = int_add(i0, -3)
+i5 = int_lt(i4, 0)
+guard_false(i5) [i4]
+i6 = uint_ge(i4, i1)
+guard_false(i6) [i4]
+finish(i4)";
+        check(input, input);
+    }
 
     #[test]
     fn a_bounds_check_the_jump_shows_holds_after_the_label() {

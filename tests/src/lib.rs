@@ -18,6 +18,7 @@ chapters! {
     supported_subset = "supported-subset.md",
     checking_hints = "checking-hints.md",
     jit_log = "jit-log.md",
+    performance = "performance.md",
     jitcode = "jitcode.md",
     trace_ir = "trace-ir.md",
     optimizer = "optimizer.md",

@@ -118,3 +118,37 @@ fn nested_counting_loops_become_one_counted_loop_with_inlining() {
     assert_eq!(body.matches("setarrayitem").count(), 3, "{outer}");
     assert_eq!(body.matches("guard_").count(), 1, "{outer}");
 }
+
+#[test]
+fn a_walk_checks_each_next_cell_once() {
+    // Cells 9, 18, ... hold 1; `[[-<*9+>*9]>*9]` walks them 9 at a time, moving each 1 nine
+    // cells left (collatz's hot loop has this shape). Each turn checks the next position
+    // against the tape's length before the `jump`; that check also covers the position at
+    // the label on the next turn (the length is loop-invariant), so the body after the
+    // label has one bounds check, not two.
+    let mut src = b">>>>>>>>>+".repeat(60);
+    src.extend(b"<".repeat(9 * 59));
+    src.extend(b"[[-<<<<<<<<<+>>>>>>>>>]>>>>>>>>>]");
+    let stats = compile(&src);
+    assert!(stats.loops() >= 1, "{}", stats.summary());
+    let text = stats.traces[0].optimized().to_string();
+    let body = text.split("label(").nth(1).expect("a peeled loop");
+    assert_eq!(body.matches("uint_").count(), 1, "{text}");
+    assert_eq!(body.matches("int_lt(").count(), 0, "{text}");
+    assert_eq!(body.matches("guard_").count(), 4, "{text}");
+}
+
+#[test]
+fn a_move_left_checks_the_sign_but_not_the_length() {
+    // `[-<<<+>>>]` moves cell 5 (200) to cell 2: the position 3 left of one checked against
+    // the tape's length needs only its sign checked (it is below the length if the position
+    // is). Only the first cell's bounds check is left, in the preamble.
+    let mut src = b">>>>>".to_vec();
+    src.extend(b"+".repeat(200));
+    src.extend(b"[-<<<+>>>]");
+    let stats = compile(&src);
+    assert!(stats.loops() >= 1, "{}", stats.summary());
+    let text = stats.traces[0].optimized().to_string();
+    assert_eq!(text.matches("uint_").count(), 1, "{text}");
+    assert_eq!(text.matches("= int_lt(").count(), 1, "{text}");
+}

@@ -19,6 +19,12 @@
 //! as the heap cache does for what it imports (RPython keeps integer bounds in the loop's
 //! virtual state for the same purpose).
 //!
+//! Bounds checks are assumed at the label the same way ([`below_at_label`]): a loop-carried
+//! index known below a value from before the label (a length, which cannot change: it is
+//! not a loop variable) keeps that relation in the loop if the `jump` shows it of the index
+//! it passes back. A loop that walks an array and checks each next index before the `jump`
+//! then does not check it again after the label.
+//!
 //! Owns: ranges and relations of integers. Must not know: memory, guests.
 
 use super::{Optimizer, Step};
@@ -34,13 +40,21 @@ pub struct Facts {
     below: HashMap<(OpRef, OpRef), i64>,
     /// The ranges assumed at the label: (position among the label's arguments, its range).
     assumed: Vec<(usize, (i64, i64))>,
+    /// The bounds checks assumed at the label: `(k, n, e)` for `arg_k + e <u n` with
+    /// `arg_k + e >= 0`, `n` a value from before the label (see [`below_at_label`]).
+    assumed_below: Vec<(usize, OpRef, i64)>,
     /// Positions of label arguments whose range is not assumed (set by the caller between
-    /// rounds).
+    /// rounds); [`BELOW`] plus a position: its bounds checks are not assumed.
     pub banned: hashbrown::HashSet<usize>,
-    /// Positions whose assumed range the `jump` did not keep: optimize again with them
-    /// banned.
+    /// Positions whose assumed range the `jump` did not keep, and [`BELOW`] plus positions
+    /// whose assumed bounds checks it did not show: optimize again with them banned.
     pub broken: Vec<usize>,
 }
+
+/// Added to a label position in [`Facts::banned`] and [`Facts::broken`]: the bounds checks
+/// of that position (not its range) are meant. Keeps a range that holds assumed when a
+/// bounds check does not.
+pub const BELOW: usize = 1 << 40;
 
 const FULL: (i64, i64) = (i64::MIN, i64::MAX);
 
@@ -203,7 +217,8 @@ fn decide(o: &mut Optimizer, opcode: Opcode, a: OpRef, b: OpRef) -> Option<bool>
 
 /// The bounds stage: a comparison the facts decide becomes a constant.
 pub fn optimize(o: &mut Optimizer, op: Op) -> Step {
-    if op.opcode == Opcode::Jump && op.descr.is_none() && !o.bounds.assumed.is_empty() {
+    let assumes = !o.bounds.assumed.is_empty() || !o.bounds.assumed_below.is_empty();
+    if op.opcode == Opcode::Jump && op.descr.is_none() && assumes {
         check_at_jump(o, &op.args);
         return Step::Next(op);
     }
@@ -295,7 +310,7 @@ fn learn(o: &mut Optimizer, opcode: Opcode, a: OpRef, b: OpRef) {
 }
 
 /// `v` is in `r`; so is `x` in `r - c` if `v` is `x + c` (when `r - c` does not overflow,
-/// `x` is `v - c` exactly).
+/// `x` is `v - c` exactly), `r` first cut to what `x + c` reaches when that cannot wrap.
 fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
     if o.const_value(v).is_some() {
         return;
@@ -304,9 +319,14 @@ fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
     let now = o.bounds.ranges.get(&v).copied().unwrap_or(FULL);
     o.bounds.ranges.insert(v, intersect(now, r));
     let (x, c) = o.offset_parts(v);
-    if x != v && r != FULL {
+    if x != v && r != FULL && o.const_value(x).is_none() {
+        // When `x + c` cannot wrap by `x`'s range, `v` is the true sum: only the part of `r`
+        // that `x + c` reaches matters (`v >= 0` after `v = x - 3` with `x` in
+        // `[0, 2^57]` says `x >= 3` although `i64::MAX + 3` overflows).
+        let reach = add_or_sub(true, range(o, x), (c, c));
+        let r = reach.map_or(r, |s| intersect(r, s));
         if let (Some(lo), Some(hi)) = (r.0.checked_sub(c), r.1.checked_sub(c)) {
-            if o.const_value(x).is_none() {
+            if lo <= hi {
                 let now = o.bounds.ranges.get(&x).copied().unwrap_or(FULL);
                 o.bounds.ranges.insert(x, intersect(now, (lo, hi)));
             }
@@ -314,10 +334,52 @@ fn narrow(o: &mut Optimizer, v: OpRef, r: (i64, i64)) {
     }
 }
 
+/// At a loop's label, before [`forget`]: the bounds checks known of the loop-carried
+/// `values` (the label's arguments, a `same_as` box seen through) on entering the loop, as
+/// `(k, n, e)`: `values[k] + e <u n` and `values[k] + e >= 0` (true sums), where `n` is not
+/// negative, not a constant (ranges cover those) and not a loop-carried value. For
+/// [`assume_at_label`].
+pub fn below_at_label(o: &mut Optimizer, values: &[OpRef]) -> Vec<(usize, OpRef, i64)> {
+    let mut out = Vec::new();
+    let carried: hashbrown::HashSet<OpRef> = values.iter().map(|&v| o.find(v)).collect();
+    for (k, &v) in values.iter().enumerate() {
+        if !v.is_op() || o.type_of(v) != crate::ir::Type::Int {
+            continue;
+        }
+        let v = match o.producer(v) {
+            Some(p) if p.opcode == Opcode::SameAsI => p.args[0],
+            _ => v,
+        };
+        let (x, d) = o.offset_parts(v);
+        let known: Vec<(OpRef, i64)> = o
+            .bounds
+            .below
+            .iter()
+            .filter(|((y, n), _)| *y == x && n.is_op() && !carried.contains(n))
+            .map(|(&(_, n), &c)| (n, c))
+            .collect();
+        for (n, c) in known {
+            // `v` is `x + d` as a true sum when `x + d >= 0` and `x + d <= x + c < n`;
+            // `n >= 0` rules out a wrapped `x + c` (it would be negative, not below `n`).
+            let no_wrap = range(o, x).0.checked_add(d).is_some_and(|lo| lo >= 0);
+            if d <= c && no_wrap && range(o, n).0 >= 0 {
+                out.push((k, n, c - d));
+            }
+        }
+    }
+    out
+}
+
 /// At a loop's label, after [`forget`]: the loop-carried `values` (the label's first
 /// arguments, in order) get the ranges `first` their values had on entering the loop (the
-/// full range for what is not an integer), except those banned.
-pub fn assume_at_label(o: &mut Optimizer, values: &[OpRef], first: &[(i64, i64)]) {
+/// full range for what is not an integer), and the bounds checks `below` they passed (see
+/// [`below_at_label`]), except those banned.
+pub fn assume_at_label(
+    o: &mut Optimizer,
+    values: &[OpRef],
+    first: &[(i64, i64)],
+    below: Vec<(usize, OpRef, i64)>,
+) {
     for (k, (&v, &r)) in values.iter().zip(first).enumerate() {
         if r == FULL || o.bounds.banned.contains(&k) {
             continue;
@@ -325,15 +387,48 @@ pub fn assume_at_label(o: &mut Optimizer, values: &[OpRef], first: &[(i64, i64)]
         o.bounds.ranges.insert(v, r);
         o.bounds.assumed.push((k, r));
     }
+    for (k, n, e) in below {
+        if o.bounds.banned.contains(&(BELOW + k)) {
+            continue;
+        }
+        let v = o.find(values[k]);
+        let slot = o.bounds.below.entry((v, n)).or_insert(e);
+        *slot = (*slot).min(e);
+        o.bounds.assumed_below.push((k, n, e));
+    }
 }
 
-/// At the loop's `jump` with `args`: every assumed range must hold of the value passed back.
+/// At the loop's `jump` with `args`: every assumed range must hold of the value passed back,
+/// and every assumed bounds check (`arg + e <u n`, `arg + e >= 0`) too.
 pub fn check_at_jump(o: &mut Optimizer, args: &[OpRef]) {
     let assumed = std::mem::take(&mut o.bounds.assumed);
     for (k, r) in assumed {
         let now = args.get(k).map_or(FULL, |&a| range(o, a));
         if now.0 < r.0 || now.1 > r.1 {
             o.bounds.broken.push(k);
+        }
+    }
+    let assumed = std::mem::take(&mut o.bounds.assumed_below);
+    for (k, n, e) in assumed {
+        let holds = args.get(k).is_some_and(|&a| {
+            // By ranges (a constant length), or by a bounds check in the loop.
+            let (ra, rn) = (range(o, a), range(o, n));
+            let by_range = ra.0.checked_add(e).is_some_and(|lo| lo >= 0)
+                && ra.1.checked_add(e).is_some_and(|hi| hi < rn.0);
+            if by_range {
+                return true;
+            }
+            let (x, d) = o.offset_parts(a);
+            let Some(de) = d.checked_add(e) else {
+                return false;
+            };
+            let n = o.find(n);
+            let c = o.bounds.below.get(&(x, n)).copied();
+            c.is_some_and(|c| de <= c)
+                && range(o, x).0.checked_add(de).is_some_and(|lo| lo >= 0)
+        });
+        if !holds && !o.bounds.broken.contains(&(BELOW + k)) {
+            o.bounds.broken.push(BELOW + k);
         }
     }
 }
@@ -408,5 +503,128 @@ fn add_or_sub(add: bool, a: (i64, i64), b: (i64, i64)) -> Option<(i64, i64)> {
         Some((a.0.checked_add(b.0)?, a.1.checked_add(b.1)?))
     } else {
         Some((a.0.checked_sub(b.1)?, a.1.checked_sub(b.0)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::{Outcome, Run};
+    use crate::ir::parse::parse;
+    use crate::ir::print::print;
+    use crate::ir::Value;
+    use crate::opt::{optimize_with_report, Options};
+
+    /// Optimizes `input`, compares it with `expected` (modulo renaming) and runs both on a few
+    /// inputs in the reference interpreter, which must end the same way.
+    fn check(input: &str, expected: &str) {
+        let t = parse(input).unwrap_or_else(|e| panic!("{e}\n{input}"));
+        let want = parse(expected).unwrap_or_else(|e| panic!("{e}\n{expected}"));
+        let (got, _) = optimize_with_report(&t, &Options::all());
+        assert_eq!(print(&got), print(&want), "\ninput:\n{input}\n");
+        let run = Run {
+            max_iterations: 100,
+            ..Run::default()
+        };
+        for (i, n) in [(0, 0), (0, 5), (3, 5), (4, 5), (-1, 5), (7, -3), (i64::MAX, 9)] {
+            let inputs = [Value::Int(i), Value::Int(n)];
+            // A failed guard by its id and saved values (its op's position differs).
+            let end = |o: Outcome| match o {
+                Outcome::GuardFailed { id, saved, .. } => format!("guard {id} {saved:?}"),
+                other => format!("{other:?}"),
+            };
+            let a = end(run.run(&t, &inputs).unwrap());
+            let b = end(run.run(&got, &inputs).unwrap());
+            assert_eq!(a, b, "inputs {inputs:?}");
+        }
+    }
+
+    /// A loop walking an index up to a length (`i1`, not negative): the index is checked on
+    /// entry, and each next index before the `jump`.
+    const WALK: &str = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i3 = uint_lt(i0, i1)
+guard_true(i3) [i0]
+label(i0)
+i4 = uint_lt(i0, i1)
+guard_true(i4) [i0]
+i5 = int_add(i0, STEP)
+i6 = uint_lt(CHECKED, i1)
+guard_true(i6) [i5]
+jump(i5)";
+
+    #[test]
+    fn a_position_left_of_a_checked_one_needs_only_its_sign_check() {
+        // `i0 <u i1` passed, so `i0` lies in [0, i1); `i0 - 3 >= 0` then says `i0 >= 3`
+        // (the part of [0, i64::MAX] that `i0 - 3` reaches), and `i0 - 3 <u i1` follows from
+        // the first check: it goes. (It stayed: `i64::MAX + 3` overflows, and `i0` learnt
+        // nothing from the sign check.)
+        let input = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i3 = uint_lt(i0, i1)
+guard_true(i3) [i0]
+i4 = int_add(i0, -3)
+i5 = int_lt(i4, 0)
+guard_false(i5) [i4]
+i6 = uint_ge(i4, i1)
+guard_false(i6) [i4]
+finish(i4)";
+        let expected = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i3 = uint_lt(i0, i1)
+guard_true(i3) [i0]
+i4 = int_add(i0, -3)
+i5 = int_lt(i4, 0)
+guard_false(i5) [i4]
+finish(i4)";
+        check(input, expected);
+    }
+
+    #[test]
+    fn a_position_left_of_an_unchecked_one_keeps_its_check() {
+        // Without the first check nothing bounds `i0` from above: both checks stay.
+        let input = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i4 = int_add(i0, -3)
+i5 = int_lt(i4, 0)
+guard_false(i5) [i4]
+i6 = uint_ge(i4, i1)
+guard_false(i6) [i4]
+finish(i4)";
+        check(input, input);
+    }
+
+    #[test]
+    fn a_bounds_check_the_jump_shows_holds_after_the_label() {
+        // The check of the next index before the `jump` is the check of the index at the
+        // label on the next iteration: it goes (it was the only check left there after the
+        // loop variable's range was assumed).
+        let input = WALK.replace("STEP", "1").replace("CHECKED", "i5");
+        let expected = "[i0, i1]
+i2 = int_lt(i1, 0)
+guard_false(i2) [i0]
+i3 = uint_lt(i0, i1)
+guard_true(i3) [i0]
+label(i0)
+i4 = int_add(i0, 1)
+i5 = uint_lt(i4, i1)
+guard_true(i5) [i4]
+jump(i4)";
+        check(&input, expected);
+    }
+
+    #[test]
+    fn a_bounds_check_the_jump_does_not_show_stays() {
+        // The index steps by 2 but only `index + 1` is checked: the index passed back is not
+        // known below the length, and the check after the label stays.
+        let input = WALK.replace("STEP", "2").replace("CHECKED", "i7");
+        let input = input.replace(
+            "i6 = uint_lt(i7, i1)",
+            "i7 = int_add(i0, 1)\ni6 = uint_lt(i7, i1)",
+        );
+        check(&input, &input);
     }
 }

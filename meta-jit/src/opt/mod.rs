@@ -790,11 +790,12 @@ impl<'a> Optimizer<'a> {
         // loop-invariant). What memory holds may change on every iteration: the heap cache
         // keeps what it knows only of locations the body turns out to leave alone.
         let mut vars: hashbrown::HashSet<OpRef> = op.args.iter().copied().collect();
+        let below = bounds::below_at_label(self, &op.args);
         pure::forget(self, &vars);
         guards::forget(self, &vars);
         bounds::forget(self, &vars);
         if self.opts.bounds {
-            bounds::assume_at_label(self, &op.args, &first);
+            bounds::assume_at_label(self, &op.args, &first, below);
         }
         if self.heap_import {
             let boxes = heap::at_label(self, &vars);

@@ -339,6 +339,16 @@ impl HashPart {
         2 * self.len() == self.part.items.len()
     }
 
+    /// Whether a full hash part drops its dead entries before it gets a new key: the entries
+    /// whose value is nil are more than half (and more than 8).
+    fn compaction_due(&self) -> bool {
+        count_work(self.len(), false);
+        let dead = (0..self.len())
+            .filter(|&j| matches!(self.val(j), Value::Nil))
+            .count();
+        dead > 8 && dead * 2 > self.len()
+    }
+
     /// `find` through the index.
     #[inline(never)]
     fn find_hashed(&self, k: &Value) -> Option<usize> {
@@ -459,16 +469,19 @@ impl HashPart {
         if matches!(v, Value::Nil) {
             return;
         }
-        if 2 * self.len() == self.part.items.len() {
-            // Full: drop the entries whose value is nil first if they are more than half.
-            count_work(self.len(), false);
-            let dead = (0..self.len())
-                .filter(|&j| matches!(self.val(j), Value::Nil))
-                .count();
-            if dead > 8 && dead * 2 > self.len() {
-                self.compact(shape);
-            }
+        if self.full() && self.compaction_due() {
+            self.compact(shape);
         }
+        let ns = shape.get().with(&k);
+        self.append(k, v);
+        shape.set(ns);
+    }
+
+    /// Appends the entry `k`, `v`: `k` is no key here, `v` is not nil, and no compaction is
+    /// due (`set`'s first steps). Keeps the masks, counts and index up to date, and grows the
+    /// part when it is full; the caller sets the shape.
+    #[inline]
+    fn append(&mut self, k: Value, v: Value) {
         if let Value::Str(s) = &k {
             self.plain_keys += !s.interned as u32;
             self.str_mask |= mask_bit(s.hash);
@@ -481,7 +494,6 @@ impl HashPart {
         self.part.items[2 * n].set(k);
         self.part.items[2 * n + 1].set(v);
         self.n += 1;
-        shape.set(shape.get().with(&k));
         let part = self.part;
         if let Some(ix) = &mut self.index {
             ix.insert_unique(key_hash(&k), n as u32, |&i| {
@@ -783,6 +795,33 @@ impl Table {
             None => return Err(v),
         }
         Ok(())
+    }
+
+    /// Appends the string key `k`, which is no key of the hash part, with the value `v` (not
+    /// nil) as [`Table::set`] does, giving the table the shape `shape` (the current one with
+    /// `k`, which the caller knows), when that changes the shape by one transition: no
+    /// compaction is due (a full part with mostly dead entries drops them first, which
+    /// changes the entries' positions). Gives the hash part's entries (a new part if it grew);
+    /// None, with nothing done, otherwise. The caller has checked that no `__newindex` applies.
+    /// (Traced code's new key, `crate::jit::field_set`: it knows the new shape and the key's
+    /// slot, the old shape's length.)
+    pub fn append_str_key(
+        &self,
+        k: &Value,
+        v: Value,
+        shape: &'static Shape,
+    ) -> Option<Gc<ArrayPart>> {
+        let mut h = self.hash.borrow_mut();
+        if h.full() && h.compaction_due() {
+            return None;
+        }
+        debug_assert!(h.find(k).is_none() && !matches!(v, Value::Nil));
+        debug_assert!(std::ptr::eq(shape, self.shape.get().with(k)));
+        h.append(*k, v);
+        self.shape.set(shape);
+        self.nhash.set(h.n);
+        self.hpart.set(h.part);
+        Some(h.part)
     }
 
     /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:

@@ -1781,13 +1781,14 @@ fn get_str_key(vm: &mut Vm, dst: usize, t: Gc<Table>, k: Gc<LStr>) -> bool {
 
 /// `t[k] = v` for a string key that is not a constant and is a key of `t` already (its
 /// entry, [`str_entry`]), when no `__newindex` can apply (the key holds a value, or the
-/// table has no metatable: `Table::set_str_fast`): one store. False (nothing done)
-/// otherwise: a new key changes the table's hash part and shape.
+/// table has no metatable: `Table::set_str_fast`): one store. A new key of a dictionary
+/// is [`dict_key_add`]. False (nothing done) otherwise.
 #[look_inside]
-fn set_str_key(t: Gc<Table>, k: Gc<LStr>, v: Value) -> bool {
+fn set_str_key(vm: &Vm, t: Gc<Table>, k: Gc<LStr>, proto: &Proto, base: usize, c: u16) -> bool {
+    let v = rk(vm, proto, base, c);
     let j = str_entry(t, k);
     if j < 0 {
-        return false;
+        return dict_key_add(vm, t, k, proto, base, c);
     }
     let cell = &t.hpart.get().items[2 * j as usize + 1];
     if is_nil(cell.get()) && t.meta.get().is_some() {
@@ -1795,6 +1796,50 @@ fn set_str_key(t: Gc<Table>, k: Gc<LStr>, v: Value) -> bool {
     }
     cell.set(v);
     true
+}
+
+/// `t[k] = RK[c]` for a string key `k` that is no key of `t` (json's `obj[k] = v` while
+/// decoding), when `t` has the dictionary shape (it stays a dictionary), no `__newindex` can
+/// apply and the value is not nil: [`append_dict_key`] does what the plain loop does, and
+/// the trace stores again the count, the entries' part, the key and the value, which the
+/// call also wrote (it says `writes_nothing`, as `append_str_key`). False (nothing done)
+/// otherwise: a table with a shape gets its new key from the plain loop.
+#[look_inside]
+fn dict_key_add(vm: &Vm, t: Gc<Table>, k: Gc<LStr>, proto: &Proto, base: usize, c: u16) -> bool {
+    let v = rk(vm, proto, base, c);
+    if is_nil(v) || !lacks_event(t, EV_NEWINDEX) {
+        return false;
+    }
+    let shape = promote!(t.shape.get());
+    if !shape_is_dict(shape) {
+        return false;
+    }
+    let n = t.nhash.get() as usize;
+    match append_dict_key(vm, t, k, proto, base, c) {
+        None => false,
+        Some(part) => {
+            t.nhash.set(n as u32 + 1);
+            t.hpart.set(part);
+            part.items[2 * n].set(Value::Str(k));
+            part.items[2 * n + 1].set(v);
+            true
+        }
+    }
+}
+
+/// `t[k] = RK[c]` for a new string key of a dictionary, through
+/// [`Table::append_dict_key`]: the entries' part, or None (nothing done). Its writes are
+/// those of [`append_str_key`] but the shape's, which stays the dictionary.
+#[dont_look_inside(writes_nothing)]
+fn append_dict_key(
+    vm: &Vm,
+    t: Gc<Table>,
+    k: Gc<LStr>,
+    proto: &Proto,
+    base: usize,
+    c: u16,
+) -> Option<Gc<ArrayPart>> {
+    t.append_dict_key(&Value::Str(k), rk(vm, proto, base, c))
 }
 
 /// `vm.stack[dst] = t[i]` for an integer key the array part does not hold a value for (a key
@@ -1805,7 +1850,9 @@ fn set_str_key(t: Gc<Table>, k: Gc<LStr>, v: Value) -> bool {
 #[look_inside]
 fn get_int_hash(vm: &mut Vm, dst: usize, t: Gc<Table>, i: i64) -> bool {
     let mut v = Value::Nil;
-    if i < 1 || i > t.arr.get().items.len() as i64 {
+    // An empty hash part (`nhash`, one load: binarytrees' `tree[1]` of a leaf `{}`) holds no
+    // key: no call.
+    if (i < 1 || i > t.arr.get().items.len() as i64) && t.nhash.get() != 0 {
         let j = hash_int_entry(t, i);
         if j >= 0 {
             v = t.hpart.get().items[2 * j as usize + 1].get();
@@ -2430,7 +2477,7 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         }
                     }
                     if let Value::Str(key) = rk(vm, proto, base, b) {
-                        if set_str_key(t, key, rk(vm, proto, base, c)) {
+                        if set_str_key(vm, t, key, proto, base, c) {
                             pc += 1;
                             continue;
                         }

@@ -852,6 +852,22 @@ impl Table {
         Some(h.part)
     }
 
+    /// Appends the key `k`, which is no key of the hash part, with the value `v` (not nil) as
+    /// [`Table::set`] does, when the table has the dictionary shape (which it keeps) and no
+    /// compaction is due (see [`Table::append_str_key`]). Gives the hash part's entries;
+    /// None, with nothing done, otherwise.
+    pub fn append_dict_key(&self, k: &Value, v: Value) -> Option<Gc<ArrayPart>> {
+        let mut h = self.hash.borrow_mut();
+        if !self.shape.get().is_dict() || (h.full() && h.compaction_due()) {
+            return None;
+        }
+        debug_assert!(h.find(k).is_none() && !matches!(v, Value::Nil));
+        h.append(*k, v);
+        self.nhash.set(h.n);
+        self.hpart.set(h.part);
+        Some(h.part)
+    }
+
     /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:
     /// the key holds a value (array or hash part), or the table has no metatable. Gives `v`
     /// back otherwise.

@@ -163,3 +163,62 @@ fn native_tail_calls_match_the_plain_loop() {
          R = n",
     );
 }
+
+/// `t[k] = v` of string keys made at run time (not interned: the table is a dictionary)
+/// that `t` lacks runs in the trace (`append_dict_key`), and against the plain loop: a nil
+/// value, `__newindex`, keys set to nil and set again, a full part with mostly dead entries
+/// (a compaction: the plain loop's), the hash index past 8 keys, and the order `pairs` gives.
+#[test]
+fn new_keys_of_dictionaries_run_in_the_trace_and_match_the_plain_loop() {
+    let src = "local function h(acc, v)
+           local s = tostring(v)
+           for i = 1, #s do acc = (acc * 31 + s:byte(i)) % 1000000007 end
+           return (acc * 7 + #s) % 1000000007
+         end
+         local acc = 0
+         local NI = {__newindex = function(t, k, v) rawset(t, k, 'ni' .. v) end}
+         for r = 1, 60 do
+           local t = {}
+           local m = setmetatable({}, NI)
+           for i = 1, 40 do
+             local k = 'key' .. (i % 30)
+             t[k] = i
+             if i % 7 == 0 then t[k] = nil end
+             if i % 5 == 0 then t['nil' .. i] = nil end
+             m[k] = i
+             acc = h(acc, t[k]) acc = h(acc, m[k])
+           end
+           for k, v in pairs(t) do acc = h(acc, k) acc = h(acc, v) end
+           for k, v in pairs(m) do acc = h(acc, k) acc = h(acc, v) end
+         end
+         R = acc";
+    let traces = three_modes_agree(src);
+    let all = traces.join("\n");
+    assert!(all.contains("ConstFn(append_dict_key)"), "{all}");
+}
+
+/// `t[i]` of an integer key outside the array part of a table whose hash part is empty
+/// (binarytrees' `tree[1]` of a leaf `{}`) is nil with no call of `hash_int_entry`; a key
+/// in the hash part is still found.
+#[test]
+fn an_integer_key_of_an_empty_hash_part_is_nil_without_a_call() {
+    let src = "local n = 0
+         local leaves = {{}, {}, {}}
+         for i = 1, 3000 do
+           local leaf = leaves[i % 3 + 1]
+           if leaf[1] then n = n + 1 end
+           if leaf[0] == nil then n = n + 2 end
+         end
+         R = n";
+    let traces = three_modes_agree(src);
+    let all = traces.join("\n");
+    assert!(!all.contains("ConstFn(hash_int_entry)"), "{all}");
+    three_modes_agree(
+        "local n = 0
+         local t = {[0] = 5, [-3] = 7, x = 1}
+         for i = 1, 3000 do
+           n = n + (t[0] or 0) + (t[-3] or 0) + (t[i % 4 - 3] or 100)
+         end
+         R = n",
+    );
+}

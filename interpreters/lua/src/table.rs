@@ -746,6 +746,11 @@ impl Table {
                     if h.str_mask & mask_bit(ks.hash) == 0 {
                         return Value::Nil;
                     }
+                    // The position remembered before the last (objects of two layouts).
+                    let j = (ic.get() >> 16) as usize;
+                    if j < h.len() && is_str(&h.entry(j).0.get(), ks.as_ptr()) {
+                        return h.entry(j).1.get();
+                    }
                 }
             }
         }

@@ -11,7 +11,7 @@
 
 use crate::proto::{Op, Proto, NO_CLOSE, RK_CONST};
 use crate::shape::{Shape, EV_EQ, EV_LEN, EV_NEWINDEX};
-use crate::table::Table;
+use crate::table::{ArrayPart, Table};
 use crate::value::{LStr, Native, Value};
 use crate::vm::{ArOp, Closure, Desc, LResult, Up, Vm};
 use crate::Mode;
@@ -522,6 +522,21 @@ fn float_sqrt(x: f64) -> f64 {
 #[elidable]
 fn type_str(code: i64) -> Gc<LStr> {
     crate::value::intern(TYPE_NAMES[code as usize].as_bytes())
+}
+
+/// True for a native that [`fast_native`] runs and that always gives exactly one value
+/// (`setmetatable`, `math.floor`, `math.sqrt`, `type`, `string.sub`), so that a tail call
+/// of it (`return setmetatable({...}, C)`, which returns all its values) can run it for one
+/// result. (`string.byte` out of range, `string.find`, `next` and the iterators give other
+/// counts.)
+#[elidable]
+fn native_one_result(n: Gc<Native>) -> bool {
+    let kind = native_kind(n);
+    kind == NATIVE_SETMETATABLE
+        || kind == NATIVE_FLOOR
+        || kind == NATIVE_SQRT
+        || kind == NATIVE_TYPE
+        || kind == NATIVE_SUB
 }
 
 /// What `type` returns, by the codes [`fast_native`] gives the values.
@@ -1565,19 +1580,21 @@ fn str_field_get(vm: &mut Vm, dst: usize, proto: &'static Proto, k: u16) -> bool
     }
 }
 
-/// `t[K[k]] = v` for a string constant `K[k]` that is a key of `t`'s shape, through the
+/// `t[K[k]] = RK[c]` for a string constant `K[k]` that is a key of `t`'s shape, through the
 /// promoted shape: one store, when the key holds a value or no `__newindex` can apply (no
-/// metatable, or one whose shape has no such key). False (nothing done) otherwise: a new key changes the shape.
+/// metatable, or one whose shape has no such key). A key the shape lacks is a new key
+/// ([`field_add`]). False (nothing done) otherwise.
 #[look_inside]
-fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
+fn field_set(vm: &Vm, t: Gc<Table>, proto: &'static Proto, k: u16, base: usize, c: u16) -> bool {
     // Natively, `set_field`'s inline cache (as in `field_get`).
     if !we_are_jitted() {
         return false;
     }
+    let v = rk(vm, proto, base, c);
     let shape = promote!(t.shape.get());
     let slot = shape_slot(shape, proto, k);
     if slot < 0 {
-        return false;
+        return field_add(vm, t, shape, proto, k, base, c);
     }
     let part = t.hpart.get();
     if let Value::Nil = part.items[2 * slot as usize + 1].get() {
@@ -1589,6 +1606,89 @@ fn field_set(t: Gc<Table>, proto: &'static Proto, k: u16, v: Value) -> bool {
     }
     part.items[2 * slot as usize + 1].set(v);
     true
+}
+
+/// `t[K[k]] = v` for a string constant `K[k]` that is no key of `t`'s shape `shape` (promoted,
+/// not the dictionary): a new key, when no `__newindex` can apply and `v` is not nil. The
+/// new shape is one transition from `shape` (`shape_with`, folded) and the key's entry is
+/// the old shape's length (`shape_len`, folded); [`append_str_key`] does what the plain loop
+/// does (the hash part's index, masks, a bigger part when it is full) and the trace then
+/// stores the shape, the count, the entries' part, the key and the value, which the native
+/// call also wrote, so that what the optimizer knows of them is what memory holds (the call
+/// says `writes_nothing`). False (nothing done) otherwise.
+#[look_inside]
+fn field_add(
+    vm: &Vm,
+    t: Gc<Table>,
+    shape: &'static Shape,
+    proto: &'static Proto,
+    k: u16,
+    base: usize,
+    c: u16,
+) -> bool {
+    let v = rk(vm, proto, base, c);
+    if let Value::Nil = v {
+        return false;
+    }
+    if !lacks_event(t, EV_NEWINDEX) {
+        return false;
+    }
+    let ns = shape_with(shape, proto, k);
+    if shape_is_dict(ns) {
+        return false;
+    }
+    match append_str_key(vm, t, ns, proto, base, c) {
+        None => false,
+        Some(part) => {
+            let j = shape_len(shape) as usize;
+            t.shape.set(ns);
+            t.nhash.set(j as u32 + 1);
+            t.hpart.set(part);
+            part.items[2 * j].set(proto.consts[k as usize]);
+            part.items[2 * j + 1].set(v);
+            true
+        }
+    }
+}
+
+/// The shape of a table of shape `shape` with the string constant `K[k]` appended
+/// (`Shape::with`: a transition made once and then kept, so the same for the same
+/// arguments); the dictionary shape if that makes no shape (`K[k]` is not interned, too
+/// many keys or shapes).
+#[elidable]
+fn shape_with(shape: &Shape, proto: &Proto, k: u16) -> &'static Shape {
+    // SAFETY: every shape is leaked (`Shape::leak`), so a reference to one is good for the
+    // thread's life.
+    let shape: &'static Shape = unsafe { &*(shape as *const Shape) };
+    shape.with(&proto.consts[k as usize])
+}
+
+/// The number of keys of `shape`.
+#[elidable]
+fn shape_len(shape: &Shape) -> i64 {
+    shape.key_count() as i64
+}
+
+/// `t[K] = RK[c]` for a new string key `K`, the last key of `shape` (`shape_with` of `t`'s
+/// current one, which it gives `t`), through [`Table::append_str_key`]: the entries' part,
+/// or None (nothing done). It writes the table's shape, count, part and the new entry, which
+/// its caller, [`field_add`], stores again right after, and memory that traced code never
+/// reads (the hash part's index and masks, a new part's other entries: fresh memory; the
+/// native allocation never collects).
+#[dont_look_inside(writes_nothing)]
+fn append_str_key(
+    vm: &Vm,
+    t: Gc<Table>,
+    shape: &Shape,
+    proto: &Proto,
+    base: usize,
+    c: u16,
+) -> Option<Gc<ArrayPart>> {
+    // SAFETY: every shape is leaked (`Shape::leak`): a reference to one is good for the
+    // thread's life.
+    let shape: &'static Shape = unsafe { &*(shape as *const Shape) };
+    let k = Value::Str(shape.last_key()?);
+    t.append_str_key(&k, rk(vm, proto, base, c), shape)
 }
 
 /// Upvalue `u` of the running frame's closure.
@@ -1681,13 +1781,14 @@ fn get_str_key(vm: &mut Vm, dst: usize, t: Gc<Table>, k: Gc<LStr>) -> bool {
 
 /// `t[k] = v` for a string key that is not a constant and is a key of `t` already (its
 /// entry, [`str_entry`]), when no `__newindex` can apply (the key holds a value, or the
-/// table has no metatable: `Table::set_str_fast`): one store. False (nothing done)
-/// otherwise: a new key changes the table's hash part and shape.
+/// table has no metatable: `Table::set_str_fast`): one store. A new key of a dictionary
+/// is [`dict_key_add`]. False (nothing done) otherwise.
 #[look_inside]
-fn set_str_key(t: Gc<Table>, k: Gc<LStr>, v: Value) -> bool {
+fn set_str_key(vm: &Vm, t: Gc<Table>, k: Gc<LStr>, proto: &Proto, base: usize, c: u16) -> bool {
+    let v = rk(vm, proto, base, c);
     let j = str_entry(t, k);
     if j < 0 {
-        return false;
+        return dict_key_add(vm, t, k, proto, base, c);
     }
     let cell = &t.hpart.get().items[2 * j as usize + 1];
     if is_nil(cell.get()) && t.meta.get().is_some() {
@@ -1695,6 +1796,50 @@ fn set_str_key(t: Gc<Table>, k: Gc<LStr>, v: Value) -> bool {
     }
     cell.set(v);
     true
+}
+
+/// `t[k] = RK[c]` for a string key `k` that is no key of `t` (json's `obj[k] = v` while
+/// decoding), when `t` has the dictionary shape (it stays a dictionary), no `__newindex` can
+/// apply and the value is not nil: [`append_dict_key`] does what the plain loop does, and
+/// the trace stores again the count, the entries' part, the key and the value, which the
+/// call also wrote (it says `writes_nothing`, as `append_str_key`). False (nothing done)
+/// otherwise: a table with a shape gets its new key from the plain loop.
+#[look_inside]
+fn dict_key_add(vm: &Vm, t: Gc<Table>, k: Gc<LStr>, proto: &Proto, base: usize, c: u16) -> bool {
+    let v = rk(vm, proto, base, c);
+    if is_nil(v) || !lacks_event(t, EV_NEWINDEX) {
+        return false;
+    }
+    let shape = promote!(t.shape.get());
+    if !shape_is_dict(shape) {
+        return false;
+    }
+    let n = t.nhash.get() as usize;
+    match append_dict_key(vm, t, k, proto, base, c) {
+        None => false,
+        Some(part) => {
+            t.nhash.set(n as u32 + 1);
+            t.hpart.set(part);
+            part.items[2 * n].set(Value::Str(k));
+            part.items[2 * n + 1].set(v);
+            true
+        }
+    }
+}
+
+/// `t[k] = RK[c]` for a new string key of a dictionary, through
+/// [`Table::append_dict_key`]: the entries' part, or None (nothing done). Its writes are
+/// those of [`append_str_key`] but the shape's, which stays the dictionary.
+#[dont_look_inside(writes_nothing)]
+fn append_dict_key(
+    vm: &Vm,
+    t: Gc<Table>,
+    k: Gc<LStr>,
+    proto: &Proto,
+    base: usize,
+    c: u16,
+) -> Option<Gc<ArrayPart>> {
+    t.append_dict_key(&Value::Str(k), rk(vm, proto, base, c))
 }
 
 /// `vm.stack[dst] = t[i]` for an integer key the array part does not hold a value for (a key
@@ -1705,7 +1850,9 @@ fn set_str_key(t: Gc<Table>, k: Gc<LStr>, v: Value) -> bool {
 #[look_inside]
 fn get_int_hash(vm: &mut Vm, dst: usize, t: Gc<Table>, i: i64) -> bool {
     let mut v = Value::Nil;
-    if i < 1 || i > t.arr.get().items.len() as i64 {
+    // An empty hash part (`nhash`, one load: binarytrees' `tree[1]` of a leaf `{}`) holds no
+    // key: no call.
+    if (i < 1 || i > t.arr.get().items.len() as i64) && t.nhash.get() != 0 {
         let j = hash_int_entry(t, i);
         if j >= 0 {
             v = t.hpart.get().items[2 * j as usize + 1].get();
@@ -2330,7 +2477,7 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         }
                     }
                     if let Value::Str(key) = rk(vm, proto, base, b) {
-                        if set_str_key(t, key, rk(vm, proto, base, c)) {
+                        if set_str_key(vm, t, key, proto, base, c) {
                             pc += 1;
                             continue;
                         }
@@ -2386,7 +2533,7 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             }
             Op::SetTabUp(u, kk, c) => {
                 if let Value::Tab(t) = upval(vm, u) {
-                    if field_set(t, proto, kk, rk(vm, proto, base, c)) {
+                    if field_set(vm, t, proto, kk, base, c) {
                         pc += 1;
                         continue;
                     }
@@ -2428,7 +2575,7 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
             }
             Op::SetStr(a, b, c) => {
                 if let Value::Tab(t) = vm.stack[base + a as usize] {
-                    if field_set(t, proto, b, rk(vm, proto, base, c)) {
+                    if field_set(vm, t, proto, b, base, c) {
                         pc += 1;
                         continue;
                     }
@@ -2455,7 +2602,23 @@ pub fn portal(vm: &mut Vm, proto: &'static Proto, pc: usize, base: usize, stop: 
                         continue;
                     }
                 }
-                if let Value::Builtin(_) = vm.stack[func] {
+                if let Value::Builtin(native) = vm.stack[func] {
+                    // `return setmetatable({...}, C)`: a native that gives exactly one value,
+                    // run inline as `fast_native` runs a call, then the return of that value.
+                    let n = promote!(native);
+                    if native_one_result(n) && fast_native(vm, n, func, nargs, 1) {
+                        let mut r = return_fast(vm, base, func, 1, stop);
+                        if r == NOT_FAST {
+                            r = return_lua(vm, base, func, 1, stop);
+                        }
+                        if r < 0 {
+                            return r;
+                        }
+                        proto = frame_proto(vm);
+                        pc = frame_pc(vm);
+                        base = frame_base(vm);
+                        continue;
+                    }
                     // `return f(...)` of a native: its call, then the return of its results.
                     let r = tail_native(vm, pc, base, func, nargs, stop);
                     if r < 0 {

@@ -163,3 +163,5 @@ mod tests;
 mod tests_calls;
 #[cfg(test)]
 mod tests_natives;
+#[cfg(test)]
+mod tests_objects;

@@ -169,6 +169,18 @@ impl Shape {
         None
     }
 
+    /// The number of keys.
+    pub fn key_count(&self) -> usize {
+        self.len as usize
+    }
+
+    /// The last key (None for the root and the dictionary).
+    pub fn last_key(&self) -> Option<Gc<LStr>> {
+        // SAFETY: `key` is the address of an interned string, which lives for the thread's
+        // life (see `Shape::key`), or 0.
+        (self.key != 0).then(|| unsafe { Gc::from_addr(self.key) })
+    }
+
     /// The position of `__index` among the keys, or -1.
     pub fn index_slot(&self) -> i32 {
         self.index_slot

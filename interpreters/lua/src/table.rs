@@ -137,6 +137,12 @@ thread_local! {
     static WORK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Searches of a string key after its inline cache missed (`find_and_remember`).
+    static SEARCHES: Cell<u64> = const { Cell::new(0) };
+}
+
 /// Counts `n` items of bulk work (and a rehash if `rehash`) in the tests' [`WORK`].
 #[inline(always)]
 fn count_work(_n: usize, _rehash: bool) {
@@ -145,6 +151,16 @@ fn count_work(_n: usize, _rehash: bool) {
         let (n, r) = w.get();
         w.set((n + _n as u64, r + _rehash as u64));
     });
+}
+
+/// Remembers the position `j` in the inline cache `ic` of a string key: the last two
+/// positions found, 16 bits each, the last one in the low bits (a position past 16 bits
+/// is not remembered).
+#[inline]
+fn ic_remember(ic: &Cell<u32>, j: usize) {
+    if j < 0xffff {
+        ic.set((ic.get() << 16) | j as u32);
+    }
 }
 
 /// The bit of a string hash in [`HashPart::str_mask`].
@@ -339,6 +355,16 @@ impl HashPart {
         2 * self.len() == self.part.items.len()
     }
 
+    /// Whether a full hash part drops its dead entries before it gets a new key: the entries
+    /// whose value is nil are more than half (and more than 8).
+    fn compaction_due(&self) -> bool {
+        count_work(self.len(), false);
+        let dead = (0..self.len())
+            .filter(|&j| matches!(self.val(j), Value::Nil))
+            .count();
+        dead > 8 && dead * 2 > self.len()
+    }
+
     /// `find` through the index.
     #[inline(never)]
     fn find_hashed(&self, k: &Value) -> Option<usize> {
@@ -408,13 +434,15 @@ impl HashPart {
     /// The position of the string key `k` among the entries when it is the one `ic` names
     /// (one pointer comparison). Keys are unique, so the entry that holds this very key
     /// object is the key's entry, whatever happened to the table since `ic` was set; an equal
-    /// key held by another string object is a miss, and `find` decides.
+    /// key held by another string object is a miss, and `find` decides. The cache holds two
+    /// positions, 16 bits each ([`ic_remember`]): this tests the last one remembered, and
+    /// the miss path (`find_and_remember`) the one before.
     #[inline(always)]
     fn ic_hit(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
         let Value::Str(ks) = k else {
             return None;
         };
-        let j = ic.get() as usize;
+        let j = (ic.get() & 0xffff) as usize;
         if j < self.len() {
             if let Value::Str(s) = self.entry(j).0.get() {
                 if Gc::ptr_eq(s, *ks) {
@@ -439,8 +467,18 @@ impl HashPart {
         if self.n == 0 {
             return None;
         }
+        // The position remembered before the last: a site that sees objects of two layouts
+        // (richards' tasks, made with and without a field) finds both without a search.
+        if let Value::Str(ks) = k {
+            let j = (ic.get() >> 16) as usize;
+            if j < self.len() && is_str(&self.entry(j).0.get(), ks.as_ptr()) {
+                return Some(j);
+            }
+        }
+        #[cfg(test)]
+        SEARCHES.with(|c| c.set(c.get() + 1));
         let j = self.find(k)?;
-        ic.set(j as u32);
+        ic_remember(ic, j);
         Some(j)
     }
 
@@ -459,16 +497,19 @@ impl HashPart {
         if matches!(v, Value::Nil) {
             return;
         }
-        if 2 * self.len() == self.part.items.len() {
-            // Full: drop the entries whose value is nil first if they are more than half.
-            count_work(self.len(), false);
-            let dead = (0..self.len())
-                .filter(|&j| matches!(self.val(j), Value::Nil))
-                .count();
-            if dead > 8 && dead * 2 > self.len() {
-                self.compact(shape);
-            }
+        if self.full() && self.compaction_due() {
+            self.compact(shape);
         }
+        let ns = shape.get().with(&k);
+        self.append(k, v);
+        shape.set(ns);
+    }
+
+    /// Appends the entry `k`, `v`: `k` is no key here, `v` is not nil, and no compaction is
+    /// due (`set`'s first steps). Keeps the masks, counts and index up to date, and grows the
+    /// part when it is full; the caller sets the shape.
+    #[inline]
+    fn append(&mut self, k: Value, v: Value) {
         if let Value::Str(s) = &k {
             self.plain_keys += !s.interned as u32;
             self.str_mask |= mask_bit(s.hash);
@@ -481,7 +522,6 @@ impl HashPart {
         self.part.items[2 * n].set(k);
         self.part.items[2 * n + 1].set(v);
         self.n += 1;
-        shape.set(shape.get().with(&k));
         let part = self.part;
         if let Some(ix) = &mut self.index {
             ix.insert_unique(key_hash(&k), n as u32, |&i| {
@@ -706,6 +746,11 @@ impl Table {
                     if h.str_mask & mask_bit(ks.hash) == 0 {
                         return Value::Nil;
                     }
+                    // The position remembered before the last (objects of two layouts).
+                    let j = (ic.get() >> 16) as usize;
+                    if j < h.len() && is_str(&h.entry(j).0.get(), ks.as_ptr()) {
+                        return h.entry(j).1.get();
+                    }
                 }
             }
         }
@@ -783,6 +828,49 @@ impl Table {
             None => return Err(v),
         }
         Ok(())
+    }
+
+    /// Appends the string key `k`, which is no key of the hash part, with the value `v` (not
+    /// nil) as [`Table::set`] does, giving the table the shape `shape` (the current one with
+    /// `k`, which the caller knows), when that changes the shape by one transition: no
+    /// compaction is due (a full part with mostly dead entries drops them first, which
+    /// changes the entries' positions). Gives the hash part's entries (a new part if it grew);
+    /// None, with nothing done, otherwise. The caller has checked that no `__newindex` applies.
+    /// (Traced code's new key, `crate::jit::field_set`: it knows the new shape and the key's
+    /// slot, the old shape's length.)
+    pub fn append_str_key(
+        &self,
+        k: &Value,
+        v: Value,
+        shape: &'static Shape,
+    ) -> Option<Gc<ArrayPart>> {
+        let mut h = self.hash.borrow_mut();
+        if h.full() && h.compaction_due() {
+            return None;
+        }
+        debug_assert!(h.find(k).is_none() && !matches!(v, Value::Nil));
+        debug_assert!(std::ptr::eq(shape, self.shape.get().with(k)));
+        h.append(*k, v);
+        self.shape.set(shape);
+        self.nhash.set(h.n);
+        self.hpart.set(h.part);
+        Some(h.part)
+    }
+
+    /// Appends the key `k`, which is no key of the hash part, with the value `v` (not nil) as
+    /// [`Table::set`] does, when the table has the dictionary shape (which it keeps) and no
+    /// compaction is due (see [`Table::append_str_key`]). Gives the hash part's entries;
+    /// None, with nothing done, otherwise.
+    pub fn append_dict_key(&self, k: &Value, v: Value) -> Option<Gc<ArrayPart>> {
+        let mut h = self.hash.borrow_mut();
+        if !self.shape.get().is_dict() || (h.full() && h.compaction_due()) {
+            return None;
+        }
+        debug_assert!(h.find(k).is_none() && !matches!(v, Value::Nil));
+        h.append(*k, v);
+        self.nhash.set(h.n);
+        self.hpart.set(h.part);
+        Some(h.part)
     }
 
     /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:
@@ -1447,6 +1535,35 @@ mod tests {
             k = key;
         }
         assert!(t.is_empty());
+    }
+
+    /// A read site that sees tables of two layouts (a key at two positions) finds the key
+    /// with no search once it has seen both: its cache remembers two positions.
+    #[test]
+    fn an_inline_cache_remembers_two_layouts() {
+        let (a, b, k) = (
+            Value::Str(crate::value::intern(b"a")),
+            Value::Str(crate::value::intern(b"b")),
+            Value::Str(crate::value::intern(b"k")),
+        );
+        let t1 = Table::default();
+        t1.set(k, Value::Int(1));
+        let t2 = Table::default();
+        t2.set(a, Value::Int(0));
+        t2.set(b, Value::Int(0));
+        t2.set(k, Value::Int(2));
+        let ic = Cell::new(0);
+        SEARCHES.with(|c| c.set(0));
+        let mut sum = 0;
+        for _ in 0..100 {
+            for t in [&t1, &t2] {
+                if let Value::Int(i) = t.get_str_ic(&k, &ic) {
+                    sum += i;
+                }
+            }
+        }
+        assert_eq!(sum, 300);
+        assert_eq!(SEARCHES.with(|c| c.get()), 1);
     }
 
     /// The work (items and entries visited or copied, rehashes) counted while `f` runs.

@@ -317,6 +317,16 @@ pub fn companion_items(
             .iter()
             .map(|t| quote!(<#t as #ll::ShimArg>::KIND))
             .collect();
+        // Compiled code passes a call's arguments in registers only: too many is an error
+        // here, at the function, not a trace that fails to compile when it reaches the call.
+        let too_many = format!(
+            "`{name_str}` takes more arguments than compiled code passes to a function it does \
+             not look inside (at most 6 integers, references and pointers, and 8 floats): \
+             pass some of them in a struct, by reference"
+        );
+        out.extend(quote_spanned! {sig.name.span()=>
+            const _: () = ::std::assert!(#ll::shim_args_fit(&[#(#kinds),*]), #too_many);
+        });
         out.extend(quote! {
             /// The `extern "C"` shim machine code calls.
             #[allow(improper_ctypes_definitions, clippy::all)]

@@ -32,6 +32,21 @@ pub fn call_descr(
     })
 }
 
+/// Whether compiled code can pass arguments of these kinds to a function it does not look
+/// inside: at most 6 integer-class and 8 float arguments, in registers (`ir::verify`'s rule).
+/// The companion of a `#[dont_look_inside]` function asserts it at compile time.
+pub const fn shim_args_fit(kinds: &[Kind]) -> bool {
+    let (mut ints, mut floats, mut i) = (0, 0, 0);
+    while i < kinds.len() {
+        match kinds[i] {
+            Kind::Float => floats += 1,
+            Kind::Int | Kind::Ref => ints += 1,
+        }
+        i += 1;
+    }
+    ints <= 6 && floats <= 8
+}
+
 /// Emits a call of a function the JIT does not look inside and returns its result handle.
 pub fn emit_call<H: Handle>(b: &mut Builder, descr: &Arc<CallDescr>, args: Vec<Register>) -> H {
     let kinds = H::kinds();

@@ -40,7 +40,9 @@ use std::marker::PhantomData;
 
 use crate::jitcode::{Builder, Kind, Op, Register};
 
-pub use calls::{arg_regs, call_descr, emit_call, emit_inline_call, emit_known_result};
+pub use calls::{
+    arg_regs, call_descr, emit_call, emit_inline_call, emit_known_result, shim_args_fit,
+};
 pub use cell::cell_new;
 pub use control::*;
 pub use nullable::{none, some, OptGc};

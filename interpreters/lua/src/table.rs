@@ -462,18 +462,30 @@ impl HashPart {
         self.find_and_remember(k, ic)
     }
 
+    /// The position `ic` remembered before the last, when its entry holds this very key: a
+    /// site that sees objects of two layouts (richards' tasks, made with and without a field)
+    /// finds both without a search.
+    #[inline(always)]
+    fn ic_second(&self, ks: Gc<LStr>, ic: &Cell<u32>) -> Option<usize> {
+        let j = (ic.get() >> 16) as usize;
+        (j < self.len() && is_str(&self.entry(j).0.get(), ks.as_ptr())).then_some(j)
+    }
+
+    /// `find` after the last remembered position missed: the one before, then a search.
     #[inline(never)]
     fn find_and_remember(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
-        if self.n == 0 {
-            return None;
-        }
-        // The position remembered before the last: a site that sees objects of two layouts
-        // (richards' tasks, made with and without a field) finds both without a search.
         if let Value::Str(ks) = k {
-            let j = (ic.get() >> 16) as usize;
-            if j < self.len() && is_str(&self.entry(j).0.get(), ks.as_ptr()) {
+            if let Some(j) = self.ic_second(*ks, ic) {
                 return Some(j);
             }
+        }
+        self.search_and_remember(k, ic)
+    }
+
+    /// `find` when both remembered positions missed; remembers the position found.
+    fn search_and_remember(&self, k: &Value, ic: &Cell<u32>) -> Option<usize> {
+        if self.n == 0 {
+            return None;
         }
         #[cfg(test)]
         SEARCHES.with(|c| c.set(c.get() + 1));
@@ -746,9 +758,7 @@ impl Table {
                     if h.str_mask & mask_bit(ks.hash) == 0 {
                         return Value::Nil;
                     }
-                    // The position remembered before the last (objects of two layouts).
-                    let j = (ic.get() >> 16) as usize;
-                    if j < h.len() && is_str(&h.entry(j).0.get(), ks.as_ptr()) {
+                    if let Some(j) = h.ic_second(*ks, ic) {
                         return h.entry(j).1.get();
                     }
                 }
@@ -776,11 +786,11 @@ impl Table {
         false
     }
 
-    /// [`Table::get_str_ic`] when the remembered position does not hold the key.
+    /// [`Table::get_str_ic`] when neither remembered position holds the key (it tested both).
     #[inline(never)]
     fn get_str_ic_miss(&self, k: &Value, ic: &Cell<u32>) -> Value {
         let h = self.hash.borrow();
-        match h.find_and_remember(k, ic) {
+        match h.search_and_remember(k, ic) {
             Some(j) => h.val(j),
             None => Value::Nil,
         }
@@ -848,13 +858,9 @@ impl Table {
         if h.full() && h.compaction_due() {
             return None;
         }
-        debug_assert!(h.find(k).is_none() && !matches!(v, Value::Nil));
         debug_assert!(std::ptr::eq(shape, self.shape.get().with(k)));
-        h.append(*k, v);
         self.shape.set(shape);
-        self.nhash.set(h.n);
-        self.hpart.set(h.part);
-        Some(h.part)
+        Some(self.append_entry(&mut h, k, v))
     }
 
     /// Appends the key `k`, which is no key of the hash part, with the value `v` (not nil) as
@@ -866,11 +872,17 @@ impl Table {
         if !self.shape.get().is_dict() || (h.full() && h.compaction_due()) {
             return None;
         }
+        Some(self.append_entry(&mut h, k, v))
+    }
+
+    /// The entry `k`, `v` appended to the hash part `h` of this table (`k` no key of it, `v`
+    /// not nil), with the cells traced code reads (`nhash`, `hpart`) set; gives the entries.
+    fn append_entry(&self, h: &mut HashPart, k: &Value, v: Value) -> Gc<ArrayPart> {
         debug_assert!(h.find(k).is_none() && !matches!(v, Value::Nil));
         h.append(*k, v);
         self.nhash.set(h.n);
         self.hpart.set(h.part);
-        Some(h.part)
+        h.part
     }
 
     /// `t[i] = v` for an integer key and a value other than nil when no metamethod can apply:

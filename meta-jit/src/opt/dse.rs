@@ -17,7 +17,7 @@
 //!
 //! Owns: the sweep. Must not know: the other stages, guest languages.
 
-use crate::ir::{may_alias, DescrId, Op, OpRef, Opcode, Trace};
+use crate::ir::{AliasMemo, DescrId, Op, OpRef, Opcode, Trace};
 use hashbrown::HashMap;
 
 /// A stored location: descriptor, object or array, and the index for items.
@@ -39,6 +39,7 @@ pub fn sweep(mut t: Trace) -> (Trace, usize) {
     let mut dead = vec![false; n];
     // The stores not observed yet, by location.
     let mut pending: HashMap<Loc, usize> = HashMap::new();
+    let mut related = AliasMemo::default();
     for (i, op) in t.ops.iter().enumerate() {
         let loc = match op.opcode {
             Setfield => Some((op.descr.expect("verified"), op.args[0], None)),
@@ -54,10 +55,7 @@ pub fn sweep(mut t: Trace) -> (Trace, usize) {
         match op.opcode {
             GetfieldI | GetfieldF | GetfieldR | GetarrayitemI | GetarrayitemF | GetarrayitemR => {
                 let d = op.descr.expect("verified");
-                let class = t.get_descr(d).alias_class();
-                pending.retain(|&(k, _, _), _| {
-                    k != d && !may_alias(class, t.get_descr(k).alias_class())
-                });
+                pending.retain(|&(k, _, _), _| !related.meet(&t, d, k));
             }
             _ if observes_all(op) => pending.clear(),
             _ => {}

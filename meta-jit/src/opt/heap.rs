@@ -39,7 +39,7 @@
 //! ([`Cache::banned`]).
 
 use super::{Optimizer, Step};
-use crate::ir::{may_alias, Access, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
+use crate::ir::{Access, ClassName, Descr, DescrId, Op, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 use smallvec::SmallVec;
 
@@ -146,11 +146,12 @@ impl Cache {
         // Two classes are related when `may_alias` says so; names are few (one per distinct
         // class of a trace), so every pair is asked.
         let mut related = vec![SmallVec::new(); classes.len()];
-        let named: Vec<(&str, u32)> = names.iter().map(|(&n, &c)| (n, c)).collect();
-        for &(a, ca) in &named {
-            for &(b, cb) in &named {
-                if ca != cb && may_alias(Some(a), Some(b)) {
-                    related[ca as usize].push(cb);
+        let named: Vec<(ClassName, u32)> =
+            names.iter().map(|(&n, &c)| (ClassName::of(n), c)).collect();
+        for (a, ca) in &named {
+            for (b, cb) in &named {
+                if ca != cb && a.meets(b) {
+                    related[*ca as usize].push(*cb);
                 }
             }
         }

@@ -12,26 +12,29 @@
 //!
 //! A load is only shared while nothing may have changed what it read: every store the
 //! tracer records forgets the fields and array items of the alias classes it may alias (the
-//! optimizer's aliasing rule, [`crate::ir::may_alias`]), and every call that is not elidable
+//! optimizer's aliasing rule, [`crate::ir::may_alias`], through an [`AliasMemo`]), and every call that is not elidable
 //! and not declared to write nothing forgets all of them. Each entry also keeps the concrete
 //! value the load returned; a later load
 //! that reads another value means a write went unseen, a bug [`HeapCache::field`] asserts
 //! against in debug builds and never acts on (the load is then recorded).
 //!
-//! Owns: the four tables. Must not know: the optimizer, the guest language, how jitcode ops
+//! Owns: the four tables, and what it learned of which descriptors alias. Must not know: the optimizer, the guest language, how jitcode ops
 //! map to trace ops (its caller, [`super::record`], decides what is a load, a store or a call).
 
-use crate::ir::{may_alias, DescrId, OpRef, Opcode, Trace, Value};
+use crate::ir::{AliasMemo, DescrId, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 
 /// What the trace recorded so far that a repeat can reuse.
 #[derive(Default)]
 pub(super) struct HeapCache {
-    /// Field loads since the last write that may have changed them: (descriptor, object) to
-    /// the load and the value it returned.
-    fields: HashMap<(DescrId, OpRef), (OpRef, Value)>,
-    /// Array item loads, the same way: (descriptor, array, index) to the load and its value.
-    items: HashMap<(DescrId, OpRef, OpRef), (OpRef, Value)>,
+    /// Field loads since the last write that may have changed them: by descriptor, then
+    /// object, the load and the value it returned. Keyed by descriptor first so that a store
+    /// forgets whole descriptors: a trace has tens of them, and hundreds of loads.
+    fields: HashMap<DescrId, HashMap<OpRef, (OpRef, Value)>>,
+    /// Array item loads, the same way: by descriptor, then (array, index).
+    items: HashMap<DescrId, HashMap<(OpRef, OpRef), (OpRef, Value)>>,
+    /// Which descriptors may alias, as asked so far.
+    related: AliasMemo,
     /// Pure ops of one or two arguments.
     pure: HashMap<(Opcode, OpRef, Option<OpRef>), OpRef>,
     /// Guards recorded on one condition (or a value and the constant it must equal).
@@ -50,7 +53,7 @@ impl HeapCache {
     /// The earlier load of field `d` of `obj`, if nothing may have written it since. `now` is
     /// what the load returns now (see the module doc).
     pub fn field(&self, d: DescrId, obj: OpRef, now: Value) -> Option<OpRef> {
-        let &(r, was) = self.fields.get(&(d, obj))?;
+        let &(r, was) = self.fields.get(&d)?.get(&obj)?;
         debug_assert!(
             was == now,
             "the tracer's heap cache missed a write of field {d:?}: it held {was:?}, memory holds {now:?}"
@@ -60,13 +63,13 @@ impl HeapCache {
 
     /// Remembers that load `r` of field `d` of `obj` returned `v`.
     pub fn loaded(&mut self, d: DescrId, obj: OpRef, r: OpRef, v: Value) {
-        self.fields.insert((d, obj), (r, v));
+        self.fields.entry(d).or_default().insert(obj, (r, v));
     }
 
     /// The earlier load of item `index` of `array` through array descriptor `d`, if nothing
     /// may have written it since. `now` is what the load returns now.
     pub fn item(&self, d: DescrId, array: OpRef, index: OpRef, now: Value) -> Option<OpRef> {
-        let &(r, was) = self.items.get(&(d, array, index))?;
+        let &(r, was) = self.items.get(&d)?.get(&(array, index))?;
         debug_assert!(
             was == now,
             "the tracer's heap cache missed a write of an item of {d:?}: it held {was:?}, memory holds {now:?}"
@@ -76,16 +79,16 @@ impl HeapCache {
 
     /// Remembers that load `r` of item `index` of `array` returned `v`.
     pub fn loaded_item(&mut self, d: DescrId, array: OpRef, index: OpRef, r: OpRef, v: Value) {
-        self.items.insert((d, array, index), (r, v));
+        self.items.entry(d).or_default().insert((array, index), (r, v));
     }
 
     /// A store through descriptor `d` (a field or an array item) ran: forgets every field and
     /// item it may have written.
     pub fn stored(&mut self, t: &Trace, d: DescrId) {
-        let class = t.get_descr(d).alias_class();
-        let kept = |k: DescrId| k != d && !may_alias(class, t.get_descr(k).alias_class());
-        self.fields.retain(|&(k, _), _| kept(k));
-        self.items.retain(|&(k, _, _), _| kept(k));
+        let related = &mut self.related;
+        let mut kept = |k: DescrId| !related.meet(t, d, k);
+        self.fields.retain(|&k, _| kept(k));
+        self.items.retain(|&k, _| kept(k));
     }
 
     /// A call that may write anything ran. (Items go too, although today an array's base

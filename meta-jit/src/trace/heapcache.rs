@@ -24,15 +24,19 @@
 use crate::ir::{AliasMemo, DescrId, OpRef, Opcode, Trace, Value};
 use hashbrown::{HashMap, HashSet};
 
+/// The loads through one descriptor: by location (an object, or an array and an index), the
+/// load and the value it returned.
+type Loads<K> = HashMap<K, (OpRef, Value)>;
+
 /// What the trace recorded so far that a repeat can reuse.
 #[derive(Default)]
 pub(super) struct HeapCache {
     /// Field loads since the last write that may have changed them: by descriptor, then
     /// object, the load and the value it returned. Keyed by descriptor first so that a store
     /// forgets whole descriptors: a trace has tens of them, and hundreds of loads.
-    fields: HashMap<DescrId, HashMap<OpRef, (OpRef, Value)>>,
+    fields: HashMap<DescrId, Loads<OpRef>>,
     /// Array item loads, the same way: by descriptor, then (array, index).
-    items: HashMap<DescrId, HashMap<(OpRef, OpRef), (OpRef, Value)>>,
+    items: HashMap<DescrId, Loads<(OpRef, OpRef)>>,
     /// Which descriptors may alias, as asked so far.
     related: AliasMemo,
     /// Pure ops of one or two arguments.

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use super::format::{HintSite, JitCode, Kind, Op, Register};
-use super::liveness;
+use super::{liveness, regalloc};
 
 /// A jump target that may not have a pc yet.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -160,7 +160,8 @@ impl Builder {
     }
 
     /// Finishes the jitcode: numbers constants after the ordinary registers, resolves labels,
-    /// computes liveness and checks every merge point.
+    /// checks every merge point, gives registers never live at once one number
+    /// (`regalloc`) and computes liveness.
     ///
     /// # Panics
     /// If a variable live at `jit_merge_point!` is neither green nor red (the message names it),
@@ -212,6 +213,8 @@ impl Builder {
         ops.push(Op::Panic {
             message: format!("jitcode `{name}`: control reached the end of the function"),
         });
+        // The merge-point rule names variables: checked on the codewriter's registers, one per
+        // value, before registers that are never live at once share a number.
         let mut code = JitCode {
             name,
             ops,
@@ -223,8 +226,16 @@ impl Builder {
             names,
             liveness: Vec::new(),
         };
+        let live = liveness::live_bits(&code.ops, code.num_regs);
+        check_merge_points(&code, &live, merge_point_site);
+        regalloc::allocate(
+            &mut code.ops,
+            &mut code.num_regs,
+            &mut code.args,
+            &mut code.names,
+            &live,
+        );
         liveness::compute(&mut code);
-        check_merge_points(&code, merge_point_site);
         code
     }
 
@@ -332,7 +343,7 @@ pub fn for_each_register(op: &mut Op, mut f: impl FnMut(&mut Register)) {
 /// rejects at compile time the variables it can see are live (read in the dispatch loop before
 /// any assignment); this catches the rest (a variable read after the loop, say), naming the
 /// variable and the merge point.
-fn check_merge_points(code: &JitCode, site: Option<&'static HintSite>) {
+fn check_merge_points(code: &JitCode, live: &liveness::LiveBits, site: Option<&'static HintSite>) {
     let at = site.map_or_else(String::new, |s| {
         format!(" at {}:{}:{}", s.file, s.line, s.column)
     });
@@ -340,8 +351,7 @@ fn check_merge_points(code: &JitCode, site: Option<&'static HintSite>) {
         let Op::JitMergePoint { greens, reds } = op else {
             continue;
         };
-        let live = code.live_at(pc).expect("a merge point is a guard point");
-        for r in live.iter() {
+        for r in live.live(pc).iter() {
             if greens.contains(&r) || reds.contains(&r) {
                 continue;
             }

@@ -94,7 +94,7 @@ pub fn successors(op: &Op, pc: usize) -> Vec<usize> {
 
 /// The live-in sets of every op, as bits: one row of words per pc (row `ops.len()` is the
 /// empty set after the end), each row the int, float and ref banks one after the other.
-struct LiveBits {
+pub(super) struct LiveBits {
     words: Vec<u64>,
     /// Words per row.
     row: usize,
@@ -110,12 +110,28 @@ impl LiveBits {
             .then(|| (bank_at[b] + usize::from(r.index) / 64, 1 << (r.index % 64)))
     }
 
-    fn get(&self, pc: usize) -> &[u64] {
+    /// The row of `pc`.
+    pub(super) fn get(&self, pc: usize) -> &[u64] {
         &self.words[pc * self.row..(pc + 1) * self.row]
     }
 
+    /// Words per row.
+    pub(super) fn row_words(&self) -> usize {
+        self.row
+    }
+
+    /// Bank `b`'s words of `row`.
+    pub(super) fn bank<'r>(&self, row: &'r [u64], b: usize) -> &'r [u64] {
+        let end = if b == 2 {
+            self.row
+        } else {
+            self.bank_at[b + 1]
+        };
+        &row[self.bank_at[b]..end]
+    }
+
     /// The registers live on entry to `pc`.
-    fn live(&self, pc: usize) -> LiveRegs {
+    pub(super) fn live(&self, pc: usize) -> LiveRegs {
         let row = self.get(pc);
         let list = |b: usize| {
             let end = if b == 2 {
@@ -145,7 +161,7 @@ impl LiveBits {
 /// once, and the sets are rows of one vector: the Lua interpreter's portal (thousands of ops,
 /// hundreds of registers) took 46 million instructions here, at the first trace of every run,
 /// when each set was three vectors made anew at every visit.
-fn live_bits(ops: &[Op], num_regs: [u16; 3]) -> LiveBits {
+pub(super) fn live_bits(ops: &[Op], num_regs: [u16; 3]) -> LiveBits {
     let n = ops.len();
     let words = num_regs.map(|r| usize::from(r).div_ceil(64));
     let bank_at = [0, words[0], words[0] + words[1]];

@@ -2,7 +2,7 @@
 //! the jitcode-only runner, the tracer and the blackhole interpreter.
 //!
 //! Owns: the format ([`format`](mod@format)), its construction ([`builder`]), register
-//! liveness at guard points ([`liveness`]), the text form ([`print`](mod@print)) and the
+//! liveness at guard points ([`liveness`]), register allocation (`regalloc`), the text form ([`print`](mod@print)) and the
 //! jitcode-only run mode ([`runner`]).
 //! Must not know: Rust syntax (that is `hints-macros`), the typed handle layer (that is
 //! [`crate::lower`]), traces, or any guest language.
@@ -12,6 +12,7 @@ pub mod format;
 pub mod hintcheck;
 pub mod liveness;
 pub mod print;
+mod regalloc;
 pub mod runner;
 
 pub use builder::{Builder, Label};

@@ -149,9 +149,12 @@ struct State {
     /// Bridges that end where the portal returns: their `finish` hands back the portal's
     /// return values, not greens and reds at a merge point.
     returns: HashSet<TraceId>,
-    /// Bridges cut short where they grew too long (`trace::Traced::Cut`): a bridge from one of
-    /// their guards is not cut again (it would go on where its parent stopped, as long).
-    cut: HashSet<TraceId>,
+    /// Bridges cut short where they grew too long (`trace::Traced::Cut`), with the key of the
+    /// loop header where they end; and the bridges of their guards, which end there too. A
+    /// bridge from one of their guards is not cut again (it would go on where its parent
+    /// stopped, as long): it ends with a `finish` at its parent's header if it passes it
+    /// (see `trace_bridge`).
+    cut: HashMap<TraceId, Vec<u64>>,
     /// Traces thrown away while compiled code waited in a call (the portal ran again): a
     /// waiting run may still leave through one of their guards. Emptied when no run is left.
     zombies: HashMap<TraceId, Rc<resume::Exits>>,
@@ -204,7 +207,7 @@ impl State {
             compiled: HashMap::new(),
             zombies: HashMap::new(),
             returns: HashSet::new(),
-            cut: HashSet::new(),
+            cut: HashMap::new(),
             meta: HashMap::new(),
             closures: HashMap::new(),
             guards: HashMap::new(),

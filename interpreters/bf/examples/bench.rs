@@ -2,7 +2,12 @@
 //! interpreter with the JIT on and off and, when `gcc` is on the PATH, the program translated
 //! to C and compiled with `gcc -O2`, and prints a table with the ratios.
 //!
-//! `cargo run --release -p bf --example bench -- [--runs N] [--median] [NAME...]`
+//! `cargo run --release -p bf --example bench -- [--runs N] [--median] [--base PATH] [NAME...]`
+//!
+//! `--base PATH` also times the JIT of another build of this bench (a copy of
+//! `target/release/examples/bench` kept from before a change), interleaved with the others,
+//! and adds its time and this build's speedup over it to the table: before and after in one
+//! run.
 //!
 //! Every run is a fresh process (this binary again, with `--run on|off FILE`, running the
 //! library exactly as the `bf` binary does), so each JIT run pays for its warm-up and
@@ -26,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: bench [--runs N] [--median] [NAME...]";
+const USAGE: &str = "usage: bench [--runs N] [--median] [--base PATH] [NAME...]";
 
 /// How a JIT child's last stderr line starts: then traces, recorded ops, compile seconds.
 const COST: &str = "bench-cost:";
@@ -38,6 +43,7 @@ fn main() -> ExitCode {
     }
     let mut runs = 5;
     let mut median = false;
+    let mut base = None;
     let mut names = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -47,6 +53,10 @@ fn main() -> ExitCode {
                 _ => return usage(),
             },
             "--median" => median = true,
+            "--base" => match it.next() {
+                Some(p) => base = Some(PathBuf::from(p)),
+                None => return usage(),
+            },
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -55,7 +65,7 @@ fn main() -> ExitCode {
             s => names.push(s.trim_end_matches(".bf").to_string()),
         }
     }
-    match bench(runs, median, &names) {
+    match bench(runs, median, base.as_deref(), &names) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
@@ -105,9 +115,11 @@ enum Mode {
     NoJit,
     Jit,
     Gcc,
+    /// The JIT of the `--base` build.
+    Base,
 }
 
-const MODES: [Mode; 3] = [Mode::NoJit, Mode::Jit, Mode::Gcc];
+const MODES: [Mode; 4] = [Mode::NoJit, Mode::Jit, Mode::Gcc, Mode::Base];
 
 struct Entry {
     name: String,
@@ -115,13 +127,13 @@ struct Entry {
     expected: Vec<u8>,
     /// The gcc-compiled translation, if gcc is there and compiled it.
     exe: Option<PathBuf>,
-    times: [Vec<Duration>; 3],
+    times: [Vec<Duration>; 4],
     /// The JIT runs' compile cost: traces, recorded ops, the least compile time seen.
     cost: Option<(usize, usize, f64)>,
     mismatches: usize,
 }
 
-fn bench(runs: usize, median: bool, names: &[String]) -> Result<bool, String> {
+fn bench(runs: usize, median: bool, base: Option<&Path>, names: &[String]) -> Result<bool, String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
@@ -183,9 +195,17 @@ fn bench(runs: usize, median: bool, names: &[String]) -> Result<bool, String> {
                         Some(exe) => Command::new(exe),
                         None => continue,
                     },
+                    Mode::Base => match base {
+                        Some(b) => {
+                            let mut c = Command::new(b);
+                            c.arg("--run").arg("on").arg(&p.path);
+                            c
+                        }
+                        None => continue,
+                    },
                 };
                 let (t, out, ok, cost) = time(&mut cmd)?;
-                if let Some(c) = cost {
+                if let Some(c) = cost.filter(|_| *mode == Mode::Jit) {
                     p.cost = Some(match p.cost {
                         Some(old) if old.2 <= c.2 => old,
                         _ => c,
@@ -208,7 +228,7 @@ fn bench(runs: usize, median: bool, names: &[String]) -> Result<bool, String> {
     }
     eprintln!();
     let _ = std::fs::remove_dir_all(&tmp);
-    print!("{}", table(&programs, runs, median));
+    print!("{}", table(&programs, runs, median, base.is_some()));
     let bad: usize = programs.iter().map(|p| p.mismatches).sum();
     if bad > 0 {
         println!("\n*** {bad} RUNS GAVE THE WRONG OUTPUT (see above) ***");
@@ -221,6 +241,7 @@ fn label(m: Mode) -> &'static str {
         Mode::NoJit => "--no-jit",
         Mode::Jit => "jit",
         Mode::Gcc => "gcc -O2",
+        Mode::Base => "base jit",
     }
 }
 
@@ -336,7 +357,7 @@ fn to_c(program: &bf::Program) -> String {
     s
 }
 
-fn table(programs: &[Entry], runs: usize, median: bool) -> String {
+fn table(programs: &[Entry], runs: usize, median: bool, base: bool) -> String {
     let pick = |v: &[Duration]| -> Option<f64> {
         if v.is_empty() {
             return None;
@@ -356,13 +377,26 @@ fn table(programs: &[Entry], runs: usize, median: bool) -> String {
         "seconds, {} of {runs} runs (wall clock, each a fresh process)\n",
         if median { "median" } else { "minimum" }
     );
+    let (base_head, base_rule) = if base {
+        (" base jit | base/jit |", "---:|---:|")
+    } else {
+        ("", "")
+    };
     let _ = writeln!(
         s,
-        "| program | --no-jit | jit | gcc -O2 | no-jit/jit | jit/gcc | traces | ops | compile ms | µs/op | output |"
+        "| program | --no-jit | jit | gcc -O2 | no-jit/jit | jit/gcc |{base_head} traces | ops | compile ms | µs/op | output |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|{base_rule}---:|---:|---:|---:|---|"
+    );
     for p in programs {
-        let [n, j, g] = [&p.times[0], &p.times[1], &p.times[2]].map(|v| pick(v));
+        let [n, j, g, b] = [&p.times[0], &p.times[1], &p.times[2], &p.times[3]].map(|v| pick(v));
+        let base_cols = if base {
+            format!(" {} | {} |", secs(b), ratio(b, j))
+        } else {
+            String::new()
+        };
         let cost = match p.cost {
             Some((traces, ops, t)) => format!(
                 "{traces} | {ops} | {:.1} | {}",
@@ -377,7 +411,7 @@ fn table(programs: &[Entry], runs: usize, median: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {cost} | {} |",
+            "| {} | {} | {} | {} | {} | {} |{base_cols} {cost} | {} |",
             p.name,
             secs(n),
             secs(j),

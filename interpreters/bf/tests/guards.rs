@@ -69,10 +69,12 @@ fn bridges_longer_than_the_bridge_limit_are_not_compiled() {
     // collatz.bf's bridges recorded up to 3,600 ops each, 60,000 in all with the bridge
     // eagerness scaled (trace_limit 6000 for all). With `bridge_limit` 2000 the longest ones
     // abort and their guards go to the interpreter: 37 bridges, about 9,600 recorded ops.
+    // With `cut_bridges` (the default) the longest one is cut short at a loop header and the
+    // bridges of its guards end there too, instead of aborting: 48 bridges, about 12,500 ops.
     let (stats, _) = run("collatz");
     assert!(stats.recorded_ops < 35_000, "{}", stats.summary());
     assert!(
-        stats.aborts.iter().any(|a| a.contains("too long")),
+        stats.cut > 0 || stats.aborts.iter().any(|a| a.contains("too long")),
         "{:?}",
         stats.aborts
     );

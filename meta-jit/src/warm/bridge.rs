@@ -37,7 +37,10 @@ impl JitDriver {
         let first_guard = state.next_guard;
         let trusted = state.meta[&parent_id].fingerprint.for_bridge();
         let inlinable = std::rc::Rc::clone(&state.inlinable);
-        let cut = params.cut_bridges && !state.cut.contains(&parent_id);
+        // A bridge of a cut bridge is not cut again: it ends where its parent ends, at the
+        // first pass of that loop header, and goes to the interpreter there.
+        let stop = state.cut.get(&parent_id).cloned();
+        let cut = params.cut_bridges && stop.is_none();
         let (codes, cells, mut calls) =
             assembler::EntryCalls::split(self, &mut *state, params.function_entry);
 
@@ -57,7 +60,11 @@ impl JitDriver {
             tracer = tracer.with_inlining(inlinable);
         }
         let tracer = tracer.with_calls(&mut calls);
-        let mut decide = |g: &[Value], _header: bool| Self::decide_other(cells, g);
+        let mut decide = |g: &[Value], header: bool| match Self::decide_other(cells, g) {
+            Close::Jump(n) => Close::Jump(n),
+            _ if header && stop.as_ref().is_some_and(|k| *k == Self::key(g)) => Close::Finish,
+            other => other,
+        };
         // SAFETY: forwarded: the frames are the interpreter's state at the guard.
         let traced = unsafe { tracer.run(&mut decide) };
         state.stats.tracing += t0.elapsed();
@@ -71,7 +78,7 @@ impl JitDriver {
                 marks,
             } => {
                 // SAFETY: the interpreter stands in the program the bridge ran.
-                unsafe {
+                let id = unsafe {
                     self.attach(
                         state,
                         params,
@@ -84,6 +91,13 @@ impl JitDriver {
                         r.id,
                     )
                 };
+                // It ended at its parent's header: its own guards' bridges end there too.
+                if let (Close::Finish, Some(id), Some(k)) = (close, id, stop) {
+                    if k == Self::key(&greens) {
+                        state.stats.cut_ends += 1;
+                        state.cut.insert(id, k);
+                    }
+                }
                 match close {
                     Close::Jump(n) => Next::enter(n, &reds, false),
                     // The tracer ran the portal's return.
@@ -112,7 +126,10 @@ impl JitDriver {
                         r.id,
                     )
                 };
-                state.cut.extend(id);
+                // The mark of the loop header where it was cut is its last.
+                if let (Some(id), Some(m)) = (id, marks.last()) {
+                    state.cut.insert(id, Self::key(&m.greens));
+                }
                 // Tracing ran on past the cut: the interpreter continues from there.
                 Next::Blackhole(frames)
             }

@@ -69,8 +69,9 @@ pub struct Params {
     /// Whether a bridge that grows past `bridge_limit` ends at the last loop header of the
     /// portal it passed, with a `finish` that hands over to the interpreter there, instead of
     /// aborting (on by default; `cut_bridges=0` turns it off). A bridge from a guard of such
-    /// a bridge is not cut again. The guard's failures then run the bridge's first part
-    /// compiled instead of the whole way in the interpreter.
+    /// a bridge is not cut again: it ends with a `finish` at the same loop header, the first
+    /// time it passes it (and so do the bridges of its guards). The guard's failures then run
+    /// the bridge's first part compiled instead of the whole way in the interpreter.
     pub cut_bridges: bool,
 }
 

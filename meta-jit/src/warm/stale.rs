@@ -241,6 +241,7 @@ impl JitDriver {
         let waiting = state.backend.running() > 0;
         for f in &freed {
             state.returns.remove(f);
+            state.cut.remove(f);
             if let Some(t) = state.compiled.remove(f) {
                 if waiting {
                     // A run waiting in a call may leave through its guards (see `zombies`).

@@ -83,6 +83,10 @@ pub struct Stats {
     /// Bridges that grew longer than `bridge_limit` and were cut short at the last merge
     /// point they passed, where they hand over to the interpreter (`trace::Traced::Cut`).
     pub cut: usize,
+    /// Bridges from guards of cut bridges that ended with a `finish` where their parent ends,
+    /// at the first pass of that loop header, instead of going on as far as `bridge_limit`
+    /// (see `Params::cut_bridges`).
+    pub cut_ends: usize,
     /// Guard failures that went back to the interpreter or into a new bridge.
     pub guard_failures: usize,
     /// Times compiled code was entered from the interpreter.
@@ -137,7 +141,7 @@ impl Stats {
             (n, c) => format!("function entries: {n}, calls of compiled code: {c}, "),
         };
         format!(
-            "{entry}loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, cut bridges: {}, guard failures: {}, entries: {}, \
+            "{entry}loops: {}, counted: {}, bridges: {}, aborts: {}, inner loops first: {}, retraced: {}, cut bridges: {}, ended at a cut: {}, guard failures: {}, entries: {}, \
              fact checks: {}, invalidated: {}, tracing: {:?}, optimizing: {:?}, compiling: {:?}",
             self.loops(),
             self.counted_loops,
@@ -146,6 +150,7 @@ impl Stats {
             self.inner_loops_first,
             self.retraced,
             self.cut,
+            self.cut_ends,
             self.guard_failures,
             self.entries,
             self.fact_checks,

@@ -420,10 +420,23 @@ impl Resume {
     /// in `values`, then in the virtuals' fields, then in the pending stores. Compiled code
     /// and the reference interpreter both save exactly these, in this order.
     pub fn live_ops(&self) -> Vec<OpRef> {
-        let mut out = Vec::new();
-        for r in self.refs() {
-            if r.is_op() && !out.contains(&r) {
+        let mut out = Vec::with_capacity(self.values.len());
+        // Beyond a few values, a set answers "seen" (a guard of a call-heavy trace names tens).
+        let mut seen = hashbrown::HashSet::new();
+        for r in self.refs().filter(|r| r.is_op()) {
+            let new = if out.len() < 16 {
+                !out.contains(&r)
+            } else {
+                if seen.is_empty() {
+                    seen.extend(out.iter().copied());
+                }
+                seen.insert(r)
+            };
+            if new {
                 out.push(r);
+                if !seen.is_empty() {
+                    seen.insert(r);
+                }
             }
         }
         out

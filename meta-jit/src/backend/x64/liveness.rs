@@ -50,7 +50,8 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
             }
         }
         if let Some(r) = &op.resume {
-            for a in r.live_ops() {
+            // Repeats do not matter here: no list of distinct ops is built.
+            for a in r.refs().filter(|a| a.is_op()) {
                 last_use[a.index()] = i as u32;
             }
         }
@@ -68,7 +69,7 @@ pub(crate) fn analyze(t: &Trace) -> Liveness {
             && !next
                 .resume
                 .as_ref()
-                .is_some_and(|r| r.live_ops().contains(&next.args[0]))
+                .is_some_and(|r| r.refs().any(|a| a == next.args[0]))
         {
             fused[i] = true;
             for &a in &t.ops[i].args {

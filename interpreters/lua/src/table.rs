@@ -1297,8 +1297,8 @@ impl Table {
         self.push(Value::Nil);
         let items = &self.arr.get().items;
         let p = pos as usize - 1;
-        for j in (p + 1..=n).rev() {
-            items[j].set(items[j - 1].get());
+        for w in items[p..=n].windows(2).rev() {
+            w[1].set(w[0].get());
         }
         items[p].set(v);
         true
@@ -1317,8 +1317,10 @@ impl Table {
         let items = &self.arr.get().items;
         let p = pos as usize - 1;
         let r = items[p].get();
-        for j in p..n - 1 {
-            items[j].set(items[j + 1].get());
+        // Pairs of neighbours: no bounds check per item (deltablue spends 7% of its
+        // instructions here).
+        for w in items[p..n].windows(2) {
+            w[0].set(w[1].get());
         }
         self.pop();
         // Keep the border at the end, as setting the last item to nil does.

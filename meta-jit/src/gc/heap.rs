@@ -91,6 +91,9 @@ pub(crate) const HEADER: usize = 8;
 /// once it has handed out this much, or twice the live bytes if that is more).
 const MIN_THRESHOLD: usize = 4 << 20;
 
+/// The entries of the heap's cache of chunk look-ups (`Heap::recent`).
+const RECENT: usize = 64;
+
 /// What the collector knows of the type of a typed object: how to trace and how to drop one.
 /// `gc.rs` makes one static per type; a typed object's header is its address.
 pub(crate) struct TypeInfo {
@@ -244,10 +247,13 @@ struct Heap {
     min_threshold: usize,
     enabled: bool,
     stats: HeapStats,
-    /// The base and index of the chunk `mark` found last (base 0: none): the objects a
-    /// scanned object points to are often in its own chunk or the one before, and this one
-    /// compare spares the map look-up. Reset whenever `chunks` is renumbered.
-    last: (usize, usize),
+    /// The base and index of chunks `mark` found, direct-mapped by the chunk's number modulo
+    /// [`RECENT`] (base 0: none): a scanned word's chunk is found here with one compare, and
+    /// looked up in `by_base` only on a miss. Before, one entry (the chunk found last) missed
+    /// on a third of the words of binarytrees.lua, whose tables and parts alternate between
+    /// chunks of two classes, and each miss was a hash look-up. Reset whenever `chunks` is
+    /// renumbered.
+    recent: Vec<(usize, usize)>,
     /// The work list and the tracer's words of the last collection, kept for their capacity
     /// (growing them anew was 0.9% of binarytrees' instructions).
     work: Vec<Work>,
@@ -599,18 +605,20 @@ impl Heap {
     }
 
     /// The chunk and cell `word` points into, if it points into a chunk, through the
-    /// one-entry cache `last`.
+    /// direct-mapped cache `recent`.
     #[inline]
     fn find_cached(&mut self, word: usize) -> Option<(usize, usize)> {
         let base = word & !(CHUNK - 1);
         if base == 0 {
             return None;
         }
-        let k = if base == self.last.0 {
-            self.last.1
+        let slot = (base / CHUNK) % RECENT;
+        let (b, k) = self.recent[slot];
+        let k = if b == base {
+            k
         } else {
             let &k = self.by_base.get(&base)?;
-            self.last = (base, k);
+            self.recent[slot] = (base, k);
             k
         };
         let c = &self.chunks[k];
@@ -713,7 +721,7 @@ impl Heap {
         }
         let old = std::mem::take(&mut self.chunks);
         self.by_base.clear();
-        self.last = (0, 0);
+        self.recent.iter_mut().for_each(|e| *e = (0, 0));
         for cl in &mut self.classes {
             cl.chunks.clear();
         }
@@ -831,6 +839,9 @@ pub(crate) unsafe fn collect(roots: &[usize]) {
         }
         for l in h.large.values_mut() {
             l.marked = false;
+        }
+        if h.recent.len() != RECENT {
+            h.recent = vec![(0, 0); RECENT];
         }
         let mut work = std::mem::take(&mut h.work);
         for &w in roots {

@@ -21,7 +21,8 @@
 //! holding cells of one size class (8 to 256 bytes) and one kind. An address maps to its chunk
 //! by masking and to its cell by dividing. The chunk's mark bitmap says which cells were
 //! reachable at the last collection; between collections the allocator hands out the runs of
-//! unmarked cells ("holes") of each class once each, in address order, zeroing them first, and
+//! unmarked cells ("holes") of each class once each, in address order, zeroing the plain ones
+//! first (see "Zeroing" below), and
 //! takes a spare chunk or a new one when none is left. Objects over 256 bytes (with their
 //! header, for a typed one) are *large*: one allocation of the global allocator each, found by
 //! address in an ordered map, with their own mark bit.

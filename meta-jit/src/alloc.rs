@@ -79,6 +79,7 @@ impl Nursery {
         }
     }
 
+    #[inline(always)]
     fn bump(&self, size: usize) -> Option<usize> {
         let top = self.top.get();
         let new = top.checked_add(size)?;
@@ -96,21 +97,25 @@ impl Nursery {
 }
 
 /// The size class of a small object of `size` bytes.
+#[inline(always)]
 pub(crate) fn class_of(size: usize) -> usize {
     nursery_size(size) / 8 - 1
 }
 
 /// The cell size of class `class` (bytes).
+#[inline(always)]
 pub(crate) fn class_size(class: usize) -> usize {
     (class + 1) * 8
 }
 
 /// Runs `f` on the nursery of size class `class`.
+#[inline(always)]
 pub(crate) fn with_nursery<R>(class: usize, f: impl FnOnce(&Nursery) -> R) -> R {
     NURSERIES.with(|n| f(&n[class]))
 }
 
 /// Runs `f` on the region of typed size class `class` (objects with a header).
+#[inline(always)]
 pub(crate) fn with_typed_nursery<R>(class: usize, f: impl FnOnce(&Nursery) -> R) -> R {
     TYPED_NURSERIES.with(|n| f(&n[class]))
 }
@@ -136,6 +141,7 @@ pub fn nursery_addr_for(size: usize) -> usize {
 }
 
 /// The size a small object takes in the nursery (rounded up to 8 bytes).
+#[inline(always)]
 pub fn nursery_size(size: usize) -> usize {
     (size.max(1) + 7) & !7
 }
@@ -171,17 +177,25 @@ pub fn alloc_zeroed(size: usize, align: usize) -> usize {
     p
 }
 
-/// Allocates a zeroed typed object of `size` bytes aligned to `align` (a power of two) with a
-/// header word just before it, which the caller sets once the object is written (see
-/// `gc::heap`), and returns the object's address. Never tracked.
+/// Allocates a typed object of `size` bytes aligned to `align` (a power of two) with a
+/// header word just before it, which is 0 and which the caller sets once the object is
+/// written (see `gc::heap`), and returns the object's address. The object's bytes are not
+/// zeroed: the caller writes the whole object. Never tracked.
+///
+/// Inline, so that `Gc::new` of a given type computes its size class at compile time and
+/// its fast path is a bump of the class's region; the slow paths are calls (out of line, the
+/// function's prologue and the size tests were 3.5% of binarytrees.lua's instructions).
+#[inline(always)]
 pub(crate) fn alloc_with_header(size: usize, align: usize) -> usize {
     use crate::gc::heap::HEADER;
     if align <= 8 && size + HEADER <= MAX_SMALL {
         // At least a byte of object after the header, so that the object's address is in its
         // own cell.
         let class = class_of(size.max(1) + HEADER);
-        let cell = with_typed_nursery(class, |n| n.bump(class_size(class)))
-            .unwrap_or_else(|| crate::gc::heap::refill(class, true));
+        let cell = match with_typed_nursery(class, |n| n.bump(class_size(class))) {
+            Some(cell) => cell,
+            None => crate::gc::heap::refill(class, true),
+        };
         return cell + HEADER;
     }
     crate::gc::heap::alloc_large(size, align, true)
@@ -189,7 +203,25 @@ pub(crate) fn alloc_with_header(size: usize, align: usize) -> usize {
 
 /// Like [`alloc_zeroed`], but never recorded by a [`Tracker`] (so never freed by one): the
 /// native `Gc::new`, whose objects safe code may keep after a tracker is dropped.
+///
+/// Inline: the fast path (a bump of the class's region, which a tracker leaves empty) has
+/// constant sizes in `Gc::new`.
+#[inline(always)]
 pub fn alloc_untracked(size: usize, align: usize) -> usize {
+    if (align == 0 || align <= 8) && size <= MAX_SMALL {
+        let class = class_of(size);
+        // While a tracker is alive the regions are empty (`Tracker::new`) and are not refilled
+        // (`alloc_zeroed`), so this bump never takes a cell a tracker should have recorded.
+        if let Some(p) = with_nursery(class, |n| n.bump(class_size(class))) {
+            return p;
+        }
+    }
+    alloc_untracked_slow(size, align)
+}
+
+/// [`alloc_untracked`] when the object is not small or its class's region is used up.
+#[inline(never)]
+fn alloc_untracked_slow(size: usize, align: usize) -> usize {
     if !tracking() {
         return alloc_zeroed(size, align);
     }

@@ -161,7 +161,8 @@ impl<T: 'static> Gc<T> {
             crate::alloc::alloc_with_header(layout.size(), layout.align())
         };
         let ptr = NonNull::new(addr as *mut T).expect("the allocator never returns null");
-        // SAFETY: `addr` is a fresh zeroed allocation with `T`'s size and alignment, owned by
+        // SAFETY: `addr` is a fresh allocation with `T`'s size and alignment (zeroed if plain;
+        // a typed one's bytes are whatever its cell held, all overwritten here), owned by
         // nobody else; writing moves `value` in.
         unsafe { ptr.as_ptr().write(value) };
         if !plain {

@@ -21,7 +21,8 @@
 //! holding cells of one size class (8 to 256 bytes) and one kind. An address maps to its chunk
 //! by masking and to its cell by dividing. The chunk's mark bitmap says which cells were
 //! reachable at the last collection; between collections the allocator hands out the runs of
-//! unmarked cells ("holes") of each class once each, in address order, zeroing them first, and
+//! unmarked cells ("holes") of each class once each, in address order, zeroing the plain ones
+//! first (see "Zeroing" below), and
 //! takes a spare chunk or a new one when none is left. Objects over 256 bytes (with their
 //! header, for a typed one) are *large*: one allocation of the global allocator each, found by
 //! address in an ordered map, with their own mark bit.
@@ -37,6 +38,15 @@
 //! after a peak. The unmarked cells of the other chunks *are* the free space the allocator
 //! finds next. The nursery regions are emptied, so no region spans a cell that was free before
 //! and is live now.
+//!
+//! Zeroing. A plain object's cell is zeroed when the allocator hands it out (compiled code
+//! writes only the fields it stores, and the collector scans every word of a plain cell). A
+//! typed cell is not: only its header matters before `Gc::new` writes the object, and the
+//! header of every typed cell that holds no object is 0 already (a new chunk is zeroed by the
+//! system, a spare chunk a typed class takes gets its cells' headers cleared, the sweep
+//! clears the header of every object it frees, and a cell handed out but never used keeps
+//! its 0). Zeroing the typed holes was 10% of binarytrees.lua's instructions (the memset of
+//! `next_region`).
 //!
 //! Drop order: the objects a collection frees are dropped one after the other, in no
 //! particular order, while the heap is borrowed (an allocation or a look at the heap from a
@@ -81,6 +91,9 @@ pub(crate) const HEADER: usize = 8;
 /// The bytes handed out between two collections, at least (the heap asks for a collection
 /// once it has handed out this much, or twice the live bytes if that is more).
 const MIN_THRESHOLD: usize = 4 << 20;
+
+/// The entries of the heap's cache of chunk look-ups (`Heap::recent`).
+const RECENT: usize = 64;
 
 /// What the collector knows of the type of a typed object: how to trace and how to drop one.
 /// `gc.rs` makes one static per type; a typed object's header is its address.
@@ -235,10 +248,13 @@ struct Heap {
     min_threshold: usize,
     enabled: bool,
     stats: HeapStats,
-    /// The base and index of the chunk `mark` found last (base 0: none): the objects a
-    /// scanned object points to are often in its own chunk or the one before, and this one
-    /// compare spares the map look-up. Reset whenever `chunks` is renumbered.
-    last: (usize, usize),
+    /// The base and index of chunks `mark` found, direct-mapped by the chunk's number modulo
+    /// [`RECENT`] (base 0: none): a scanned word's chunk is found here with one compare, and
+    /// looked up in `by_base` only on a miss. Before, one entry (the chunk found last) missed
+    /// on a third of the words of binarytrees.lua, whose tables and parts alternate between
+    /// chunks of two classes, and each miss was a hash look-up. Reset whenever `chunks` is
+    /// renumbered.
+    recent: Vec<(usize, usize)>,
     /// The work list and the tracer's words of the last collection, kept for their capacity
     /// (growing them anew was 0.9% of binarytrees' instructions).
     work: Vec<Work>,
@@ -364,6 +380,7 @@ pub fn stats() -> HeapStats {
 /// Allocates a zeroed large object of `size` bytes aligned to `align` (a power of two) from
 /// the global allocator, with room for a header before it if `typed`, and returns the
 /// object's address. Freed by the collection that finds it unreachable.
+#[inline(never)]
 pub(crate) fn alloc_large(size: usize, align: usize, typed: bool) -> usize {
     let pad = if typed { align.max(HEADER) } else { 0 };
     let layout =
@@ -422,6 +439,7 @@ pub(crate) fn unpin(words: &[usize]) {
 /// The slow path of a small allocation of class `class` (of the typed classes if `typed`):
 /// installs the next hole (or a new chunk) as the class's nursery region and allocates one
 /// cell from it.
+#[inline(never)]
 pub(crate) fn refill(class: usize, typed: bool) -> usize {
     let cell = class_size(class);
     let k = if typed { CLASSES + class } else { class };
@@ -529,25 +547,37 @@ impl Heap {
             let stop = c.next_marked(start);
             let (top, end) = (c.base + start * cell, c.base + stop * cell);
             self.classes[k].cursor = (pos, stop);
-            // SAFETY: `[top, end)` are free cells of a chunk this heap owns: unmarked at the
-            // last collection, so no object that a root reaches lies there (and a typed one
-            // there was dropped by the sweep), and not handed out since (the cursor passes
-            // each hole once between collections).
-            unsafe { std::ptr::write_bytes(top as *mut u8, 0, end - top) };
+            if k < CLASSES {
+                // SAFETY: `[top, end)` are free cells of a chunk this heap owns: unmarked at
+                // the last collection, so no object that a root reaches lies there, and not
+                // handed out since (the cursor passes each hole once between collections).
+                unsafe { std::ptr::write_bytes(top as *mut u8, 0, end - top) };
+            }
+            // A typed hole is not zeroed: its cells' headers are 0 already (see the module's
+            // "Zeroing"), and `Gc::new` writes the whole object before its header.
             self.handed_out(end - top);
             return (top, end);
         }
-        // A spare chunk (zeroed here) or a new one (zeroed by the system), all of it one region.
+        let cells = CHUNK / cell;
+        // A spare chunk (zeroed here: all of it for a plain class, the headers of its cells
+        // for a typed one) or a new one (zeroed by the system), all of it one region.
         let base = match self.spare.pop() {
-            Some(base) => {
+            Some(base) if k < CLASSES => {
                 // SAFETY: a spare chunk holds no object (it was empty when it became one) and
                 // belongs to no class.
                 unsafe { std::ptr::write_bytes(base as *mut u8, 0, CHUNK) };
                 base
             }
+            Some(base) => {
+                for i in 0..cells {
+                    // SAFETY: the first word of a cell of a spare chunk, which holds no object
+                    // and belongs to no class.
+                    unsafe { ((base + i * cell) as *mut usize).write(0) };
+                }
+                base
+            }
             None => map_chunk(),
         };
-        let cells = CHUNK / cell;
         let ci = self.chunks.len();
         self.chunks.push(Chunk {
             base,
@@ -576,18 +606,20 @@ impl Heap {
     }
 
     /// The chunk and cell `word` points into, if it points into a chunk, through the
-    /// one-entry cache `last`.
+    /// direct-mapped cache `recent`.
     #[inline]
     fn find_cached(&mut self, word: usize) -> Option<(usize, usize)> {
         let base = word & !(CHUNK - 1);
         if base == 0 {
             return None;
         }
-        let k = if base == self.last.0 {
-            self.last.1
+        let slot = (base / CHUNK) % RECENT;
+        let (b, k) = self.recent[slot];
+        let k = if b == base {
+            k
         } else {
             let &k = self.by_base.get(&base)?;
-            self.last = (base, k);
+            self.recent[slot] = (base, k);
             k
         };
         let c = &self.chunks[k];
@@ -690,7 +722,7 @@ impl Heap {
         }
         let old = std::mem::take(&mut self.chunks);
         self.by_base.clear();
-        self.last = (0, 0);
+        self.recent.iter_mut().for_each(|e| *e = (0, 0));
         for cl in &mut self.classes {
             cl.chunks.clear();
         }
@@ -808,6 +840,9 @@ pub(crate) unsafe fn collect(roots: &[usize]) {
         }
         for l in h.large.values_mut() {
             l.marked = false;
+        }
+        if h.recent.len() != RECENT {
+            h.recent = vec![(0, 0); RECENT];
         }
         let mut work = std::mem::take(&mut h.work);
         for &w in roots {

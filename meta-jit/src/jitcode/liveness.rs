@@ -346,13 +346,7 @@ mod tests {
             false
         }
         fn prop(seed: u64) -> TestResult {
-            let mut rng = seed;
-            let mut next = |n: u64| {
-                rng = rng
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (rng >> 33) % n
-            };
+            let mut next = crate::testing::draws(seed);
             let num_regs = [70u16, 3, 66];
             let reg = |next: &mut dyn FnMut(u64) -> u64, kind: Kind| {
                 let pick = [0, 1, 2, 63, 64, 65, 69, 5];

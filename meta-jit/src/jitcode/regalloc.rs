@@ -150,13 +150,7 @@ mod tests {
     #[test]
     fn allocated_jitcode_computes_what_the_built_ops_compute() {
         fn prop(seed: u64) -> TestResult {
-            let mut rng = seed;
-            let mut next = |n: u64| {
-                rng = rng
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (rng >> 33) % n
-            };
+            let mut next = crate::testing::draws(seed);
             let mut b = Builder::new("random");
             let nargs = 1 + next(3) as usize;
             let mut regs: Vec<Register> = (0..nargs).map(|_| b.arg(Kind::Int)).collect();

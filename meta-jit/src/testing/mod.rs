@@ -67,6 +67,18 @@ pub fn prop_runner(default_seed: u64, salt: u64, default_cases: u64) -> quickche
 
 pub use crate::check::panic_message;
 
+/// A small deterministic source of numbers for property tests that build their cases from a
+/// seed: each call gives a number below its argument (which must not be 0).
+pub fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut rng = seed;
+    move |n| {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (rng >> 33) % n
+    }
+}
+
 /// With `METAJIT_PROP_VERBOSE` set, prints a case before a property checks it: if the case
 /// crashes the process (compiled code, or an access the optimizer made unsafe), the last case
 /// printed is the culprit.

@@ -81,7 +81,7 @@ pub(super) fn allocate(
         let mut taken: Vec<bool> = Vec::new();
         for i in 0..n[b] {
             taken.clear();
-            for j in bits(&adj[b][i]).filter(|&j| j < i && j != i) {
+            for j in bits(&adj[b][i]).filter(|&j| j < i) {
                 let c = usize::from(color[b][j]);
                 if taken.len() <= c {
                     taken.resize(c + 1, false);
